@@ -1,0 +1,9 @@
+#ifndef HEARTH_CMICROHTTPD_SHIM_H
+#define HEARTH_CMICROHTTPD_SHIM_H
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <microhttpd.h>
+#endif

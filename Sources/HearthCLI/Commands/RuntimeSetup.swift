@@ -1,0 +1,45 @@
+import Foundation
+import HearthModel
+import HearthRuntime
+
+/// Loading the configuration and starting a runtime, shared by the commands that need one.
+enum RuntimeSetup {
+    static func loadConfig(_ options: CommonOptions, io: CommandIO) -> RuntimeConfig? {
+        let path = options.configPath
+        guard FileManager.default.fileExists(atPath: path) else {
+            io.err("error: no configuration at \(path) (use --config PATH)")
+            return nil
+        }
+        do {
+            var config = try RuntimeConfig.load(path: path)
+            if let f = options.logFormat, let format = RuntimeLog.Format(rawValue: f) { config.log.format = format }
+            if let l = options.logLevel, let level = LogLevel(rawValue: l) { config.log.level = level }
+            return config
+        } catch {
+            io.err("error: invalid configuration:\n\(error)")
+            return nil
+        }
+    }
+
+    /// A runtime with the configured units loaded; refused units were logged.
+    /// `quiet` lowers the default log level to warnings for commands whose output is the point.
+    static func start(_ options: CommonOptions, io: CommandIO, quiet: Bool) async -> Runtime? {
+        guard var config = loadConfig(options, io: io) else { return nil }
+        if quiet && options.logLevel == nil { config.log.level = .warning }
+        let runtime = Runtime(config: config)
+        await runtime.loadUnits()
+        return runtime
+    }
+}
+
+/// Aligned text columns.
+func formatTable(_ rows: [[String]]) -> String {
+    guard let first = rows.first else { return "" }
+    var widths = Array(repeating: 0, count: first.count)
+    for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+    return rows.map { row in
+        row.enumerated().map { i, cell in
+            i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+        }.joined(separator: "  ")
+    }.joined(separator: "\n")
+}

@@ -1,0 +1,80 @@
+import Dispatch
+import Foundation
+import HearthModel
+import HearthRuntime
+import Synchronization
+
+/// `hearth serve`: runs the runtime until SIGINT or SIGTERM.
+struct ServeCommand: Command {
+    static let path = ["serve"]
+    static let summary = "Run the runtime with the configured units"
+    static let help = """
+        usage: hearth serve [options]
+
+        Loads the configured units, reports the function table and serves until SIGINT or SIGTERM,
+        then shuts down cleanly and exits 0.
+        \(CommonOptions.help)
+        """
+
+    var common: CommonOptions
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> ServeCommand {
+        let args = try Arguments(arguments, valued: CommonOptions.valued)
+        _ = try args.requirePositionals([])
+        return ServeCommand(common: try CommonOptions(args))
+    }
+
+    func run(_ io: CommandIO) async -> Int32 {
+        let signals = SignalWaiter([SIGINT, SIGTERM])
+        guard let runtime = await RuntimeSetup.start(common, io: io, quiet: false) else { return ExitCode.failure }
+        for entry in runtime.table.entries {
+            runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary)])
+        }
+        runtime.log.info("ready", ["functions": .int(Int64(runtime.table.entries.count)), "refusedUnits": .int(Int64(runtime.loadErrors.count))])
+        let signal = await signals.wait()
+        runtime.log.info("shutting down", ["signal": .string(signal == SIGINT ? "SIGINT" : "SIGTERM")])
+        runtime.log.info("stopped")
+        return ExitCode.success
+    }
+}
+
+/// Turns the first of some signals into an awaitable event. Installing it ignores the signals'
+/// default action (termination) so the process can shut down in order.
+final class SignalWaiter: Sendable {
+    /// Only touched in init; kept so the sources stay alive.
+    nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
+    private let state = Mutex<(received: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
+
+    init(_ signals: [Int32]) {
+        var sources: [any DispatchSourceSignal] = []
+        for sig in signals {
+            signal(sig, SIG_IGN)
+            sources.append(DispatchSource.makeSignalSource(signal: sig, queue: .global()))
+        }
+        self.sources = sources
+        for (source, sig) in zip(sources, signals) {
+            source.setEventHandler { [weak self] in self?.deliver(sig) }
+            source.resume()
+        }
+    }
+
+    private func deliver(_ sig: Int32) {
+        let waiter = state.withLock { s -> CheckedContinuation<Int32, Never>? in
+            if s.received == nil { s.received = sig }
+            return s.waiter.take()
+        }
+        waiter?.resume(returning: sig)
+    }
+
+    /// The first signal received (at once if one already was).
+    func wait() async -> Int32 {
+        await withCheckedContinuation { c in
+            let now = state.withLock { s -> Int32? in
+                if let r = s.received { return r }
+                s.waiter = c
+                return nil
+            }
+            if let now { c.resume(returning: now) }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import HearthModel
+
+/// Header fields: names compare without case; order and repeats are kept.
+public struct HTTPHeaders: Sendable, Hashable, Sequence {
+    public private(set) var fields: [(name: String, value: String)]
+
+    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+
+    /// The first value of `name`.
+    public subscript(name: String) -> String? {
+        let lower = name.lowercased()
+        return fields.first { $0.name.lowercased() == lower }?.value
+    }
+
+    /// Every value of `name`, in order.
+    public func values(_ name: String) -> [String] {
+        let lower = name.lowercased()
+        return fields.filter { $0.name.lowercased() == lower }.map(\.value)
+    }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Replaces every value of `name` with one.
+    public mutating func set(_ name: String, _ value: String) {
+        let lower = name.lowercased()
+        fields.removeAll { $0.name.lowercased() == lower }
+        fields.append((name, value))
+    }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for f in fields { hasher.combine(f.name); hasher.combine(f.value) }
+    }
+
+    var value: Value { .array(fields.map { .array([.string($0.name), .string($0.value)]) }) }
+
+    init(value: Value?) {
+        fields = (value?.arrayValue ?? []).compactMap { pair in
+            guard let p = pair.arrayValue, p.count == 2, let n = p[0].stringValue, let v = p[1].stringValue else { return nil }
+            return (n, v)
+        }
+    }
+}
+
+/// A request to an `onRequest` function.
+public struct HTTPRequest: Sendable {
+    public let method: String
+    /// The path as requested (`/api/todos/42`), without the query.
+    public let path: String
+    /// The raw query string, without `?`.
+    public let query: String
+    public let headers: HTTPHeaders
+    public let body: [UInt8]
+    public let context: FunctionContext
+
+    /// Query parameters, percent-decoded, in order.
+    public var queryItems: [(name: String, value: String)] {
+        query.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (percentDecode(kv[0]), kv.count > 1 ? percentDecode(kv[1]) : "")
+        }
+    }
+
+    /// The first value of a query parameter.
+    public func queryValue(_ name: String) -> String? { queryItems.first { $0.name == name }?.value }
+
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+    /// Decodes a JSON body; a body that is not valid JSON or does not fit `T` is `invalid-argument`.
+    public func decodeJSON<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        let value: Value
+        do { value = try JSONParser.parse(body) } catch { throw HTTPSError(.invalidArgument, "request body: \(error)") }
+        do { return try ValueDecoder().decode(type, from: value) } catch {
+            throw HTTPSError(.invalidArgument, "request body: \(describeDecodingError(error))")
+        }
+    }
+
+    /// The bearer token of the `Authorization` header, if it has one.
+    public var bearerToken: String? {
+        guard let h = headers["authorization"], h.hasPrefix("Bearer ") else { return nil }
+        let token = h.dropFirst(7)
+        return token.isEmpty ? nil : String(token)
+    }
+
+    public var logger: Logger { context.logger }
+}
+
+/// What an `onRequest` function answers.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response from an `Encodable` value.
+    public static func json<T: Encodable>(_ value: T, status: Int = 200) throws -> HTTPResponse {
+        let v = try ValueEncoder().encode(value)
+        return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]),
+                            body: JSONWriter.encode(v, options: .plain))
+    }
+
+    public static func text(_ text: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]), body: Array(text.utf8))
+    }
+
+    /// A JSON error body `{"error": {"status", "message"}}` with the code's HTTP status.
+    public static func error(_ error: HTTPSError) -> HTTPResponse {
+        HTTPResponse(status: error.code.httpStatus, headers: HTTPHeaders([("Content-Type", "application/json")]),
+                     body: JSONWriter.encode(["error": error.callableBody]))
+    }
+}
+
+func percentDecode(_ s: Substring) -> String {
+    var out: [UInt8] = []
+    out.reserveCapacity(s.utf8.count)
+    var it = Array(s.utf8)[...]
+    while let c = it.popFirst() {
+        if c == UInt8(ascii: "+") {
+            out.append(0x20)
+        } else if c == UInt8(ascii: "%"), it.count >= 2, let h = hexValue(it[it.startIndex]), let l = hexValue(it[it.startIndex + 1]) {
+            out.append(h << 4 | l)
+            it = it.dropFirst(2)
+        } else {
+            out.append(c)
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case 48...57: return c - 48
+    case 65...70: return c - 55
+    case 97...102: return c - 87
+    default: return nil
+    }
+}
+
+extension HTTPRequest {
+    init(event: Value, context: FunctionContext) {
+        method = event["method"]?.stringValue ?? "GET"
+        path = event["path"]?.stringValue ?? "/"
+        query = event["query"]?.stringValue ?? ""
+        headers = HTTPHeaders(value: event["headers"])
+        body = event["body"]?.bytesValue ?? []
+        self.context = context
+    }
+}
+
+extension HTTPResponse {
+    var value: Value {
+        ["status": .int(Int64(status)), "headers": headers.value, "body": .bytes(body)]
+    }
+
+    /// Reads the reply of an `onRequest` invocation (host side).
+    public init(value: Value) {
+        status = Int(value["status"]?.intValue ?? 200)
+        headers = HTTPHeaders(value: value["headers"])
+        body = value["body"]?.bytesValue ?? []
+    }
+}

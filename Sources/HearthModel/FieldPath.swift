@@ -1,0 +1,114 @@
+/// A path to a field inside a document: `title`, `address.city`, or with quoted segments
+/// `` `a.b`.c `` (backticks quote a segment that contains dots or other special characters; inside
+/// them `\` escapes the next character).
+public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+    public let segments: [String]
+
+    /// The special path naming the document itself, used to order and filter by document name.
+    public static let documentID = FieldPath(segments: ["__name__"])
+
+    public init(segments: [String]) {
+        self.segments = segments
+    }
+
+    /// Parses a dotted field path; errors name the path and the problem.
+    public init(_ text: String) throws(HTTPSError) {
+        if text.isEmpty { throw .invalidArgument("invalid field path: empty") }
+        var segments: [String] = []
+        var current = ""
+        var quoted = false
+        var wasQuoted = false
+        var escaping = false
+        for ch in text {
+            if quoted {
+                if escaping {
+                    current.append(ch)
+                    escaping = false
+                } else if ch == "\\" {
+                    escaping = true
+                } else if ch == "`" {
+                    quoted = false
+                    wasQuoted = true
+                } else {
+                    current.append(ch)
+                }
+                continue
+            }
+            switch ch {
+            case ".":
+                if current.isEmpty && !wasQuoted { throw .invalidArgument("invalid field path '\(text)': empty segment") }
+                segments.append(current)
+                current = ""
+                wasQuoted = false
+            case "`":
+                if !current.isEmpty || wasQuoted { throw .invalidArgument("invalid field path '\(text)': a backtick must open a whole segment") }
+                quoted = true
+            default:
+                if wasQuoted { throw .invalidArgument("invalid field path '\(text)': text after a quoted segment") }
+                if "~*/[]".contains(ch) { throw .invalidArgument("invalid field path '\(text)': '\(ch)' must be quoted with backticks") }
+                current.append(ch)
+            }
+        }
+        if quoted { throw .invalidArgument("invalid field path '\(text)': unterminated backtick") }
+        if current.isEmpty && !wasQuoted { throw .invalidArgument("invalid field path '\(text)': empty segment") }
+        segments.append(current)
+        self.segments = segments
+    }
+
+    public var isDocumentID: Bool { segments.count == 1 && segments[0] == "__name__" }
+
+    /// The canonical dotted form, quoting segments that are not simple identifiers.
+    public var description: String {
+        segments.map { FieldPath.isSimple($0) ? $0 : "`" + $0.replacingOccurrences("\\", "\\\\").replacingOccurrences("`", "\\`") + "`" }
+            .joined(separator: ".")
+    }
+
+    static func isSimple(_ s: String) -> Bool {
+        guard let first = s.utf8.first, first == 95 || (first | 0x20 >= 97 && first | 0x20 <= 122) else { return false }
+        return s.utf8.allSatisfy { c in c == 95 || (c >= 48 && c <= 57) || (c | 0x20 >= 97 && c | 0x20 <= 122) }
+    }
+
+    public func appending(_ segment: String) -> FieldPath { FieldPath(segments: segments + [segment]) }
+
+    /// True when this path is `other` or one of its ancestors.
+    public func isPrefix(of other: FieldPath) -> Bool { other.segments.starts(with: segments) }
+
+    public static func < (lhs: FieldPath, rhs: FieldPath) -> Bool {
+        for (a, b) in zip(lhs.segments, rhs.segments) where a != b {
+            return Value.compareUTF8(a, b) == .ascending
+        }
+        return lhs.segments.count < rhs.segments.count
+    }
+
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do { self = try FieldPath(text) } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}
+
+extension String {
+    /// Replaces every occurrence of `target` (a small helper that needs no Foundation).
+    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        guard contains(target) else { return self }
+        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}
+
+extension Value {
+    /// The value at a field path inside a map, or nil when any step is missing or not a map.
+    public func value(at path: FieldPath) -> Value? {
+        var current = self
+        for segment in path.segments {
+            guard case .map(let m) = current, let next = m[segment] else { return nil }
+            current = next
+        }
+        return current
+    }
+}

@@ -1,0 +1,223 @@
+/// How `Value`s that JSON cannot express are written.
+public struct JSONWriteOptions: Sendable {
+    public enum Style: Sendable {
+        /// Timestamps as RFC 3339 strings, bytes as base64 strings, references as path strings,
+        /// geopoints as `{"latitude", "longitude"}`, non-finite doubles as null. Loses type information.
+        case plain
+        /// Hearth's tags (`{"$timestamp": …}`, see `JSONReadOptions.tagged`): reads back to the same value.
+        case tagged
+        /// The Firebase callable encoding: `plain`, with integers outside ±(2^53 − 1) wrapped as
+        /// `{"@type": "type.googleapis.com/google.protobuf.Int64Value", "value": "…"}` so JavaScript clients keep them exact.
+        case callable
+    }
+
+    public var style: Style
+    /// Writes map keys in UTF-8 byte order, so the same value always gives the same bytes.
+    public var sortKeys: Bool
+    /// Indents with two spaces and puts each member on its own line.
+    public var pretty: Bool
+
+    public init(style: Style = .plain, sortKeys: Bool = true, pretty: Bool = false) {
+        self.style = style
+        self.sortKeys = sortKeys
+        self.pretty = pretty
+    }
+
+    public static let plain = JSONWriteOptions()
+    public static let tagged = JSONWriteOptions(style: .tagged)
+    public static let callable = JSONWriteOptions(style: .callable, sortKeys: false)
+}
+
+/// A fast JSON writer from `Value` to UTF-8 bytes.
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
+    let options: JSONWriteOptions
+    var indent = 0
+
+    public init(options: JSONWriteOptions = .plain, capacity: Int = 256) {
+        self.options = options
+        bytes.reserveCapacity(capacity)
+    }
+
+    public static func encode(_ value: Value, options: JSONWriteOptions = .plain) -> [UInt8] {
+        var writer = JSONWriter(options: options)
+        writer.write(value)
+        return writer.bytes
+    }
+
+    public static func string(_ value: Value, options: JSONWriteOptions = .plain) -> String {
+        String(decoding: encode(value, options: options), as: UTF8.self)
+    }
+
+    public mutating func write(_ value: Value) {
+        switch value {
+        case .null: appendLiteral("null")
+        case .bool(let b): if b { appendLiteral("true") } else { appendLiteral("false") }
+        case .int(let v): writeInt(v)
+        case .double(let d): writeDouble(d)
+        case .string(let s): writeString(s)
+        case .array(let items): writeArray(items)
+        case .map(let members): writeMap(members)
+        case .timestamp(let t):
+            if options.style == .tagged { writeTag("$timestamp") { $0.writeString(t.rfc3339) } } else { writeString(t.rfc3339) }
+        case .bytes(let b):
+            if options.style == .tagged { writeTag("$bytes") { $0.writeString(Base64.encode(b)) } } else { writeString(Base64.encode(b)) }
+        case .reference(let r):
+            if options.style == .tagged { writeTag("$reference") { $0.writeString(r) } } else { writeString(r) }
+        case .geoPoint(let g):
+            let inner: Value = ["latitude": .double(g.latitude), "longitude": .double(g.longitude)]
+            if options.style == .tagged { writeTag("$geopoint") { $0.write(inner) } } else { write(inner) }
+        }
+    }
+
+    mutating func writeTag(_ tag: String, _ body: (inout JSONWriter) -> Void) {
+        bytes.append(UInt8(ascii: "{"))
+        writeString(tag)
+        bytes.append(UInt8(ascii: ":"))
+        body(&self)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    @inline(__always) mutating func appendLiteral(_ s: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    mutating func writeInt(_ v: Int64) {
+        if options.style == .callable && (v > 9_007_199_254_740_991 || v < -9_007_199_254_740_991) {
+            appendLiteral("{\"@type\":\"type.googleapis.com/google.protobuf.Int64Value\",\"value\":\"")
+            writeDigits(v)
+            appendLiteral("\"}")
+            return
+        }
+        writeDigits(v)
+    }
+
+    mutating func writeDigits(_ v: Int64) {
+        if v == 0 { bytes.append(48); return }
+        var magnitude = v.magnitude
+        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
+            var n = 20
+            while magnitude > 0 {
+                n -= 1
+                buf[n] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[n..<20]))
+        }
+    }
+
+    mutating func writeDouble(_ d: Double) {
+        guard d.isFinite else {
+            if options.style == .tagged {
+                writeTag("$double") { $0.writeString(d.isNaN ? "NaN" : (d > 0 ? "Infinity" : "-Infinity")) }
+            } else {
+                appendLiteral("null")
+            }
+            return
+        }
+        // Integral doubles keep a ".0" so they read back as doubles.
+        if d == d.rounded(.towardZero) && abs(d) < 1e15 {
+            writeDigits(Int64(d))
+            if d == 0 && d.sign == .minus && bytes.last == 48 {
+                bytes.removeLast()
+                appendLiteral("-0")
+            }
+            appendLiteral(".0")
+            return
+        }
+        var text = d.description  // shortest representation that reads back to the same double
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func writeString(_ s: String) {
+        var s = s
+        s.withUTF8 { writeUTF8String($0) }
+    }
+
+    mutating func writeUTF8String(_ p: UnsafeBufferPointer<UInt8>) {
+        bytes.append(UInt8(ascii: "\""))
+        var runStart = 0
+        var k = 0
+        let n = p.count
+        while k < n {
+            let c = p[k]
+            if c >= 0x20 && c != 0x22 && c != 0x5C {
+                k += 1
+                continue
+            }
+            if k > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<k])) }
+            switch c {
+            case 0x22: appendLiteral("\\\"")
+            case 0x5C: appendLiteral("\\\\")
+            case 0x0A: appendLiteral("\\n")
+            case 0x0D: appendLiteral("\\r")
+            case 0x09: appendLiteral("\\t")
+            case 0x08: appendLiteral("\\b")
+            case 0x0C: appendLiteral("\\f")
+            default:
+                appendLiteral("\\u00")
+                bytes.append(JSONWriter.hex[Int(c >> 4)])
+                bytes.append(JSONWriter.hex[Int(c & 0xF)])
+            }
+            k += 1
+            runStart = k
+        }
+        if n > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n])) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    mutating func newline() {
+        bytes.append(0x0A)
+        for _ in 0..<indent { bytes.append(0x20); bytes.append(0x20) }
+    }
+
+    mutating func writeArray(_ items: [Value]) {
+        bytes.append(UInt8(ascii: "["))
+        if items.isEmpty { bytes.append(UInt8(ascii: "]")); return }
+        indent += 1
+        for (k, item) in items.enumerated() {
+            if k > 0 { bytes.append(UInt8(ascii: ",")) }
+            if options.pretty { newline() }
+            write(item)
+        }
+        indent -= 1
+        if options.pretty { newline() }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    mutating func writeMap(_ members: [String: Value]) {
+        bytes.append(UInt8(ascii: "{"))
+        if members.isEmpty { bytes.append(UInt8(ascii: "}")); return }
+        indent += 1
+        var first = true
+        if options.sortKeys && members.count > 1 {
+            for key in members.keys.sorted(by: JSONWriter.utf8Less) {
+                writeMember(key, members[key].unsafelyUnwrapped, first: &first)
+            }
+        } else {
+            for (key, value) in members { writeMember(key, value, first: &first) }
+        }
+        indent -= 1
+        if options.pretty { newline() }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    @inline(__always)
+    mutating func writeMember(_ key: String, _ value: Value, first: inout Bool) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        if options.pretty { newline() }
+        writeString(key)
+        bytes.append(UInt8(ascii: ":"))
+        if options.pretty { bytes.append(0x20) }
+        write(value)
+    }
+
+    /// Byte order of UTF-8, which is also code point order.
+    static func utf8Less(_ a: String, _ b: String) -> Bool {
+        Value.compareUTF8(a, b) == .ascending
+    }
+}

@@ -1,0 +1,148 @@
+/// Firestore's ordering of values across types
+/// (https://firebase.google.com/docs/firestore/manage-data/data-types#value_type_ordering):
+/// null < booleans < numbers (NaN first, then by value, integers and doubles mixed)
+/// < timestamps < strings (UTF-8 byte order) < bytes < references (segment by segment)
+/// < geopoints (latitude, then longitude) < arrays (element by element, then length)
+/// < maps (keys sorted, key then value pairwise, then size).
+extension Value {
+    /// The rank of the value's type in Firestore's ordering; integers and doubles share one.
+    public var typeOrder: Int {
+        switch self {
+        case .null: return 0
+        case .bool: return 1
+        case .int, .double: return 2
+        case .timestamp: return 3
+        case .string: return 4
+        case .bytes: return 5
+        case .reference: return 6
+        case .geoPoint: return 7
+        case .array: return 8
+        case .map: return 9
+        }
+    }
+
+    /// Firestore's comparison: numbers compare by value (`1 == 1.0`, `NaN == NaN`, `-0.0 == 0.0`).
+    /// This is the order queries use; `<` refines it so that an integer sorts before an equal double.
+    public static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonOrder {
+        let lo = lhs.typeOrder, ro = rhs.typeOrder
+        if lo != ro { return lo < ro ? .ascending : .descending }
+        switch (lhs, rhs) {
+        case (.null, .null): return .same
+        case let (.bool(a), .bool(b)): return a == b ? .same : (a ? .descending : .ascending)
+        case let (.int(a), .int(b)): return ComparisonOrder(a, b)
+        case let (.double(a), .double(b)): return compareDoubles(a, b)
+        case let (.int(a), .double(b)): return compareIntDouble(a, b)
+        case let (.double(a), .int(b)): return compareIntDouble(b, a).reversed
+        case let (.timestamp(a), .timestamp(b)): return ComparisonOrder(a, b)
+        case let (.string(a), .string(b)): return compareUTF8(a, b)
+        case let (.bytes(a), .bytes(b)): return compareBytes(a, b)
+        case let (.reference(a), .reference(b)): return compareReferences(a, b)
+        case let (.geoPoint(a), .geoPoint(b)):
+            let lat = compareDoubles(a.latitude, b.latitude)
+            return lat != .same ? lat : compareDoubles(a.longitude, b.longitude)
+        case let (.array(a), .array(b)):
+            for (x, y) in zip(a, b) {
+                let c = compare(x, y)
+                if c != .same { return c }
+            }
+            return ComparisonOrder(a.count, b.count)
+        case let (.map(a), .map(b)):
+            let ak = a.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            let bk = b.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            for (x, y) in zip(ak, bk) {
+                let kc = compareUTF8(x, y)
+                if kc != .same { return kc }
+                let vc = compare(a[x]!, b[y]!)
+                if vc != .same { return vc }
+            }
+            return ComparisonOrder(ak.count, bk.count)
+        default:
+            return .same
+        }
+    }
+
+    static func compareDoubles(_ a: Double, _ b: Double) -> ComparisonOrder {
+        if a.isNaN { return b.isNaN ? .same : .ascending }
+        if b.isNaN { return .descending }
+        return a < b ? .ascending : (a > b ? .descending : .same)
+    }
+
+    /// Exact comparison of an integer with a double (no rounding of the integer to a double).
+    static func compareIntDouble(_ i: Int64, _ d: Double) -> ComparisonOrder {
+        if d.isNaN { return .descending }
+        if d >= 9_223_372_036_854_775_808.0 { return .ascending }
+        if d < -9_223_372_036_854_775_808.0 { return .descending }
+        let whole = d.rounded(.towardZero)
+        let wi = Int64(whole)
+        if i != wi { return i < wi ? .ascending : .descending }
+        let frac = d - whole
+        return frac > 0 ? .ascending : (frac < 0 ? .descending : .same)
+    }
+
+    static func compareUTF8(_ a: String, _ b: String) -> ComparisonOrder {
+        var a = a, b = b
+        return a.withUTF8 { pa in b.withUTF8 { pb in compareBuffers(pa, pb) } }
+    }
+
+    static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> ComparisonOrder {
+        a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in compareBuffers(pa, pb) } }
+    }
+
+    static func compareBuffers(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> ComparisonOrder {
+        let n = min(a.count, b.count)
+        if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+            let c = memcmpBytes(pa, pb, n)
+            if c != 0 { return c < 0 ? .ascending : .descending }
+        }
+        return ComparisonOrder(a.count, b.count)
+    }
+
+    /// References compare segment by segment, so `a/b` sorts before `a-x/b` even though `/` > `-`.
+    static func compareReferences(_ a: String, _ b: String) -> ComparisonOrder {
+        let sa = a.split(separator: "/", omittingEmptySubsequences: false)
+        let sb = b.split(separator: "/", omittingEmptySubsequences: false)
+        for (x, y) in zip(sa, sb) {
+            let c = compareUTF8(String(x), String(y))
+            if c != .same { return c }
+        }
+        return ComparisonOrder(sa.count, sb.count)
+    }
+
+    @inline(__always)
+    static func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        var i = 0
+        while i < n {
+            let x = a[i], y = b[i]
+            if x != y { return x < y ? -1 : 1 }
+            i += 1
+        }
+        return 0
+    }
+}
+
+extension Value: Comparable {
+    /// Firestore's order, with an integer before a double of equal value so that `<` and `==` agree.
+    public static func < (lhs: Value, rhs: Value) -> Bool {
+        switch compare(lhs, rhs) {
+        case .ascending: return true
+        case .descending: return false
+        case .same:
+            if case .int = lhs, case .double = rhs { return true }
+            return false
+        }
+    }
+}
+
+/// The result of a three-way comparison.
+public enum ComparisonOrder: Int8, Sendable {
+    case ascending = -1
+    case same = 0
+    case descending = 1
+
+    @inline(__always)
+    public init<T: Comparable>(_ a: T, _ b: T) {
+        self = a < b ? .ascending : (a == b ? .same : .descending)
+    }
+
+    public var reversed: ComparisonOrder { ComparisonOrder(rawValue: -rawValue)! }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import HearthModel
+
+/// The runtime's configuration, read from `runtime.toml`. Every key is optional; the defaults are
+/// listed in the README and printed by `hearth config show`.
+public struct RuntimeConfig: Sendable, Equatable {
+    /// A unit to load: its name and, optionally, an explicit library path.
+    public struct Unit: Sendable, Equatable {
+        public var name: String
+        public var path: String?
+
+        public init(name: String, path: String? = nil) {
+            self.name = name
+            self.path = path
+        }
+    }
+
+    public struct Server: Sendable, Equatable {
+        public var host = "127.0.0.1"
+        public var port = 5001
+        public var threads = 2
+        public var maxBodyBytes = 32 * 1024 * 1024
+        public var maxHeaderBytes = 16 * 1024
+        public var maxConnections = 1024
+        public var requestTimeoutSeconds = 60.0
+        public var shutdownGraceSeconds = 10.0
+        public var adminTokenEnv = "HEARTH_ADMIN_TOKEN"
+        public init() {}
+    }
+
+    public struct Store: Sendable, Equatable {
+        public enum Synchronous: String, Sendable, CaseIterable { case off, normal, full }
+        public var path = "store.sqlite"
+        public var synchronous = Synchronous.normal
+        public var readers = 4
+        public var changeRetentionHours = 168.0
+        public init() {}
+    }
+
+    public struct Log: Sendable, Equatable {
+        public var level = LogLevel.info
+        public var format = RuntimeLog.Format.text
+        public init() {}
+    }
+
+    /// A path rewrite: requests whose path matches `source` go to the `onRequest` function `function`.
+    public struct Rewrite: Sendable, Equatable {
+        public var source: String
+        public var function: String
+    }
+
+    /// The project id, used in token issuers and callable URLs. A `demo-` prefix enables the
+    /// emulator-compatible behaviours (as the Firebase emulators do).
+    public var project = "demo-hearth"
+    public var region = "us-central1"
+    /// Where the runtime keeps its data (store, keys); relative to the config file's directory.
+    public var dataDirectory = ".hearth"
+    /// Where unit libraries are found; nil means next to the `hearth` executable.
+    public var unitsDirectory: String?
+    public var units: [Unit] = []
+    public var server = Server()
+    public var store = Store()
+    public var log = Log()
+    public var rewrites: [Rewrite] = []
+    /// The directory relative paths are resolved against (the config file's).
+    public var baseDirectory = FileManager.default.currentDirectoryPath
+
+    public init() {}
+
+    /// Reads and validates a configuration file.
+    public static func load(path: String) throws -> RuntimeConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError("\(path): cannot read the file")
+        }
+        guard let text = String(validating: [UInt8](data), as: UTF8.self) else { throw ConfigError("\(path): not valid UTF-8") }
+        let table: TOMLTable
+        do { table = try TOML.parse(text) } catch { throw ConfigError("\(path): \(error)") }
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let config: RuntimeConfig
+        do { config = try RuntimeConfig(table: table, baseDirectory: base) } catch {
+            throw ConfigError(error.problems.map { "\(path): \($0)" })
+        }
+        return config
+    }
+
+    /// Builds the configuration from a parsed document; every problem is reported at once.
+    public init(table: TOMLTable, baseDirectory: String) throws(ConfigError) {
+        self.init()
+        self.baseDirectory = baseDirectory
+        var r = ConfigReader(table)
+        if let v = r.string("project") {
+            if RuntimeConfig.isValidProjectID(v) { project = v } else { r.problem("project", "must be 4-30 lower-case letters, digits or '-', starting with a letter (got \"\(v)\")") }
+        }
+        if let v = r.string("region") { region = v }
+        if let v = r.string("data_dir") { dataDirectory = v }
+        if let v = r.string("units_dir") { unitsDirectory = v }
+        readUnits(&r)
+        r.section("server") { s in
+            if let v = s.string("host") { server.host = v }
+            if let v = s.int("port", range: 0...65535) { server.port = v }
+            if let v = s.int("threads", range: 1...256) { server.threads = v }
+            if let v = s.int("max_body_bytes", range: 1...(1 << 32)) { server.maxBodyBytes = v }
+            if let v = s.int("max_header_bytes", range: 1024...(1 << 20)) { server.maxHeaderBytes = v }
+            if let v = s.int("max_connections", range: 1...100_000) { server.maxConnections = v }
+            if let v = s.seconds("request_timeout_seconds", range: 0.001...3600) { server.requestTimeoutSeconds = v }
+            if let v = s.seconds("shutdown_grace_seconds", range: 0...3600) { server.shutdownGraceSeconds = v }
+            if let v = s.string("admin_token_env") { server.adminTokenEnv = v }
+        }
+        r.section("store") { s in
+            if let v = s.string("path") { store.path = v }
+            if let v = s.oneOf("synchronous", Store.Synchronous.self) { store.synchronous = v }
+            if let v = s.int("readers", range: 1...64) { store.readers = v }
+            if let v = s.seconds("change_retention_hours", range: 0.001...1_000_000) { store.changeRetentionHours = v }
+        }
+        r.section("log") { s in
+            if let v = s.oneOf("level", LogLevel.self) { log.level = v }
+            if let v = s.oneOf("format", RuntimeLog.Format.self) { log.format = v }
+        }
+        r.tables("rewrites") { s, _ in
+            let source = s.string("source")
+            let function = s.string("function")
+            if source == nil { s.problem("source", "missing (a path glob such as \"/api/todos/**\")") }
+            if function == nil { s.problem("function", "missing (the name of an onRequest function)") }
+            if let source, let function { rewrites.append(Rewrite(source: source, function: function)) }
+        }
+        r.finish()
+        if !r.problems.isEmpty { throw ConfigError(r.problems) }
+    }
+
+    private mutating func readUnits(_ r: inout ConfigReader) {
+        guard let raw = r.raw("units") else { return }
+        guard case .array(let items) = raw else {
+            r.problem("units", "expected a list of unit names or [[units]] tables")
+            return
+        }
+        var names: Set<String> = []
+        for (i, item) in items.enumerated() {
+            var unit: Unit?
+            switch item {
+            case .string(let name):
+                unit = Unit(name: name)
+            case .table(let t):
+                var sub = ConfigReader(t, path: "units[\(i)]")
+                if let name = sub.string("name") { unit = Unit(name: name, path: sub.string("path")) } else {
+                    sub.problem("name", "missing")
+                }
+                sub.finish()
+                r.problems(sub.problems)
+            default:
+                r.problem("units[\(i)]", "expected a unit name or a table with name and path")
+            }
+            guard let unit else { continue }
+            if !RuntimeConfig.isValidUnitName(unit.name) {
+                r.problem("units[\(i)].name", "'\(unit.name)' is not a valid unit name (letters, digits and '_', starting with a letter)")
+            } else if !names.insert(unit.name).inserted {
+                r.problem("units[\(i)].name", "unit '\(unit.name)' is listed twice")
+            } else {
+                units.append(unit)
+            }
+        }
+    }
+
+    static func isValidProjectID(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        guard (4...30).contains(u.count), let f = u.first, f >= 97 && f <= 122 else { return false }
+        return u.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }
+    }
+
+    static func isValidUnitName(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        guard !u.isEmpty, let f = u.first, f | 0x20 >= 97 && f | 0x20 <= 122 else { return false }
+        return u.allSatisfy { ($0 | 0x20 >= 97 && $0 | 0x20 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 }
+    }
+
+    /// Resolves a path from the configuration against the config file's directory.
+    public func resolve(_ path: String) -> String {
+        path.hasPrefix("/") ? path : URL(fileURLWithPath: baseDirectory).appendingPathComponent(path).standardized.path
+    }
+
+    public var resolvedDataDirectory: String { resolve(dataDirectory) }
+
+    /// The directory unit libraries are loaded from.
+    public var resolvedUnitsDirectory: String {
+        if let unitsDirectory { return resolve(unitsDirectory) }
+        return RuntimeConfig.executableDirectory
+    }
+
+    /// The library path of a unit.
+    public func libraryPath(of unit: Unit) -> String {
+        if let path = unit.path { return resolve(path) }
+        return UnitLoader.libraryPath(unit: unit.name, directory: resolvedUnitsDirectory)
+    }
+
+    static var executableDirectory: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().path
+    }
+
+    /// The effective configuration with every default filled in, as `hearth config show` prints it.
+    public var value: Value {
+        let unitValues: [Value] = units.map { u in
+            var m: [String: Value] = ["name": .string(u.name), "library": .string(libraryPath(of: u))]
+            if let p = u.path { m["path"] = .string(p) }
+            return .map(m)
+        }
+        return [
+            "project": .string(project),
+            "region": .string(region),
+            "data_dir": .string(dataDirectory),
+            "units_dir": .string(resolvedUnitsDirectory),
+            "units": .array(unitValues),
+            "server": [
+                "host": .string(server.host), "port": .int(Int64(server.port)), "threads": .int(Int64(server.threads)),
+                "max_body_bytes": .int(Int64(server.maxBodyBytes)), "max_header_bytes": .int(Int64(server.maxHeaderBytes)),
+                "max_connections": .int(Int64(server.maxConnections)),
+                "request_timeout_seconds": .double(server.requestTimeoutSeconds),
+                "shutdown_grace_seconds": .double(server.shutdownGraceSeconds),
+                "admin_token_env": .string(server.adminTokenEnv),
+            ],
+            "store": [
+                "path": .string(store.path), "synchronous": .string(store.synchronous.rawValue),
+                "readers": .int(Int64(store.readers)), "change_retention_hours": .double(store.changeRetentionHours),
+            ],
+            "log": ["level": .string(log.level.rawValue), "format": .string(log.format.rawValue)],
+            "rewrites": .array(rewrites.map { ["source": .string($0.source), "function": .string($0.function)] }),
+        ]
+    }
+}

@@ -1,0 +1,137 @@
+import HearthModel
+import Synchronization
+
+/// The outcome of one invocation.
+public struct InvocationOutcome: Sendable {
+    public let id: UInt64
+    public let result: Result<Value, RemoteError>
+    public let duration: Duration
+
+    public var value: Value? { if case .success(let v) = result { return v } else { return nil } }
+    public var error: RemoteError? { if case .failure(let e) = result { return e } else { return nil } }
+}
+
+/// Receives stream chunks a callable sends while it runs; returns false once the client is gone.
+public typealias StreamSink = @Sendable (Value) async -> Bool
+
+/// Runs functions in their units: assigns invocation ids, enforces timeouts (cancelling the
+/// handler's task), keeps the in-flight table that host services consult, and writes one log line
+/// per invocation.
+public final class Invoker: Sendable {
+    struct InFlight: Sendable {
+        let function: String
+        let unit: String
+        let stream: StreamSink?
+    }
+
+    let clock: any Clock
+    let log: RuntimeLog
+    /// Host work started by invocations' service calls, cancelled with them.
+    public let serviceTasks = ServiceTasks()
+    private let nextID: Atomic<UInt64>
+    private let inFlight = Mutex<[UInt64: InFlight]>([:])
+
+    public init(clock: any Clock, log: RuntimeLog) {
+        self.clock = clock
+        self.log = log
+        // Ids are unique within the process; a random start keeps them distinct across restarts in logs.
+        nextID = Atomic(UInt64.random(in: 1...(1 << 40)))
+    }
+
+    public var inFlightCount: Int { inFlight.withLock { $0.count } }
+
+    func record(for invocation: UInt64) -> InFlight? { inFlight.withLock { $0[invocation] } }
+
+    /// Runs `entry` with `event`. Past `timeout` the caller gets `deadline-exceeded` and the unit is
+    /// asked to cancel the handler's task.
+    public func invoke(_ entry: FunctionEntry, event: Value, timeout: Duration? = nil,
+                       stream: StreamSink? = nil, logFields: [String: Value] = [:]) async -> InvocationOutcome {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream) }
+        let started = ContinuousClock.now
+        let message: [String: Value] = [
+            "op": .string(UnitProtocol.invoke), "id": .int(Int64(bitPattern: id)),
+            "function": .string(entry.name), "event": event,
+        ]
+        let unit = entry.unit
+        let reply: [String: Value]?
+        if let timeout {
+            reply = await firstOf(timeout: timeout) { await unit.send(message) }
+        } else {
+            reply = await unit.send(message)
+        }
+        inFlight.withLock { _ = $0.removeValue(forKey: id) }
+        let result: Result<Value, RemoteError>
+        if let reply {
+            serviceTasks.forget(invocation: id)
+            do { result = .success(try UnitProtocol.unwrapReply(reply)) } catch { result = .failure(error) }
+        } else {
+            // Stop the handler (its task is cancelled in the unit) and the host work it is waiting on.
+            serviceTasks.cancel(invocation: id)
+            Task { _ = await unit.send(["op": .string(UnitProtocol.cancel), "id": .int(Int64(bitPattern: id))]) }
+            let seconds = timeout.map { $0.secondsDouble } ?? 0
+            result = .failure(RemoteError(code: .deadlineExceeded, message: "DEADLINE_EXCEEDED",
+                                          debug: "the function ran longer than its timeout of \(seconds) s"))
+        }
+        let duration = ContinuousClock.now - started
+        logInvocation(entry, id: id, result: result, duration: duration, fields: logFields)
+        return InvocationOutcome(id: id, result: result, duration: duration)
+    }
+
+    func logInvocation(_ entry: FunctionEntry, id: UInt64, result: Result<Value, RemoteError>, duration: Duration, fields: [String: Value]) {
+        var f = fields
+        f["function"] = .string(entry.name)
+        f["unit"] = .string(entry.unit.name)
+        f["trigger"] = .string(entry.trigger.kindName)
+        f["invocation"] = .string(Invoker.format(id))
+        f["durationMs"] = .double((duration.secondsDouble * 1e6).rounded() / 1e3)
+        switch result {
+        case .success:
+            f["outcome"] = "ok"
+            log.info("invocation", f)
+        case .failure(let e):
+            f["outcome"] = "error"
+            f["code"] = .string(e.code.rawValue)
+            f["error"] = .string(e.message)
+            if let debug = e.debug { f["cause"] = .string(debug) }
+            log.log(e.code == .internal || e.code == .unknown || e.code == .deadlineExceeded ? .error : .warning, "invocation", f)
+        }
+    }
+
+    /// Invocation ids as logs print them.
+    public static func format(_ id: UInt64) -> String {
+        let hex = String(id, radix: 16)
+        return String(repeating: "0", count: max(0, 12 - hex.count)) + hex
+    }
+
+    /// The operation's result, or nil when `timeout` passes first on the runtime's clock. The
+    /// operation keeps running after a timeout; the caller decides what to tell it.
+    func firstOf<T: Sendable>(timeout: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
+        let deadline = clock.now() + timeout
+        let clock = self.clock
+        let race = Race<T>()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            race.install(continuation)
+            let timer = Task {
+                do { try await clock.sleep(until: deadline) } catch { return }
+                race.finish(nil)
+            }
+            Task {
+                let value = await operation()
+                race.finish(value)
+                timer.cancel()
+            }
+        }
+    }
+}
+
+/// Resumes one continuation with whichever result arrives first.
+final class Race<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T?, Never>?>(nil)
+
+    func install(_ c: CheckedContinuation<T?, Never>) { continuation.withLock { $0 = c } }
+
+    func finish(_ value: T?) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
+    }
+}

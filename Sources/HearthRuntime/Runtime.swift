@@ -1,0 +1,119 @@
+import Foundation
+import HearthModel
+import Synchronization
+
+/// The host: loads the configured units, keeps the function table, and runs functions with the
+/// services units call back into.
+public final class Runtime: Sendable {
+    public let config: RuntimeConfig
+    public let clock: any Clock
+    public let log: RuntimeLog
+    public let invoker: Invoker
+    public let services: HostServices
+    private let state: Mutex<State>
+
+    struct State {
+        var table = FunctionTable.empty
+        var loadErrors: [UnitLoadError] = []
+    }
+
+    /// The current function table.
+    public var table: FunctionTable { state.withLock { $0.table } }
+    /// Units refused at load, with the reason each was refused.
+    public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
+
+    public init(config: RuntimeConfig, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) {
+        self.config = config
+        self.clock = clock
+        let log = log ?? RuntimeLog(format: config.log.format, level: config.log.level, clock: clock)
+        self.log = log
+        let invoker = Invoker(clock: clock, log: log)
+        self.invoker = invoker
+        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker)
+        self.state = Mutex(State())
+    }
+
+    /// Loads every configured unit. A unit that fails is refused (logged and listed in `loadErrors`);
+    /// the others load.
+    public func loadUnits() async {
+        let loader = UnitLoader(services: services)
+        var loaded: [LoadedUnit] = []
+        var errors: [UnitLoadError] = []
+        for unit in config.units {
+            do {
+                loaded.append(try await loader.load(unit: unit.name, path: config.libraryPath(of: unit)))
+            } catch {
+                errors.append(error)
+            }
+        }
+        let (table, refused) = FunctionTable.build(loaded)
+        errors += refused
+        for error in errors { log.error("unit refused", ["unit": .string(error.unit), "path": .string(error.path), "reason": .string(error.reason)]) }
+        for unit in table.units {
+            log.info("unit loaded", ["unit": .string(unit.name), "functions": .int(Int64(unit.manifest.functions.count)), "path": .string(unit.path)])
+        }
+        state.withLock {
+            $0.table = table
+            $0.loadErrors = errors
+        }
+    }
+
+    /// Runs a callable in-process, as the HTTP front door would after verifying the caller.
+    public func call(_ name: String, data: Value, auth: CallerAuth? = nil, headers: [String: String] = [:]) async -> InvocationOutcome {
+        guard let entry = table[name] else {
+            return InvocationOutcome(id: 0, result: .failure(RemoteError(code: .notFound, message: "no function named '\(name)'")), duration: .zero)
+        }
+        guard entry.trigger == .callable else {
+            return InvocationOutcome(id: 0, result: .failure(RemoteError(code: .failedPrecondition,
+                message: "'\(name)' is a \(entry.trigger.kindName) function, not a callable")), duration: .zero)
+        }
+        var event: [String: Value] = ["data": data, "headers": .map(headers.mapValues { .string($0) })]
+        if let auth { event["auth"] = auth.value }
+        let timeout = Duration.seconds(double: entry.spec.options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds)
+        return await invoker.invoke(entry, event: .map(event), timeout: timeout)
+    }
+
+    /// The services units can call: the clock and logs for now; documents, auth and tasks join as
+    /// those parts of the runtime are wired in.
+    static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker) -> HostServices {
+        let sync: [String: HostServices.SyncHandler] = [
+            "clock.now": { _ in .timestamp(clock.now()) },
+            "log": { request in
+                let level = request.arguments["level"]?.stringValue.flatMap(LogLevel.init(rawValue:)) ?? .info
+                var fields = request.arguments["metadata"]?.mapValue ?? [:]
+                fields["unit"] = .string(request.unit)
+                fields["invocation"] = .string(Invoker.format(request.invocation))
+                if let record = invoker.record(for: request.invocation) { fields["function"] = .string(record.function) }
+                log.log(level, request.arguments["message"]?.stringValue ?? "", fields)
+                return .null
+            },
+        ]
+        let async: [String: HostServices.AsyncHandler] = [
+            "clock.sleep": { request in
+                guard let until = request.arguments["until"]?.timestampValue else { throw HTTPSError.invalidArgument("clock.sleep: missing 'until'") }
+                try await clock.sleep(until: until)
+                return .null
+            },
+            "stream.send": { request in
+                guard let sink = invoker.record(for: request.invocation)?.stream else { return .bool(false) }
+                return .bool(await sink(request.arguments["chunk"] ?? .null))
+            },
+        ]
+        return HostServices(async: async, sync: sync, tasks: invoker.serviceTasks)
+    }
+}
+
+/// A verified caller as handlers see it: the uid and every claim of the ID token.
+public struct CallerAuth: Sendable, Equatable {
+    public var uid: String
+    public var claims: [String: Value]
+    public var rawToken: String
+
+    public init(uid: String, claims: [String: Value], rawToken: String = "") {
+        self.uid = uid
+        self.claims = claims
+        self.rawToken = rawToken
+    }
+
+    var value: Value { ["uid": .string(uid), "token": .map(claims), "rawToken": .string(rawToken)] }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import HearthCLI
+
+exit(await CLI.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,58 @@
+import HearthFunctions
+
+/// A unit for tests: one function of every trigger kind, and callables that exercise errors,
+/// auth, logs and the host clock.
+public enum EchoUnit: FunctionModule {
+    struct Sum: Codable, Sendable { var a: Int; var b: Int }
+    struct SumResult: Codable, Sendable { var sum: Int }
+    struct FailRequest: Codable, Sendable { var code: String; var message: String; var details: Value? }
+    struct Opaque: Error { var secret: String }
+
+    public static func register(_ fn: inout FunctionRegistry) {
+        fn.onCall("echo") { (req: CallableRequest<Value>) in req.data }
+
+        fn.onCall("add") { (req: CallableRequest<Sum>) in SumResult(sum: req.data.a + req.data.b) }
+
+        fn.onCall("whoami") { (req: CallableRequest<Value>) -> Value in
+            guard let auth = req.auth else { return .null }
+            return ["uid": .string(auth.uid), "claims": .map(auth.token)]
+        }
+
+        fn.onCall("fail") { (req: CallableRequest<FailRequest>) -> Value in
+            let code = FunctionsErrorCode(name: req.data.code) ?? .unknown
+            throw HTTPSError(code, req.data.message, details: req.data.details)
+        }
+
+        fn.onCall("opaque") { (_: CallableRequest<Value>) -> Value in
+            throw Opaque(secret: "database password is hunter2")
+        }
+
+        fn.onCall("sleep", timeoutSeconds: 5) { (req: CallableRequest<Double>) -> String in
+            try await req.context.clock.sleep(for: .seconds(double: req.data))
+            return "woke"
+        }
+
+        fn.onCall("now") { (req: CallableRequest<Value>) in req.context.clock.now() }
+
+        fn.onCall("log") { (req: CallableRequest<String>) in
+            req.logger.info(req.data, ["source": "EchoUnit"])
+        }
+
+        fn.onRequest("hello") { req in
+            HTTPResponse.text("hello \(req.queryValue("name") ?? "world") via \(req.method) \(req.path)")
+        }
+
+        fn.onSchedule("tick", "every 5 minutes", timeZone: "Asia/Seoul") { _ in }
+
+        fn.onTaskDispatched("work", rateLimits: RateLimits(maxDispatchesPerSecond: 10, maxConcurrentDispatches: 5)) { (_: TaskRequest<Value>) in }
+
+        fn.onDocumentCreated("itemCreated", "members/{uid}/items/{itemId}", retry: true) { (_: DocumentEvent<Value>) in }
+
+        fn.onUserCreated("userCreated") { _ in }
+    }
+}
+
+@_cdecl("hearth_unit_entry")
+public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
+    exportUnit(EchoUnit.self, host: host)
+}
