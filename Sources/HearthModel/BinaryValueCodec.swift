@@ -54,9 +54,9 @@ public enum BinaryValueCodec {
             out.append(Tag.map.rawValue)
             writeVarint(UInt64(members.count), into: &out)
             if canonical && members.count > 1 {
-                for key in members.keys.sorted(by: JSONWriter.utf8Less) {
+                for (key, member) in JSONWriter.sortedMembers(members) {
                     writeString(key, into: &out)
-                    encode(members[key].unsafelyUnwrapped, into: &out, canonical: true)
+                    encode(member, into: &out, canonical: true)
                 }
             } else {
                 for (key, member) in members {

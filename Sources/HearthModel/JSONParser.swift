@@ -72,6 +72,10 @@ struct JSONReader {
     var depth = 0
     let options: JSONReadOptions
     var scratch: [UInt8] = []
+    /// Members and items of the containers being parsed, as a stack shared by all nesting levels:
+    /// each container collects here and is built once at its end with its exact size.
+    var memberStack: [(String, Value)] = []
+    var itemStack: [Value] = []
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, options: JSONReadOptions) {
         self.base = buffer.baseAddress
@@ -138,16 +142,17 @@ struct JSONReader {
     mutating func parseArray() throws(JSONError) -> Value {
         try enter()
         i += 1
-        var items: [Value] = []
         skipWhitespace()
         if i < end && byte(i) == UInt8(ascii: "]") {
             i += 1
             depth -= 1
-            return .array(items)
+            return .array([])
         }
+        let base = itemStack.count
         while true {
             skipWhitespace()
-            items.append(try parseValue())
+            let item = try parseValue()
+            itemStack.append(item)
             skipWhitespace()
             guard i < end else { throw fail("unterminated array") }
             let c = byte(i)
@@ -157,6 +162,8 @@ struct JSONReader {
             throw fail("expected ',' or ']' in array", at: i - 1)
         }
         depth -= 1
+        let items = Array(itemStack[base...])
+        itemStack.removeSubrange(base...)
         return .array(items)
     }
 
@@ -164,13 +171,13 @@ struct JSONReader {
         try enter()
         let start = i
         i += 1
-        var members: [String: Value] = [:]
         skipWhitespace()
         if i < end && byte(i) == UInt8(ascii: "}") {
             i += 1
             depth -= 1
-            return .map(members)
+            return .map([:])
         }
+        let base = memberStack.count
         while true {
             skipWhitespace()
             guard i < end else { throw fail("unterminated object") }
@@ -180,7 +187,8 @@ struct JSONReader {
             guard i < end, byte(i) == UInt8(ascii: ":") else { throw fail("expected ':' after object key") }
             i += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            let member = try parseValue()
+            memberStack.append((key, member))
             skipWhitespace()
             guard i < end else { throw fail("unterminated object") }
             let c = byte(i)
@@ -190,6 +198,12 @@ struct JSONReader {
             throw fail("expected ',' or '}' in object", at: i - 1)
         }
         depth -= 1
+        var members = [String: Value](minimumCapacity: memberStack.count - base)
+        for k in base..<memberStack.count {
+            let (key, member) = memberStack[k]
+            members[key] = member  // a repeated key: the last one wins
+        }
+        memberStack.removeSubrange(base...)
         if members.count <= 2 && (options.tagged || options.callableWrappers) {
             if let special = try decodeSpecial(members, at: start) { return special }
         }
@@ -248,8 +262,10 @@ struct JSONReader {
         let start = i
         i += 1
         let contentStart = i
-        // Fast path: no escapes. Validate UTF-8 as we scan.
+        // Fast path: no escapes. Skip plain ASCII eight bytes at a time, then validate UTF-8 as we scan.
         while i < end {
+            i = skipPlainASCII(from: i)
+            guard i < end else { break }
             let c = byte(i)
             if c == UInt8(ascii: "\"") {
                 let s = String(decoding: UnsafeBufferPointer(start: base.unsafelyUnwrapped + contentStart, count: i - contentStart), as: UTF8.self)
@@ -284,6 +300,29 @@ struct JSONReader {
             }
         }
         throw fail("unterminated string", at: start)
+    }
+
+    /// The first index at or after `from` holding a byte that needs a look: a quote, a backslash, a
+    /// control character or a non-ASCII byte. Reads eight bytes at a time (SWAR: a byte is flagged
+    /// when its high bit survives the classic "has zero byte" test for each pattern).
+    @inline(__always)
+    func skipPlainASCII(from start: Int) -> Int {
+        var k = start
+        let p = UnsafeRawPointer(base.unsafelyUnwrapped)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while k + 8 <= end {
+            let w = p.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+            let quote = w ^ (ones &* 0x22)
+            let slash = w ^ (ones &* 0x5C)
+            let hasQuote = (quote &- ones) & ~quote & highs
+            let hasSlash = (slash &- ones) & ~slash & highs
+            let hasControl = (w &- ones &* 0x20) & ~w & highs  // bytes < 0x20 (for bytes < 0x80)
+            let flagged = hasQuote | hasSlash | hasControl | (w & highs)
+            if flagged != 0 { return k + flagged.trailingZeroBitCount / 8 }
+            k += 8
+        }
+        return k
     }
 
     mutating func parseEscape() throws(JSONError) {

@@ -12,20 +12,26 @@ public struct JSONWriteOptions: Sendable {
     }
 
     public var style: Style
-    /// Writes map keys in UTF-8 byte order, so the same value always gives the same bytes.
+    /// Writes map keys in UTF-8 byte order, so the same value always gives the same bytes. Off by
+    /// default: sorting costs about half the encoding time, and only tools and tests need it.
     public var sortKeys: Bool
     /// Indents with two spaces and puts each member on its own line.
     public var pretty: Bool
 
-    public init(style: Style = .plain, sortKeys: Bool = true, pretty: Bool = false) {
+    public init(style: Style = .plain, sortKeys: Bool = false, pretty: Bool = false) {
         self.style = style
         self.sortKeys = sortKeys
         self.pretty = pretty
     }
 
     public static let plain = JSONWriteOptions()
-    public static let tagged = JSONWriteOptions(style: .tagged)
-    public static let callable = JSONWriteOptions(style: .callable, sortKeys: false)
+    /// Plain JSON with sorted keys: the same value always gives the same text.
+    public static let sorted = JSONWriteOptions(sortKeys: true)
+    /// Tagged, with sorted keys (for logs, CLI output and test messages).
+    public static let tagged = JSONWriteOptions(style: .tagged, sortKeys: true)
+    public static let callable = JSONWriteOptions(style: .callable)
+    /// Indented, sorted: for people.
+    public static let pretty = JSONWriteOptions(sortKeys: true, pretty: true)
 }
 
 /// A fast JSON writer from `Value` to UTF-8 bytes.
@@ -194,8 +200,8 @@ public struct JSONWriter {
         indent += 1
         var first = true
         if options.sortKeys && members.count > 1 {
-            for key in members.keys.sorted(by: JSONWriter.utf8Less) {
-                writeMember(key, members[key].unsafelyUnwrapped, first: &first)
+            for (key, value) in JSONWriter.sortedMembers(members) {
+                writeMember(key, value, first: &first)
             }
         } else {
             for (key, value) in members { writeMember(key, value, first: &first) }
@@ -219,5 +225,12 @@ public struct JSONWriter {
     /// Byte order of UTF-8, which is also code point order.
     static func utf8Less(_ a: String, _ b: String) -> Bool {
         Value.compareUTF8(a, b) == .ascending
+    }
+
+    /// A map's members in UTF-8 byte order of their keys.
+    static func sortedMembers(_ members: [String: Value]) -> [(key: String, value: Value)] {
+        var pairs = Array(members)
+        pairs.sort { a, b in Value.compareUTF8(a.key, b.key) == .ascending }
+        return pairs
     }
 }

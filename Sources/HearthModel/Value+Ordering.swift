@@ -1,3 +1,5 @@
+import Foundation
+
 /// Firestore's ordering of values across types
 /// (https://firebase.google.com/docs/firestore/manage-data/data-types#value_type_ordering):
 /// null < booleans < numbers (NaN first, then by value, integers and doubles mixed)
@@ -80,8 +82,14 @@ extension Value {
     }
 
     static func compareUTF8(_ a: String, _ b: String) -> ComparisonOrder {
-        var a = a, b = b
-        return a.withUTF8 { pa in b.withUTF8 { pb in compareBuffers(pa, pb) } }
+        // Native and small strings expose their UTF-8 without copying; others take the slow path.
+        if let order = a.utf8.withContiguousStorageIfAvailable({ pa in
+            b.utf8.withContiguousStorageIfAvailable { pb in compareBuffers(pa, pb) }
+        }), let order {
+            return order
+        }
+        if a.utf8.elementsEqual(b.utf8) { return .same }
+        return a.utf8.lexicographicallyPrecedes(b.utf8) ? .ascending : .descending
     }
 
     static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> ComparisonOrder {
@@ -110,13 +118,7 @@ extension Value {
 
     @inline(__always)
     static func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Int {
-        var i = 0
-        while i < n {
-            let x = a[i], y = b[i]
-            if x != y { return x < y ? -1 : 1 }
-            i += 1
-        }
-        return 0
+        Int(memcmp(a, b, n))
     }
 }
 

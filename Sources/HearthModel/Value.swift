@@ -142,3 +142,4 @@ extension Value: CustomStringConvertible {
     /// The value as tagged JSON (see `JSONWriter`), for logs and test failures.
     public var description: String { JSONWriter.string(self, options: .tagged) }
 }
+

@@ -42,7 +42,7 @@ public final class RuntimeLog: Sendable {
             m["time"] = .string(time.rfc3339)
             m["level"] = .string(level.rawValue)
             m["message"] = .string(message)
-            output(JSONWriter.string(.map(m), options: JSONWriteOptions(style: .plain, sortKeys: true)))
+            output(JSONWriter.string(.map(m), options: .sorted))
         case .text:
             var line = "\(time.rfc3339) \(level.rawValue.uppercased()) \(message)"
             for key in fields.keys.sorted() {

@@ -33,7 +33,7 @@ struct ConfigParseCommand: Command {
         }
         do {
             let table = try TOML.parse(text)
-            io.out(JSONWriter.string(table.jsonValue, options: JSONWriteOptions(pretty: true)))
+            io.out(JSONWriter.string(table.jsonValue, options: .pretty))
             return ExitCode.success
         } catch {
             io.err("\(file): \(error)")
@@ -64,7 +64,7 @@ struct ConfigShowCommand: Command {
 
     func run(_ io: CommandIO) async -> Int32 {
         guard let config = RuntimeSetup.loadConfig(common, io: io) else { return ExitCode.failure }
-        io.out(JSONWriter.string(config.value, options: JSONWriteOptions(pretty: true)))
+        io.out(JSONWriter.string(config.value, options: .pretty))
         return ExitCode.success
     }
 }

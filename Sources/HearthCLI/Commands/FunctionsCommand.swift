@@ -28,7 +28,7 @@ struct FunctionsCommand: Command {
         guard let runtime = await RuntimeSetup.start(common, io: io, quiet: true) else { return ExitCode.failure }
         let table = runtime.table
         if json {
-            io.out(JSONWriter.string(.array(table.descriptions), options: JSONWriteOptions(pretty: true)))
+            io.out(JSONWriter.string(.array(table.descriptions), options: .pretty))
         } else {
             var rows = [["NAME", "UNIT", "TRIGGER", "OPTIONS"]]
             for entry in table.entries {

@@ -191,7 +191,7 @@ public struct RuntimeConfig: Sendable, Equatable {
         return UnitLoader.libraryPath(unit: unit.name, directory: resolvedUnitsDirectory)
     }
 
-    static var executableDirectory: String {
+    public static var executableDirectory: String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().path
     }

@@ -1,0 +1,99 @@
+@testable import HearthCLI
+import Testing
+
+@Suite("Parsing command lines (pure)")
+struct CLIParseTests {
+    func command(_ args: [String]) throws -> any Command {
+        guard case .run(let c) = CLI.parse(args) else { throw ParseFailure(args: args) }
+        return c
+    }
+
+    struct ParseFailure: Error { var args: [String] }
+
+    func usageError(_ args: [String]) -> String? {
+        if case .usageError(let message) = CLI.parse(args) { return message }
+        return nil
+    }
+
+    @Test("no arguments or --help prints the overview listing every command")
+    func overview() {
+        for args in [[], ["--help"], ["-h"], ["help"]] {
+            guard case .help(let text) = CLI.parse(args) else { Issue.record("no help for \(args)"); continue }
+            for c in CLI.commands { #expect(text.contains(c.path.joined(separator: " "))) }
+        }
+    }
+
+    @Test("each command's --help prints its own usage")
+    func commandHelp() {
+        for c in CLI.commands {
+            guard case .help(let text) = CLI.parse(c.path + ["--help"]) else { Issue.record("no help for \(c.path)"); continue }
+            #expect(text.contains("usage: hearth \(c.path.joined(separator: " "))"))
+        }
+    }
+
+    @Test("an unknown command is a usage error that says so")
+    func unknownCommand() {
+        #expect(usageError(["frobnicate"])?.contains("unknown command 'frobnicate'") == true)
+        #expect(usageError(["config", "explode"])?.contains("unknown command 'hearth config explode'") == true)
+    }
+
+    @Test("a command group alone prints its subcommands")
+    func groupHelp() {
+        guard case .help(let text) = CLI.parse(["config"]) else { Issue.record("no group help"); return }
+        #expect(text.contains("config parse"))
+        #expect(text.contains("config show"))
+    }
+
+    @Test("unknown flags and missing values are usage errors naming the flag")
+    func badFlags() {
+        #expect(usageError(["functions", "--jsn"])?.contains("unknown option '--jsn'") == true)
+        #expect(usageError(["call", "echo", "--data"])?.contains("option '--data' needs a value") == true)
+        #expect(usageError(["functions", "--json=yes"])?.contains("option '--json' takes no value") == true)
+        #expect(usageError(["serve", "-x"])?.contains("unknown option '-x'") == true)
+        #expect(usageError(["serve", "--log-format", "xml"])?.contains("--log-format must be text or json") == true)
+        #expect(usageError(["serve", "--log-level", "loud"])?.contains("--log-level must be one of") == true)
+    }
+
+    @Test("call takes a name, data inline or from a file, and a uid")
+    func callParsing() throws {
+        let c = try #require(try command(["call", "echo", "--data", "{\"a\":1}", "--as", "alice", "--config", "x.toml"]) as? CallCommand)
+        #expect(c.name == "echo")
+        #expect(c.data == .inline("{\"a\":1}"))
+        #expect(c.uid == "alice")
+        #expect(c.common.configPath == "x.toml")
+        let f = try #require(try command(["call", "echo", "--data-file=in.json"]) as? CallCommand)
+        #expect(f.data == .file("in.json"))
+        #expect(f.uid == nil)
+        #expect(f.common.configPath == "runtime.toml")
+    }
+
+    @Test("call refuses both data sources, a missing name, extra arguments and an empty uid")
+    func callErrors() {
+        #expect(usageError(["call", "echo", "--data", "1", "--data-file", "f"])?.contains("either --data or --data-file") == true)
+        #expect(usageError(["call"])?.contains("missing a function name") == true)
+        #expect(usageError(["call", "a", "b"])?.contains("unexpected argument 'b'") == true)
+        #expect(usageError(["call", "a", "--as", ""])?.contains("--as needs a uid") == true)
+    }
+
+    @Test("config parse needs exactly one file")
+    func configParse() throws {
+        let c = try #require(try command(["config", "parse", "a.toml"]) as? ConfigParseCommand)
+        #expect(c.file == "a.toml")
+        #expect(usageError(["config", "parse"])?.contains("missing a TOML file") == true)
+    }
+
+    @Test("functions and config show accept the shared options")
+    func sharedOptions() throws {
+        let f = try #require(try command(["functions", "--json", "--config", "c.toml", "--log-format", "json"]) as? FunctionsCommand)
+        #expect(f.json)
+        #expect(f.common.logFormat == "json")
+        let s = try #require(try command(["config", "show", "--config=c.toml"]) as? ConfigShowCommand)
+        #expect(s.common.configPath == "c.toml")
+    }
+
+    @Test("-- ends options so a positional may start with a dash")
+    func doubleDash() throws {
+        let c = try #require(try command(["call", "--", "-weird"]) as? CallCommand)
+        #expect(c.name == "-weird")
+    }
+}

@@ -1,0 +1,116 @@
+@testable import HearthFunctions
+import Testing
+
+@Suite("FunctionRegistry declarations")
+struct RegistryTests {
+    struct Payload: Codable, Sendable { var id: String }
+
+    func sample() -> FunctionRegistry {
+        var fn = FunctionRegistry(unit: "Sample")
+        fn.onCall("call", timeoutSeconds: 30, cors: .origins(["https://app.example.com"]), enforceAppCheck: true) { (req: CallableRequest<Value>) in req.data }
+        fn.onRequest("http") { _ in .text("ok") }
+        fn.onSchedule("nightly", "every day 09:00", timeZone: "Asia/Seoul", retry: true) { _ in }
+        fn.onTaskDispatched("send", retry: .exponential(maxAttempts: 3), rateLimits: RateLimits(maxDispatchesPerSecond: 10)) { (_: TaskRequest<Payload>) in }
+        fn.onDocumentCreated("created", "members/{uid}") { (_: DocumentEvent<Value>) in }
+        fn.onDocumentUpdated("updated", "members/{uid}", concurrency: 4) { (_: DocumentEvent<Value>) in }
+        fn.onDocumentDeleted("deleted", "members/{uid}/items/{itemId}") { (_: DocumentEvent<Value>) in }
+        fn.onDocumentWritten("written", "members/{path=**}", retry: .policy(.exponential(maxAttempts: 5))) { (_: DocumentEvent<Value>) in }
+        fn.onUserCreated("userCreated") { _ in }
+        fn.onUserDeleted("userDeleted", retry: true) { _ in }
+        return fn
+    }
+
+    @Test("each on… call declares exactly one function with its trigger")
+    func triggers() {
+        let manifest = sample().manifest
+        let triggers = Dictionary(uniqueKeysWithValues: manifest.functions.map { ($0.name, $0.trigger) })
+        #expect(manifest.unit == "Sample")
+        #expect(manifest.abiVersion == Int(unitABIVersion))
+        #expect(triggers["call"] == .callable)
+        #expect(triggers["http"] == .request)
+        #expect(triggers["nightly"] == .schedule(schedule: "every day 09:00", timeZone: "Asia/Seoul"))
+        #expect(triggers["send"] == .task)
+        #expect(triggers["created"] == .document(.created, pattern: "members/{uid}"))
+        #expect(triggers["updated"] == .document(.updated, pattern: "members/{uid}"))
+        #expect(triggers["deleted"] == .document(.deleted, pattern: "members/{uid}/items/{itemId}"))
+        #expect(triggers["written"] == .document(.written, pattern: "members/{path=**}"))
+        #expect(triggers["userCreated"] == .user(.created))
+        #expect(triggers["userDeleted"] == .user(.deleted))
+        #expect(manifest.problems().isEmpty)
+    }
+
+    @Test("typed options land in the manifest; event retry is off by default and on with retry: true")
+    func options() {
+        let specs = Dictionary(uniqueKeysWithValues: sample().manifest.functions.map { ($0.name, $0.options) })
+        #expect(specs["call"]?.timeoutSeconds == 30)
+        #expect(specs["call"]?.cors == .origins(["https://app.example.com"]))
+        #expect(specs["call"]?.enforceAppCheck == true)
+        #expect(specs["nightly"]?.retry == .eventRetryDefault)
+        #expect(specs["created"]?.retry == RetryPolicy.none)
+        #expect(specs["updated"]?.rateLimits?.maxConcurrentDispatches == 4)
+        #expect(specs["written"]?.retry?.maxAttempts == 5)
+        #expect(specs["send"]?.rateLimits == RateLimits(maxDispatchesPerSecond: 10))
+        #expect(specs["userDeleted"]?.retry == .eventRetryDefault)
+    }
+
+    @Test("task queues default to Firebase's: 3 attempts, 0.1 s to 3600 s backoff, 500/s, 1000 at once")
+    func taskDefaults() {
+        var fn = FunctionRegistry(unit: "T")
+        fn.onTaskDispatched("q") { (_: TaskRequest<Value>) in }
+        let options = fn.manifest.functions[0].options
+        #expect(options.retry == RetryPolicy(maxAttempts: 3, minBackoff: .milliseconds(100), maxBackoff: .seconds(3600), maxDoublings: 16))
+        #expect(options.rateLimits == RateLimits(maxDispatchesPerSecond: 500, maxConcurrentDispatches: 1000))
+    }
+
+    @Test("registering a name twice is recorded as a problem and keeps the first declaration")
+    func duplicate() {
+        var fn = FunctionRegistry(unit: "D")
+        fn.onCall("same") { (_: CallableRequest<Value>) in 1 }
+        fn.onRequest("same") { _ in .text("x") }
+        #expect(fn.problems == ["function 'same' is registered twice"])
+        #expect(fn.functions.count == 1)
+        #expect(fn.functions[0].spec.trigger == .callable)
+    }
+
+    @Test("invalid declarations are caught by manifest validation, naming the function")
+    func invalidDeclarations() {
+        var fn = FunctionRegistry(unit: "Bad")
+        fn.onDocumentCreated("coll", "members") { (_: DocumentEvent<Value>) in }
+        fn.onCall("9lives") { (_: CallableRequest<Value>) in 1 }
+        fn.onCall("slow", timeoutSeconds: 7200) { (_: CallableRequest<Value>) in 1 }
+        let problems = fn.manifest.problems()
+        #expect(problems.contains { $0.contains("function 'coll'") && $0.contains("names a collection") })
+        #expect(problems.contains { $0.contains("function name '9lives'") })
+        #expect(problems.contains { $0.contains("function 'slow'") && $0.contains("timeoutSeconds") })
+    }
+}
+
+@Suite("HTTP message helpers for onRequest")
+struct HTTPMessageTests {
+    @Test("headers are looked up without case and keep order and repeats")
+    func headers() {
+        var h = HTTPHeaders([("Content-Type", "text/plain"), ("Set-Cookie", "a=1"), ("set-cookie", "b=2")])
+        #expect(h["content-type"] == "text/plain")
+        #expect(h.values("SET-COOKIE") == ["a=1", "b=2"])
+        h.set("CONTENT-TYPE", "application/json")
+        #expect(h.values("content-type") == ["application/json"])
+    }
+
+    @Test("query strings are split and percent-decoded, + as space")
+    func query() {
+        #expect(percentDecode("a%20b+c%2Fd%zz") == "a b c/d%zz")
+        #expect(percentDecode("%E2%9C%93") == "✓")
+    }
+
+    @Test("JSON and error responses have the right status, type and body")
+    func responses() throws {
+        struct Out: Encodable { var ok: Bool; var missing: String? }
+        let json = try HTTPResponse.json(Out(ok: true, missing: nil), status: 201)
+        #expect(json.status == 201)
+        #expect(json.headers["content-type"] == "application/json")
+        #expect(try JSONParser.parse(json.body) == ["ok": true, "missing": nil])
+        let error = HTTPResponse.error(HTTPSError(.permissionDenied, "nope"))
+        #expect(error.status == 403)
+        #expect(try JSONParser.parse(error.body) == ["error": ["status": "PERMISSION_DENIED", "message": "nope"]])
+    }
+}
