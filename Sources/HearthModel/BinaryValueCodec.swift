@@ -142,7 +142,7 @@ struct BinaryReader {
         var shift: UInt64 = 0
         while true {
             let b = try readByte()
-            if shift == 63 && b > 1 { throw fail("varint overflows 64 bits") }
+            if shift == 63 && b > 1 { throw BinaryCodecError(offset: i - 1, message: "varint overflows 64 bits") }
             result |= UInt64(b & 0x7F) << shift
             if b < 0x80 { return result }
             shift += 7
@@ -187,8 +187,9 @@ struct BinaryReader {
         case .double: return .double(Double(bitPattern: try readFixed64()))
         case .timestamp:
             let s = BinaryValueCodec.unzigzag(try readVarint())
+            let nanosOffset = i
             let n = try readVarint()
-            guard n < 1_000_000_000 else { throw fail("timestamp nanos out of range") }
+            guard n < 1_000_000_000 else { throw BinaryCodecError(offset: nanosOffset, message: "timestamp nanos out of range") }
             return .timestamp(Timestamp(seconds: s, nanos: Int32(n)))
         case .string: return .string(try readString())
         case .bytes:
@@ -202,14 +203,14 @@ struct BinaryReader {
             let lng = Double(bitPattern: try readFixed64())
             return .geoPoint(GeoPoint(latitude: lat, longitude: lng))
         case .array:
-            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
+            guard depth < maxDepth else { throw BinaryCodecError(offset: tagOffset, message: "nesting deeper than \(maxDepth)") }
             let n = try readLength()  // each item takes at least one byte
             var items: [Value] = []
             items.reserveCapacity(n)
             for _ in 0..<n { items.append(try readValue(depth: depth + 1)) }
             return .array(items)
         case .map:
-            guard depth < maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
+            guard depth < maxDepth else { throw BinaryCodecError(offset: tagOffset, message: "nesting deeper than \(maxDepth)") }
             let n = try readLength()
             var members: [String: Value] = [:]
             members.reserveCapacity(n)

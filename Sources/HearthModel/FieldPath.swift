@@ -19,10 +19,12 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         var quoted = false
         var wasQuoted = false
         var escaping = false
-        for ch in text {
+        // Scalar by scalar, not Character by Character: a combining mark after a backtick or backslash
+        // would otherwise fuse with it into one grapheme and hide the quote or the escape.
+        for ch in text.unicodeScalars {
             if quoted {
                 if escaping {
-                    current.append(ch)
+                    current.unicodeScalars.append(ch)
                     escaping = false
                 } else if ch == "\\" {
                     escaping = true
@@ -30,7 +32,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
                     quoted = false
                     wasQuoted = true
                 } else {
-                    current.append(ch)
+                    current.unicodeScalars.append(ch)
                 }
                 continue
             }
@@ -45,8 +47,8 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
                 quoted = true
             default:
                 if wasQuoted { throw .invalidArgument("invalid field path '\(text)': text after a quoted segment") }
-                if "~*/[]".contains(ch) { throw .invalidArgument("invalid field path '\(text)': '\(ch)' must be quoted with backticks") }
-                current.append(ch)
+                if "~*/[]".unicodeScalars.contains(ch) { throw .invalidArgument("invalid field path '\(text)': '\(ch)' must be quoted with backticks") }
+                current.unicodeScalars.append(ch)
             }
         }
         if quoted { throw .invalidArgument("invalid field path '\(text)': unterminated backtick") }
@@ -59,8 +61,20 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The canonical dotted form, quoting segments that are not simple identifiers.
     public var description: String {
-        segments.map { FieldPath.isSimple($0) ? $0 : "`" + $0.replacingOccurrences("\\", "\\\\").replacingOccurrences("`", "\\`") + "`" }
-            .joined(separator: ".")
+        segments.map { FieldPath.isSimple($0) ? $0 : FieldPath.quoted($0) }.joined(separator: ".")
+    }
+
+    /// The segment between backticks, with `\` before each backtick and backslash (scalar by scalar,
+    /// as the parser reads them).
+    static func quoted(_ segment: String) -> String {
+        var out = String.UnicodeScalarView()
+        out.append("`")
+        for scalar in segment.unicodeScalars {
+            if scalar == "\\" || scalar == "`" { out.append("\\") }
+            out.append(scalar)
+        }
+        out.append("`")
+        return String(out)
     }
 
     static func isSimple(_ s: String) -> Bool {
@@ -90,14 +104,6 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     public func encode(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer()
         try c.encode(description)
-    }
-}
-
-extension String {
-    /// Replaces every occurrence of `target` (a small helper that needs no Foundation).
-    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        guard contains(target) else { return self }
-        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
 

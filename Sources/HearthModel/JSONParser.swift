@@ -17,7 +17,8 @@ public struct JSONReadOptions: Sendable {
     public var maxDepth: Int = 512
     /// Reads Hearth's tags for non-JSON types: single-key objects `{"$timestamp": "RFC 3339"}`,
     /// `{"$bytes": "base64"}`, `{"$reference": "a/b"}`, `{"$geopoint": {"latitude": 1, "longitude": 2}}`,
-    /// `{"$double": "NaN" | "Infinity" | "-Infinity"}`.
+    /// `{"$double": "NaN" | "Infinity" | "-Infinity"}`, and `{"$map": {…}}` for a map whose only
+    /// key starts with `$` (taken as is, so it is never mistaken for a tag).
     public var tagged: Bool = false
     /// Reads the Firebase callable wrappers `{"@type": "type.googleapis.com/google.protobuf.Int64Value", "value": "…"}`
     /// (and UInt64Value) as exact integers.
@@ -76,6 +77,9 @@ struct JSONReader {
     /// each container collects here and is built once at its end with its exact size.
     var memberStack: [(String, Value)] = []
     var itemStack: [Value] = []
+    /// Set while parsing the value of a leading `"$map"` key in tagged mode: that object is read
+    /// without tag interpretation, in case it turns out to be the escaped map (see `decodeSpecial`).
+    var suppressTagOnce = false
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, options: JSONReadOptions) {
         self.base = buffer.baseAddress
@@ -169,6 +173,8 @@ struct JSONReader {
 
     mutating func parseObject() throws(JSONError) -> Value {
         try enter()
+        let suppressTag = suppressTagOnce
+        suppressTagOnce = false
         let start = i
         i += 1
         skipWhitespace()
@@ -178,6 +184,7 @@ struct JSONReader {
             return .map([:])
         }
         let base = memberStack.count
+        var escapedIndex: Int?
         while true {
             skipWhitespace()
             guard i < end else { throw fail("unterminated object") }
@@ -187,7 +194,12 @@ struct JSONReader {
             guard i < end, byte(i) == UInt8(ascii: ":") else { throw fail("expected ':' after object key") }
             i += 1
             skipWhitespace()
+            if options.tagged && key == "$map" && memberStack.count == base && i < end && byte(i) == UInt8(ascii: "{") {
+                escapedIndex = memberStack.count
+                suppressTagOnce = true
+            }
             let member = try parseValue()
+            suppressTagOnce = false
             memberStack.append((key, member))
             skipWhitespace()
             guard i < end else { throw fail("unterminated object") }
@@ -198,13 +210,18 @@ struct JSONReader {
             throw fail("expected ',' or '}' in object", at: i - 1)
         }
         depth -= 1
+        if let k = escapedIndex, memberStack.count - base > 1, case .map(let inner) = memberStack[k].1,
+           let special = try decodeSpecial(inner, at: start) {
+            // "$map" had siblings, so it was not the escape: its value's own tag counts after all.
+            memberStack[k].1 = special
+        }
         var members = [String: Value](minimumCapacity: memberStack.count - base)
         for k in base..<memberStack.count {
             let (key, member) = memberStack[k]
             members[key] = member  // a repeated key: the last one wins
         }
         memberStack.removeSubrange(base...)
-        if members.count <= 2 && (options.tagged || options.callableWrappers) {
+        if members.count <= 2 && !suppressTag && (options.tagged || options.callableWrappers) {
             if let special = try decodeSpecial(members, at: start) { return special }
         }
         return .map(members)
@@ -244,6 +261,9 @@ struct JSONReader {
                 throw fail("$geopoint needs numeric latitude and longitude", at: offset)
             }
             return .geoPoint(GeoPoint(latitude: lat, longitude: lng))
+        case "$map":
+            guard case .map = value else { return nil }  // not the escape: a plain map with key "$map"
+            return value
         case "$double":
             switch value.stringValue {
             case "NaN": return .double(.nan)

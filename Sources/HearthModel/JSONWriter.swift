@@ -4,7 +4,8 @@ public struct JSONWriteOptions: Sendable {
         /// Timestamps as RFC 3339 strings, bytes as base64 strings, references as path strings,
         /// geopoints as `{"latitude", "longitude"}`, non-finite doubles as null. Loses type information.
         case plain
-        /// Hearth's tags (`{"$timestamp": …}`, see `JSONReadOptions.tagged`): reads back to the same value.
+        /// Hearth's tags (`{"$timestamp": …}`, see `JSONReadOptions.tagged`): reads back to the same
+        /// value; a map whose only key starts with `$` is wrapped as `{"$map": …}`.
         case tagged
         /// The Firebase callable encoding: `plain`, with integers outside ±(2^53 − 1) wrapped as
         /// `{"@type": "type.googleapis.com/google.protobuf.Int64Value", "value": "…"}` so JavaScript clients keep them exact.
@@ -195,6 +196,15 @@ public struct JSONWriter {
     }
 
     mutating func writeMap(_ members: [String: Value]) {
+        // In tagged style a map whose only key starts with "$" would read back as a tag: wrap it.
+        if options.style == .tagged, members.count == 1, let key = members.keys.first, key.utf8.first == UInt8(ascii: "$") {
+            writeTag("$map") { $0.writeMapBody(members) }
+            return
+        }
+        writeMapBody(members)
+    }
+
+    mutating func writeMapBody(_ members: [String: Value]) {
         bytes.append(UInt8(ascii: "{"))
         if members.isEmpty { bytes.append(UInt8(ascii: "}")); return }
         indent += 1

@@ -56,6 +56,8 @@ public struct RetryPolicy: Sendable, Hashable, Codable {
             let step = minSeconds * pow2(maxDoublings)
             seconds = step * Double(retry - maxDoublings + 1)
         }
+        // Past 1023 doublings 2^n is infinite, and 0 × ∞ is NaN: a zero minimum stays zero.
+        if seconds.isNaN { seconds = 0 }
         seconds = min(seconds, maxSeconds)
         if jitter > 0 { seconds *= 1 - jitter * random() }
         return .seconds(double: seconds)

@@ -16,7 +16,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
         var seconds = seconds
         var nanos = nanos
         if nanos < 0 || nanos >= 1_000_000_000 {
-            let carry = Int64(nanos) / 1_000_000_000 - (nanos < 0 ? 1 : 0)
+            // Floor division: -1_000_000_000 ns carries exactly -1 s, not -2 s.
+            let (quotient, remainder) = Int64(nanos).quotientAndRemainder(dividingBy: 1_000_000_000)
+            let carry = remainder < 0 ? quotient - 1 : quotient
             seconds += carry
             nanos = Int32(Int64(nanos) - carry * 1_000_000_000)
         }
@@ -147,7 +149,8 @@ extension Timestamp {
                 i += 1
             }
             guard count > 0 else { return nil }
-            for _ in count..<9 where count < 9 { nanos *= 10 }
+            // Digits past the ninth are read and dropped (truncated to nanoseconds).
+            if count < 9 { for _ in count..<9 { nanos *= 10 } }
         }
         guard i < b.count else { return nil }
         var offset = 0

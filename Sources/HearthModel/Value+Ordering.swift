@@ -53,7 +53,8 @@ extension Value {
             let bk = b.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             for (x, y) in zip(ak, bk) {
                 let kc = compareUTF8(x, y)
-                if kc != .same { return kc }
+                // Keys equal as Swift strings are the same key (see `Value.map`), whatever their bytes.
+                if kc != .same && x != y { return kc }
                 let vc = compare(a[x]!, b[y]!)
                 if vc != .same { return vc }
             }
@@ -123,14 +124,38 @@ extension Value {
 }
 
 extension Value: Comparable {
-    /// Firestore's order, with an integer before a double of equal value so that `<` and `==` agree.
+    /// Firestore's order, with an integer before a double of equal value so that `<` and `==` agree,
+    /// also inside arrays and maps (`[1] < [1.0]`).
     public static func < (lhs: Value, rhs: Value) -> Bool {
         switch compare(lhs, rhs) {
         case .ascending: return true
         case .descending: return false
-        case .same:
-            if case .int = lhs, case .double = rhs { return true }
-            return false
+        case .same: return numberKindOrder(lhs, rhs) == .ascending
+        }
+    }
+
+    /// Orders two values that `compare` calls the same: the first integer/double pair of equal value,
+    /// in the order `compare` visits them, decides (integer first). `.same` when no such pair exists.
+    static func numberKindOrder(_ lhs: Value, _ rhs: Value) -> ComparisonOrder {
+        switch (lhs, rhs) {
+        case (.int, .double): return .ascending
+        case (.double, .int): return .descending
+        case let (.array(a), .array(b)):
+            for (x, y) in zip(a, b) {
+                let c = numberKindOrder(x, y)
+                if c != .same { return c }
+            }
+            return .same
+        case let (.map(a), .map(b)):
+            // `compare` found the same keys in both maps, so visiting `a`'s keys in order covers both.
+            for key in a.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                guard let x = a[key], let y = b[key] else { return .same }
+                let c = numberKindOrder(x, y)
+                if c != .same { return c }
+            }
+            return .same
+        default:
+            return .same
         }
     }
 }

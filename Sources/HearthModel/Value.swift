@@ -16,6 +16,8 @@ public enum Value: Sendable {
     case reference(String)
     case geoPoint(GeoPoint)
     case array([Value])
+    /// A map. Keys are Swift strings, so two keys that differ only in Unicode normalization
+    /// ("é" precomposed and "e\u{301}") are one key, unlike in Firestore where they are distinct.
     case map([String: Value])
 }
 

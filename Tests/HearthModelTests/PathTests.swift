@@ -1,0 +1,151 @@
+import Foundation
+import HearthModel
+import Testing
+
+struct PathErrorCase: Sendable, CustomTestStringConvertible {
+    var path: String
+    var message: String
+    var testDescription: String { "'\(path.prefix(40))' → \(message.prefix(70))" }
+}
+
+/// The `HTTPSError` that `body` throws, nil when it succeeds (any other error is recorded as an issue).
+func pathError(_ body: () throws -> Void) -> HTTPSError? {
+    do {
+        try body()
+        return nil
+    } catch let error as HTTPSError {
+        return error
+    } catch {
+        Issue.record("unexpected error \(error)")
+        return nil
+    }
+}
+
+let longPath1500 = "c/" + String(repeating: "x", count: 1498)  // exactly 1500 bytes
+let longPath1501 = "c/" + String(repeating: "x", count: 1499)
+let segments100 = (0..<100).map { "s\($0)" }.joined(separator: "/")
+let segments102 = (0..<102).map { "s\($0)" }.joined(separator: "/")
+
+@Suite("Document and collection paths")
+struct PathTests {
+    @Test("invalid paths are refused with invalid-argument naming the rule", arguments: [
+        PathErrorCase(path: "", message: "invalid path: empty"),
+        PathErrorCase(path: "a//b", message: "invalid path 'a//b': empty segment"),
+        PathErrorCase(path: "/a/b", message: "invalid path '/a/b': empty segment"),
+        PathErrorCase(path: "a/b/", message: "invalid path 'a/b/': empty segment"),
+        PathErrorCase(path: "/", message: "invalid path '/': empty segment"),
+        PathErrorCase(path: "a/.", message: "invalid path 'a/.': '.' is not a valid id"),
+        PathErrorCase(path: "../b", message: "invalid path '../b': '..' is not a valid id"),
+        PathErrorCase(path: "a/__x__", message: "invalid path 'a/__x__': ids of the form __.*__ are reserved ('__x__')"),
+        PathErrorCase(path: "__a__/b", message: "invalid path '__a__/b': ids of the form __.*__ are reserved ('__a__')"),
+        PathErrorCase(path: "a/____", message: "invalid path 'a/____': ids of the form __.*__ are reserved ('____')"),
+        PathErrorCase(path: longPath1501, message: "invalid path: longer than 1500 bytes (1501)"),
+        PathErrorCase(path: "c/" + String(repeating: "é", count: 750), message: "invalid path: longer than 1500 bytes (1502)"),
+        PathErrorCase(path: segments102, message: "invalid path '\(segments102.prefix(80))…': more than 100 segments"),
+        PathErrorCase(path: "a", message: "invalid document path 'a': a document path has an even number of segments (collection/document/…)"),
+        PathErrorCase(path: "a/b/c", message: "invalid document path 'a/b/c': a document path has an even number of segments (collection/document/…)"),
+    ])
+    func invalidDocumentPaths(_ c: PathErrorCase) throws {
+        let error = try #require(pathError { _ = try DocumentPath(c.path) })
+        #expect(error.code == .invalidArgument)
+        #expect(error.message == c.message)
+    }
+
+    @Test("valid edge cases are accepted", arguments: [
+        "a/b", "a/__", "a/___", "a/__x", "a/x__", "a/_x_", "a/...", "a/.x", "é/😀", "a b/c d", longPath1500, segments100,
+    ])
+    func validDocumentPaths(_ path: String) throws {
+        let doc = try DocumentPath(path)
+        #expect(doc.description == path)
+        #expect(doc.segments.joined(separator: "/") == path)
+    }
+
+    @Test("collection paths need an odd number of segments")
+    func collectionPaths() throws {
+        #expect(try CollectionPath("members").segments == ["members"])
+        #expect(try CollectionPath("members/alice/items").description == "members/alice/items")
+        let error = try #require(pathError { _ = try CollectionPath("a/b") })
+        #expect(error.message == "invalid collection path 'a/b': a collection path has an odd number of segments")
+        #expect(pathError { _ = try CollectionPath("a//c") }?.message == "invalid path 'a//c': empty segment")
+        #expect(try PathRules.segments("a/b", document: nil) == ["a", "b"])
+        #expect(try PathRules.segments("a", document: nil) == ["a"])
+    }
+
+    @Test("document paths navigate to their collection, parent and subcollections")
+    func navigation() throws {
+        let doc = try DocumentPath("members/alice/items/i1")
+        #expect(doc.id == "i1")
+        #expect(doc.collectionID == "items")
+        #expect(doc.collection.description == "members/alice/items")
+        #expect(doc.collection.id == "items")
+        #expect(doc.parentDocument == (try DocumentPath("members/alice")))
+        #expect(doc.parentDocument?.parentDocument == nil)
+        #expect(doc.depth == 2)
+        #expect(try doc.collection("notes").description == "members/alice/items/i1/notes")
+        #expect(try doc.collection("notes").document("n1") == DocumentPath("members/alice/items/i1/notes/n1"))
+        #expect(doc.collection.parent == (try DocumentPath("members/alice")))
+        #expect(try CollectionPath("members").parent == nil)
+        #expect(pathError { _ = try doc.collection("") }?.code == .invalidArgument)
+        #expect(pathError { _ = try doc.collection("__x__") }?.code == .invalidArgument)
+    }
+
+    @Test("a document id cannot contain a slash or break a rule")
+    func documentIDs() throws {
+        let members = try CollectionPath("members")
+        #expect(try members.document("bob").description == "members/bob")
+        #expect(pathError { _ = try members.document("a/b") }?.message == "invalid document id 'a/b': ids cannot contain '/'")
+        #expect(pathError { _ = try members.document("..") }?.message == "invalid path 'members/..': '..' is not a valid id")
+        #expect(pathError { _ = try members.document("") }?.message == "invalid path 'members/': empty segment")
+    }
+
+    @Test("ancestry follows whole segments")
+    func ancestry() throws {
+        let alice = try DocumentPath("members/alice")
+        #expect(alice.isAncestor(of: try DocumentPath("members/alice/items/i1")))
+        #expect(alice.isAncestor(of: try DocumentPath("members/alice/items/i1/notes/n")))
+        #expect(!alice.isAncestor(of: alice))
+        #expect(!alice.isAncestor(of: try DocumentPath("members/alicex/items/i1")))
+        #expect(!alice.isAncestor(of: try DocumentPath("members/bob/items/i1")))
+    }
+
+    @Test("document paths order segment by segment, each by UTF-8 bytes")
+    func ordering() throws {
+        let ordered = try ["a/b", "a/b/c/d", "a/c", "a-x/b", "b/a", "b/é", "b/😀"].map { try DocumentPath($0) }
+        for (x, y) in zip(ordered, ordered.dropFirst()) {
+            #expect(x < y, "\(x) < \(y)")
+            #expect(!(y < x), "\(y) !< \(x)")
+        }
+        var rng = SplitMix64(seed: 3)
+        #expect(ordered.shuffled(using: &rng).sorted() == ordered)
+        // The same order as references in values.
+        for x in ordered {
+            for y in ordered {
+                #expect((x < y) == (Value.compare(.reference(x.description), .reference(y.description)) == .ascending))
+            }
+        }
+    }
+
+    @Test("trusted segments skip validation but not the shape")
+    func trusted() {
+        #expect(DocumentPath(trustedSegments: ["a", "b"]).description == "a/b")
+        #expect(CollectionPath(trustedSegments: ["a"]).description == "a")
+    }
+
+    @Test("document paths encode as their slash string and refuse invalid ones when decoded")
+    func codable() throws {
+        let doc = try DocumentPath("members/alice")
+        let data = try JSONEncoder().encode([doc])
+        #expect(String(decoding: data, as: UTF8.self) == #"["members\/alice"]"# || String(decoding: data, as: UTF8.self) == #"["members/alice"]"#)
+        #expect(try JSONDecoder().decode([DocumentPath].self, from: data) == [doc])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([DocumentPath].self, from: Data(#"["members"]"#.utf8)) }
+    }
+
+    @Test("HTTPSError describes itself and builds the callable error body")
+    func httpsError() {
+        let error = HTTPSError.invalidArgument("bad path")
+        #expect(error.description == "invalid-argument: bad path")
+        #expect(error.callableBody == ["status": "INVALID_ARGUMENT", "message": "bad path"])
+        let detailed = HTTPSError(.notFound, "gone", details: ["id": "x"])
+        #expect(detailed.callableBody == ["status": "NOT_FOUND", "message": "gone", "details": ["id": "x"]])
+    }
+}
