@@ -46,6 +46,7 @@ let package = Package(
         .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions"],
                           path: "Scripts/bench/Sources/hearth-bench"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"]),
+        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
         .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel"]),

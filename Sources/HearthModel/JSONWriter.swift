@@ -238,7 +238,7 @@ public struct JSONWriter {
     }
 
     /// A map's members in UTF-8 byte order of their keys.
-    static func sortedMembers(_ members: [String: Value]) -> [(key: String, value: Value)] {
+    public static func sortedMembers(_ members: [String: Value]) -> [(key: String, value: Value)] {
         var pairs = Array(members)
         pairs.sort { a, b in Value.compareUTF8(a.key, b.key) == .ascending }
         return pairs

@@ -71,7 +71,7 @@ extension Value {
     }
 
     /// Exact comparison of an integer with a double (no rounding of the integer to a double).
-    static func compareIntDouble(_ i: Int64, _ d: Double) -> ComparisonOrder {
+    public static func compareIntDouble(_ i: Int64, _ d: Double) -> ComparisonOrder {
         if d.isNaN { return .descending }
         if d >= 9_223_372_036_854_775_808.0 { return .ascending }
         if d < -9_223_372_036_854_775_808.0 { return .descending }
@@ -82,7 +82,7 @@ extension Value {
         return frac > 0 ? .ascending : (frac < 0 ? .descending : .same)
     }
 
-    static func compareUTF8(_ a: String, _ b: String) -> ComparisonOrder {
+    public static func compareUTF8(_ a: String, _ b: String) -> ComparisonOrder {
         // Native and small strings expose their UTF-8 without copying; others take the slow path.
         if let order = a.utf8.withContiguousStorageIfAvailable({ pa in
             b.utf8.withContiguousStorageIfAvailable { pb in compareBuffers(pa, pb) }

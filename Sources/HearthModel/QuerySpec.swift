@@ -1,0 +1,176 @@
+/// A query over one collection or a collection group, in Firestore's model
+/// (https://firebase.google.com/docs/firestore/reference/rest/v1/StructuredQuery).
+public struct QuerySpec: Sendable, Hashable, Codable {
+    public enum Operator: String, Sendable, Hashable, Codable, CaseIterable {
+        case equal = "=="
+        case notEqual = "!="
+        case lessThan = "<"
+        case lessThanOrEqual = "<="
+        case greaterThan = ">"
+        case greaterThanOrEqual = ">="
+        case `in` = "in"
+        case notIn = "not-in"
+        case arrayContains = "array-contains"
+        case arrayContainsAny = "array-contains-any"
+
+        /// Range and not-equal operators: their fields join the implicit order.
+        public var isInequality: Bool {
+            switch self {
+            case .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .notIn: return true
+            default: return false
+            }
+        }
+    }
+
+    public struct Filter: Sendable, Hashable, Codable {
+        public var field: FieldPath
+        public var op: Operator
+        public var value: Value
+
+        public init(_ field: FieldPath, _ op: Operator, _ value: Value) {
+            self.field = field
+            self.op = op
+            self.value = value
+        }
+    }
+
+    public enum Direction: String, Sendable, Hashable, Codable {
+        case ascending = "asc"
+        case descending = "desc"
+
+        public var reversed: Direction { self == .ascending ? .descending : .ascending }
+    }
+
+    public struct Order: Sendable, Hashable, Codable {
+        public var field: FieldPath
+        public var direction: Direction
+
+        public init(_ field: FieldPath, _ direction: Direction = .ascending) {
+            self.field = field
+            self.direction = direction
+        }
+    }
+
+    /// A position in the ordered results: values for a prefix of the (normalized) order.
+    /// `before` is true for startAt and endBefore (the position just before the values).
+    public struct Cursor: Sendable, Hashable, Codable {
+        public var values: [Value]
+        public var before: Bool
+
+        public init(values: [Value], before: Bool) {
+            self.values = values
+            self.before = before
+        }
+    }
+
+    /// The document whose subcollections are queried; nil for the root.
+    public var parent: DocumentPath?
+    public var collectionID: String
+    /// A collection group: every collection named `collectionID` under `parent`, at any depth.
+    public var allDescendants: Bool
+    public var filters: [Filter]
+    public var orderBy: [Order]
+    public var startAt: Cursor?
+    public var endAt: Cursor?
+    public var limit: Int?
+    /// Keep the last `limit` results instead of the first (the order is not reversed).
+    public var limitToLast: Bool
+
+    public init(parent: DocumentPath? = nil, collectionID: String, allDescendants: Bool = false, filters: [Filter] = [],
+                orderBy: [Order] = [], startAt: Cursor? = nil, endAt: Cursor? = nil, limit: Int? = nil, limitToLast: Bool = false) {
+        self.parent = parent
+        self.collectionID = collectionID
+        self.allDescendants = allDescendants
+        self.filters = filters
+        self.orderBy = orderBy
+        self.startAt = startAt
+        self.endAt = endAt
+        self.limit = limit
+        self.limitToLast = limitToLast
+    }
+
+    /// A query on the collection at `path`.
+    public init(collection path: CollectionPath) {
+        self.init(parent: path.parent, collectionID: path.id)
+    }
+
+    /// The collection path of a non-group query.
+    public var collectionPath: CollectionPath? {
+        guard !allDescendants else { return nil }
+        return CollectionPath(trustedSegments: (parent?.segments ?? []) + [collectionID])
+    }
+
+    /// The full order Firestore applies: the explicit order, then every inequality field not in it
+    /// (in field path order), then the document name; added fields take the direction of the last
+    /// explicit order, or ascending.
+    public var normalizedOrder: [Order] {
+        var order = orderBy
+        let lastDirection = orderBy.last?.direction ?? .ascending
+        let ordered = Set(order.map(\.field))
+        let inequalityFields = Set(filters.filter { $0.op.isInequality }.map(\.field)).subtracting(ordered).sorted()
+        for field in inequalityFields where !field.isDocumentID { order.append(Order(field, lastDirection)) }
+        if !order.contains(where: { $0.field.isDocumentID }) { order.append(Order(.documentID, lastDirection)) }
+        return order
+    }
+
+    public static let maxDisjunctionValues = 30
+    public static let maxNotInValues = 10
+
+    /// Checks the rules Firestore enforces on a query; the error names the rule.
+    public func validate() throws(HTTPSError) {
+        if collectionID.isEmpty || collectionID.contains("/") {
+            throw .invalidArgument("invalid collection id '\(collectionID)'")
+        }
+        try PathRules.validateID(Substring(collectionID), in: collectionID)
+        if let limit, limit < 0 { throw .invalidArgument("limit must not be negative (got \(limit))") }
+        if limitToLast && orderBy.isEmpty {
+            throw .invalidArgument("limitToLast requires at least one orderBy clause")
+        }
+        if limitToLast && limit == nil { throw .invalidArgument("limitToLast requires a limit") }
+        var arrayContains = 0, disjunctions = 0, notEquals = 0
+        for f in filters {
+            switch f.op {
+            case .in, .notIn, .arrayContainsAny:
+                guard case .array(let list) = f.value, !list.isEmpty else {
+                    throw .invalidArgument("'\(f.op.rawValue)' on '\(f.field)' needs a non-empty array of values")
+                }
+                let max = f.op == .notIn ? QuerySpec.maxNotInValues : QuerySpec.maxDisjunctionValues
+                if list.count > max {
+                    throw .invalidArgument("'\(f.op.rawValue)' on '\(f.field)' allows at most \(max) values (got \(list.count))")
+                }
+            default:
+                break
+            }
+            switch f.op {
+            case .arrayContains: arrayContains += 1
+            case .arrayContainsAny: disjunctions += 1; arrayContains += 1
+            case .in: disjunctions += 1
+            case .notIn: notEquals += 1; disjunctions += 1
+            case .notEqual: notEquals += 1
+            default: break
+            }
+            if f.field.isDocumentID {
+                switch f.value {
+                case .reference, .array: break
+                case .string(let s) where !s.contains("/"): break
+                default:
+                    throw .invalidArgument("filters on the document id need a document id or reference (got \(f.value.typeName))")
+                }
+                if f.op == .arrayContains || f.op == .arrayContainsAny {
+                    throw .invalidArgument("'\(f.op.rawValue)' cannot filter on the document id")
+                }
+            }
+        }
+        if arrayContains > 1 { throw .invalidArgument("a query can have at most one array-contains or array-contains-any filter") }
+        if disjunctions > 1 { throw .invalidArgument("a query can have at most one 'in', 'not-in' or 'array-contains-any' filter") }
+        if notEquals > 1 { throw .invalidArgument("a query can have at most one '!=' or 'not-in' filter") }
+        let order = normalizedOrder
+        for cursor in [startAt, endAt].compactMap({ $0 }) where cursor.values.count > order.count {
+            throw .invalidArgument("a cursor has \(cursor.values.count) values but the query orders by only \(order.count) fields")
+        }
+        var seen: Set<FieldPath> = []
+        for o in orderBy where !seen.insert(o.field).inserted {
+            throw .invalidArgument("orderBy '\(o.field)' appears twice")
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import HearthModel
+
+/// One row of the field index: a field path, whether it indexes the whole value or one element of
+/// an array (for array-contains), and the value's key.
+struct IndexEntry: Hashable {
+    var field: String
+    var element: Bool
+    var key: [UInt8]
+}
+
+enum IndexEntries {
+    /// Every entry of a document's fields, as Firestore's automatic single-field indexes: each field
+    /// at every depth of nested maps (the map itself too), and each distinct element of each array.
+    /// Values inside arrays are not indexed by path, as in Firestore.
+    static func of(_ fields: [String: Value]) -> [IndexEntry] {
+        var out: [IndexEntry] = []
+        out.reserveCapacity(fields.count + 4)
+        collect(fields, prefix: [], into: &out)
+        return out
+    }
+
+    private static func collect(_ map: [String: Value], prefix: [String], into out: inout [IndexEntry]) {
+        for (key, value) in map {
+            let path = prefix + [key]
+            let field = FieldPath(segments: path).description
+            out.append(IndexEntry(field: field, element: false, key: IndexKey.encode(value)))
+            switch value {
+            case .map(let inner):
+                collect(inner, prefix: path, into: &out)
+            case .array(let items):
+                var seen: Set<[UInt8]> = []
+                for item in items {
+                    let key = IndexKey.encode(item)
+                    if seen.insert(key).inserted { out.append(IndexEntry(field: field, element: true, key: key)) }
+                }
+            default:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import HearthModel
+
+/// Firestore's limits on document contents (https://firebase.google.com/docs/firestore/quotas).
+public enum DocumentLimits {
+    /// Encoded size of one document.
+    public static let maxDocumentBytes = 1 << 20
+    /// Maps and arrays nested inside one another.
+    public static let maxDepth = 20
+    public static let maxFieldNameBytes = 1500
+}
+
+/// Applies one write to a document's current state: precondition, then the update or delete, then
+/// the transforms, as Firestore does within a commit.
+enum WriteApplication {
+    struct Outcome {
+        /// The fields after the write; nil when the document is deleted (or stays absent).
+        var fields: [String: Value]?
+        var transformResults: [Value]
+    }
+
+    static func apply(_ write: DocumentWrite, to current: [String: Value]?, updateTime: Timestamp?,
+                      commitTime: Timestamp) throws(HTTPSError) -> Outcome {
+        let path = write.path.description
+        switch write.precondition {
+        case .exists(true)? where current == nil:
+            throw HTTPSError(.notFound, "No document to update: \(path)")
+        case .exists(false)? where current != nil:
+            throw HTTPSError(.alreadyExists, "Document already exists: \(path)")
+        case .updateTime(let t)? where updateTime != t:
+            throw HTTPSError(.failedPrecondition, "the document \(path) was updated at \(updateTime?.description ?? "never"), not \(t)")
+        default:
+            break
+        }
+        var fields: [String: Value]?
+        switch write.operation {
+        case .delete:
+            guard write.transforms.isEmpty else { throw .invalidArgument("a delete cannot carry field transforms (\(path))") }
+            return Outcome(fields: nil, transformResults: [])
+        case .update(let data, nil):
+            if write.transforms.contains(where: { $0.transform == .delete }) {
+                throw .invalidArgument("FieldValue.delete() is only allowed in update() and set() with merge (\(path))")
+            }
+            fields = data
+        case .update(let data, let mask?):
+            var merged = current ?? [:]
+            for fieldPath in mask {
+                try checkFieldPath(fieldPath, in: path)
+                if let v = Value.map(data).value(at: fieldPath) {
+                    Value.set(v, at: fieldPath.segments[...], in: &merged)
+                } else {
+                    Value.remove(at: fieldPath.segments[...], in: &merged)
+                }
+            }
+            fields = merged
+        }
+        var results: [Value] = []
+        if !write.transforms.isEmpty {
+            var doc = fields ?? [:]
+            var seen: Set<FieldPath> = []
+            for spec in write.transforms {
+                try checkFieldPath(spec.field, in: path)
+                guard seen.insert(spec.field).inserted else {
+                    throw .invalidArgument("field '\(spec.field)' is transformed twice in one write (\(path))")
+                }
+                let old = Value.map(doc).value(at: spec.field)
+                let new: Value?
+                switch spec.transform {
+                case .serverTimestamp: new = .timestamp(commitTime)
+                case .increment(let operand): new = try increment(old, by: operand, field: spec.field)
+                case .arrayUnion(let elements): new = arrayUnion(old, elements)
+                case .arrayRemove(let elements): new = arrayRemove(old, elements)
+                case .delete: new = nil
+                }
+                if let new { Value.set(new, at: spec.field.segments[...], in: &doc) } else { Value.remove(at: spec.field.segments[...], in: &doc) }
+                results.append(new ?? .null)
+            }
+            fields = doc
+        }
+        return Outcome(fields: fields, transformResults: results)
+    }
+
+    static func checkFieldPath(_ field: FieldPath, in path: String) throws(HTTPSError) {
+        if field.segments.isEmpty || field.segments.contains(where: \.isEmpty) {
+            throw .invalidArgument("empty field path in a write to \(path)")
+        }
+        if field.isDocumentID { throw .invalidArgument("'__name__' cannot be written (\(path))") }
+    }
+
+    /// Integer + integer stays an integer, saturating at the 64-bit bounds; a double makes a double.
+    /// A missing or non-numeric field takes the operand's value.
+    static func increment(_ old: Value?, by operand: Value, field: FieldPath) throws(HTTPSError) -> Value {
+        switch (old, operand) {
+        case (.int(let a)?, .int(let b)):
+            let (sum, overflow) = a.addingReportingOverflow(b)
+            return overflow ? .int(b > 0 ? Int64.max : Int64.min) : .int(sum)
+        case (.int(let a)?, .double(let b)): return .double(Double(a) + b)
+        case (.double(let a)?, .int(let b)): return .double(a + Double(b))
+        case (.double(let a)?, .double(let b)): return .double(a + b)
+        case (_, .int), (_, .double): return operand
+        default: throw .invalidArgument("increment of '\(field)' needs a number (got \(operand.typeName))")
+        }
+    }
+
+    static func contains(_ list: [Value], _ v: Value) -> Bool {
+        list.contains { Value.compare($0, v) == .same && $0.typeOrder == v.typeOrder }
+    }
+
+    static func arrayUnion(_ old: Value?, _ elements: [Value]) -> Value {
+        var items = old?.arrayValue ?? []
+        for e in elements where !contains(items, e) { items.append(e) }
+        return .array(items)
+    }
+
+    static func arrayRemove(_ old: Value?, _ elements: [Value]) -> Value {
+        guard let items = old?.arrayValue else { return .array([]) }
+        return .array(items.filter { !contains(elements, $0) })
+    }
+
+    // MARK: validation
+
+    /// Checks field names and nesting, and truncates timestamps to microseconds (Firestore's
+    /// precision). Returns the fields to store.
+    static func validate(_ fields: [String: Value], path: DocumentPath) throws(HTTPSError) -> [String: Value] {
+        var needsTruncation = false
+        try check(.map(fields), depth: 0, path: path, fieldPath: [], truncate: &needsTruncation)
+        return needsTruncation ? truncateTimestamps(fields) : fields
+    }
+
+    private static func check(_ value: Value, depth: Int, path: DocumentPath, fieldPath: [String], truncate: inout Bool) throws(HTTPSError) {
+        switch value {
+        case .map(let m):
+            if depth > DocumentLimits.maxDepth {
+                throw .invalidArgument("document \(path): field '\(FieldPath(segments: fieldPath))' nests maps and arrays deeper than \(DocumentLimits.maxDepth)")
+            }
+            for (key, member) in m {
+                if key.isEmpty { throw .invalidArgument("document \(path): empty field name in '\(FieldPath(segments: fieldPath))'") }
+                if key.utf8.count > DocumentLimits.maxFieldNameBytes {
+                    throw .invalidArgument("document \(path): a field name is longer than \(DocumentLimits.maxFieldNameBytes) bytes")
+                }
+                if key.utf8.count >= 4 && key.hasPrefix("__") && key.hasSuffix("__") {
+                    throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)')")
+                }
+                try check(member, depth: depth + 1, path: path, fieldPath: fieldPath + [key], truncate: &truncate)
+            }
+        case .array(let items):
+            if depth > DocumentLimits.maxDepth {
+                throw .invalidArgument("document \(path): field '\(FieldPath(segments: fieldPath))' nests maps and arrays deeper than \(DocumentLimits.maxDepth)")
+            }
+            for item in items {
+                if case .array = item {
+                    throw .invalidArgument("document \(path): field '\(FieldPath(segments: fieldPath))' holds an array directly inside an array, which Firestore does not allow")
+                }
+                try check(item, depth: depth + 1, path: path, fieldPath: fieldPath, truncate: &truncate)
+            }
+        case .timestamp(let t):
+            if !t.isInFirestoreRange { throw .invalidArgument("document \(path): timestamp \(t) in '\(FieldPath(segments: fieldPath))' is outside years 1 to 9999") }
+            if t.nanos % 1000 != 0 { truncate = true }
+        case .reference(let r):
+            do { _ = try DocumentPath(r) } catch { throw .invalidArgument("document \(path): reference in '\(FieldPath(segments: fieldPath))': \(error.message)") }
+        default:
+            break
+        }
+    }
+
+    static func truncateTimestamps(_ fields: [String: Value]) -> [String: Value] {
+        func walk(_ v: Value) -> Value {
+            switch v {
+            case .timestamp(let t): return .timestamp(Timestamp(seconds: t.seconds, nanos: t.nanos - t.nanos % 1000))
+            case .map(let m): return .map(m.mapValues(walk))
+            case .array(let a): return .array(a.map(walk))
+            default: return v
+            }
+        }
+        return fields.mapValues(walk)
+    }
+}

@@ -1,0 +1,39 @@
+import HearthModel
+import Synchronization
+
+/// Collection paths and their row ids. Documents and index rows refer to collections by id, so a
+/// path is resolved once and then served from memory. Rows are only ever added, which makes the
+/// cache safe to share between the writer and readers without invalidation.
+final class CollectionRegistry: Sendable {
+    private let cache = Mutex<[String: Int64]>([:])
+
+    /// The id of `path`, looked up on `db`; nil when the collection has never held a document.
+    func id(of path: CollectionPath, on db: Connection) throws -> Int64? {
+        let key = path.description
+        if let id = cache.withLock({ $0[key] }) { return id }
+        guard let id = try db.scalarInt("SELECT id FROM collections WHERE path = ?", [.text(key)]) else { return nil }
+        cache.withLock { $0[key] = id }
+        return id
+    }
+
+    /// The id of `path`, created on the writer's connection when missing.
+    func idCreating(_ path: CollectionPath, on db: Connection) throws -> Int64 {
+        if let id = try id(of: path, on: db) { return id }
+        let key = path.description
+        let parent = path.parent?.description ?? ""
+        try db.run("INSERT INTO collections(path, parent_path, collection_id) VALUES (?, ?, ?)", [.text(key), .text(parent), .text(path.id)])
+        guard let id = try db.scalarInt("SELECT id FROM collections WHERE path = ?", [.text(key)]) else {
+            throw HTTPSError(.internal, "collection \(key) vanished after insert")
+        }
+        // Cached only after the commit: a rolled-back insert must not leave a phantom id behind.
+        return id
+    }
+
+    func remember(_ path: CollectionPath, id: Int64) {
+        cache.withLock { $0[path.description] = id }
+    }
+
+    func forget(_ paths: [String]) {
+        cache.withLock { c in for p in paths { c.removeValue(forKey: p) } }
+    }
+}

@@ -1,0 +1,70 @@
+import HearthModel
+
+/// How rows hold documents and times.
+enum RowEncoding {
+    /// Times are stored as microseconds since the epoch (Firestore's precision).
+    static func micros(_ t: Timestamp) -> Int64 { t.microsecondsSinceEpoch }
+    static func time(_ micros: Int64) -> Timestamp { Timestamp(microseconds: micros) }
+
+    static func encodeFields(_ fields: [String: Value]) -> [UInt8] {
+        BinaryValueCodec.encode(.map(fields))
+    }
+
+    static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>) throws -> [String: Value] {
+        guard case .map(let m) = try BinaryValueCodec.decode(bytes) else {
+            throw HTTPSError(.dataLoss, "a stored document is not a map")
+        }
+        return m
+    }
+
+    /// A document as the change feed stores it.
+    static func encodeDocument(_ doc: StoredDocument) -> [UInt8] {
+        BinaryValueCodec.encode(["fields": .map(doc.fields), "createTime": .timestamp(doc.createTime), "updateTime": .timestamp(doc.updateTime)])
+    }
+
+    static func decodeDocument(_ bytes: [UInt8], path: DocumentPath) throws -> StoredDocument {
+        let v = try BinaryValueCodec.decode(bytes)
+        guard case .map(let fields)? = v["fields"], let c = v["createTime"]?.timestampValue, let u = v["updateTime"]?.timestampValue else {
+            throw HTTPSError(.dataLoss, "a change feed entry for \(path) is malformed")
+        }
+        return StoredDocument(path: path, fields: fields, createTime: c, updateTime: u)
+    }
+}
+
+/// A change the feed recorded: one per document per commit.
+public struct DocumentChange: Sendable, Hashable {
+    public var sequence: Int64
+    public var commitTime: Timestamp
+    public var path: DocumentPath
+    public var kind: ChangeKind
+    public var before: StoredDocument?
+    public var after: StoredDocument?
+
+    public init(sequence: Int64, commitTime: Timestamp, path: DocumentPath, kind: ChangeKind, before: StoredDocument?, after: StoredDocument?) {
+        self.sequence = sequence
+        self.commitTime = commitTime
+        self.path = path
+        self.kind = kind
+        self.before = before
+        self.after = after
+    }
+}
+
+extension ChangeKind {
+    var code: Int64 {
+        switch self {
+        case .created: return 0
+        case .updated: return 1
+        case .deleted: return 2
+        }
+    }
+
+    init?(code: Int64) {
+        switch code {
+        case 0: self = .created
+        case 1: self = .updated
+        case 2: self = .deleted
+        default: return nil
+        }
+    }
+}

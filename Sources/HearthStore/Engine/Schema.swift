@@ -1,0 +1,84 @@
+/// The store's schema as numbered migrations. `PRAGMA user_version` records how many have run; on
+/// open the missing ones run in one transaction, and a database from a newer binary (a higher
+/// version than this list knows) is refused rather than misread.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: documents, their collections, the field index and the change feed.
+        """
+        CREATE TABLE collections (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            parent_path TEXT NOT NULL,
+            collection_id TEXT NOT NULL
+        );
+        CREATE INDEX collections_by_parent ON collections(parent_path, collection_id);
+        CREATE INDEX collections_by_group ON collections(collection_id, path);
+
+        CREATE TABLE documents (
+            collection INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            data BLOB NOT NULL,
+            create_time INTEGER NOT NULL,
+            update_time INTEGER NOT NULL,
+            PRIMARY KEY (collection, id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE field_index (
+            collection INTEGER NOT NULL,
+            field TEXT NOT NULL,
+            element INTEGER NOT NULL,
+            value BLOB NOT NULL,
+            id TEXT NOT NULL,
+            PRIMARY KEY (collection, field, element, value, id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE changes (
+            seq INTEGER PRIMARY KEY,
+            commit_time INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            kind INTEGER NOT NULL,
+            before BLOB,
+            after BLOB
+        );
+        CREATE INDEX changes_by_time ON changes(commit_time);
+
+        CREATE TABLE consumers (
+            name TEXT PRIMARY KEY,
+            cursor INTEGER NOT NULL,
+            updated_time INTEGER NOT NULL
+        );
+        """,
+    ]
+
+    static var version: Int { migrations.count }
+
+    /// Brings the database up to `version`, or refuses one that is newer.
+    static func migrate(_ db: Connection) throws {
+        let current = Int(try db.scalarInt("PRAGMA user_version") ?? 0)
+        if current > version {
+            throw StoreError.schemaTooNew(found: current, supported: version)
+        }
+        guard current < version else { return }
+        try db.transaction {
+            for index in current..<version {
+                try db.execute(migrations[index])
+            }
+            try db.execute("PRAGMA user_version = \(version)")
+        }
+    }
+}
+
+/// Failures of the store that are not about a caller's input.
+public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
+    case schemaTooNew(found: Int, supported: Int)
+    case closed
+
+    public var description: String {
+        switch self {
+        case .schemaTooNew(let found, let supported):
+            return "the database has schema version \(found), newer than this binary supports (\(supported)); use a newer hearth"
+        case .closed:
+            return "the store is closed"
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import HearthModel
+
+/// What a transaction read, checked again at its commit so that a conflicting change aborts it.
+public enum ReadValidation: Sendable, Hashable {
+    /// The document must still have this update time (nil: must still be absent).
+    case document(DocumentPath, updateTime: Timestamp?)
+    /// The query must still return exactly these documents at these update times.
+    case query(QuerySpec, results: [DocumentPath: Timestamp])
+}
+
+/// The store's single writer: one connection, confined to this actor (the actor's serial executor),
+/// through which every commit passes. SQLite allows one writer at a time anyway; serializing here
+/// means commits never wait on SQLITE_BUSY and commit times and sequence numbers are assigned in
+/// commit order.
+actor Writer {
+    let db: Connection
+    let collections: CollectionRegistry
+    let clock: any Clock
+    private(set) var lastSequence: Int64
+    private var lastCommitMicros: Int64
+
+    static let maxWritesPerCommit = 500
+
+    init(path: String, synchronous: String, collections: CollectionRegistry, clock: any Clock) throws {
+        db = try Connection(path: path, options: Connection.Options(synchronous: synchronous))
+        try Schema.migrate(db)
+        self.collections = collections
+        self.clock = clock
+        lastSequence = try db.scalarInt("SELECT max(seq) FROM changes") ?? 0
+        let lastTime = try db.scalarInt("SELECT max(commit_time) FROM changes") ?? 0
+        lastCommitMicros = lastTime
+    }
+
+    /// A commit time strictly after the previous one, in microseconds.
+    private func nextCommitTime() -> Timestamp {
+        let now = RowEncoding.micros(clock.now())
+        lastCommitMicros = max(now, lastCommitMicros + 1)
+        return RowEncoding.time(lastCommitMicros)
+    }
+
+    /// A document's state while a commit is being built.
+    private struct Pending {
+        var collection: Int64?
+        var original: StoredDocument?
+        var fields: [String: Value]?
+        var updateTime: Timestamp?
+    }
+
+    /// Applies `writes` atomically after checking `validations`; returns the result and the changes
+    /// it appended to the feed (one per document whose contents changed).
+    func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = []) throws -> (CommitResult, [DocumentChange]) {
+        guard writes.count <= Writer.maxWritesPerCommit else {
+            throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
+        }
+        let commitTime = nextCommitTime()
+        var newCollections: [(CollectionPath, Int64)] = []
+        var changes: [DocumentChange] = []
+        var sequence = lastSequence
+        let result: CommitResult = try db.transaction {
+            for validation in validations { try check(validation) }
+            var pending: [DocumentPath: Pending] = [:]
+            var order: [DocumentPath] = []
+            var transformResults: [[Value]] = []
+            for write in writes {
+                var state: Pending
+                if let existing = pending[write.path] {
+                    state = existing
+                } else {
+                    state = try load(write.path)
+                    order.append(write.path)
+                }
+                let outcome = try WriteApplication.apply(write, to: state.fields, updateTime: state.updateTime, commitTime: commitTime)
+                state.fields = try outcome.fields.map { fields throws in try WriteApplication.validate(fields, path: write.path) }
+                state.updateTime = state.fields == nil ? nil : commitTime
+                pending[write.path] = state
+                transformResults.append(outcome.transformResults)
+            }
+            var finalTimes: [DocumentPath: Timestamp?] = [:]
+            for path in order {
+                let state = pending[path]!
+                let change = try persist(path, state, commitTime: commitTime, newCollections: &newCollections)
+                finalTimes[path] = state.fields == nil ? nil : (change == nil ? state.original?.updateTime : commitTime)
+                if let change {
+                    sequence += 1
+                    let record = DocumentChange(sequence: sequence, commitTime: commitTime, path: path, kind: change,
+                                                before: state.original,
+                                                after: state.fields.map { StoredDocument(path: path, fields: $0, createTime: state.original?.createTime ?? commitTime, updateTime: commitTime) })
+                    try append(record)
+                    changes.append(record)
+                }
+            }
+            let results = zip(writes, transformResults).map { write, transforms in
+                WriteResult(updateTime: finalTimes[write.path] ?? nil, transformResults: transforms)
+            }
+            return CommitResult(commitTime: commitTime, writeResults: results)
+        }
+        lastSequence = sequence
+        for (path, id) in newCollections { collections.remember(path, id: id) }
+        return (result, changes)
+    }
+
+    private func load(_ path: DocumentPath) throws -> Pending {
+        guard let collection = try collections.id(of: path.collection, on: db) else { return Pending() }
+        let s = try db.prepare("SELECT data, create_time, update_time FROM documents WHERE collection = ? AND id = ?")
+        defer { s.reset() }
+        try s.bind([.integer(collection), .text(path.id)])
+        guard try s.step() else { return Pending(collection: collection) }
+        let fields = try s.withBlob(0) { try RowEncoding.decodeFields($0) }
+        let doc = StoredDocument(path: path, fields: fields, createTime: RowEncoding.time(s.int64(1)), updateTime: RowEncoding.time(s.int64(2)))
+        return Pending(collection: collection, original: doc, fields: fields, updateTime: doc.updateTime)
+    }
+
+    /// Writes a document's final state of this commit; returns the change kind, or nil when nothing changed.
+    private func persist(_ path: DocumentPath, _ state: Pending, commitTime: Timestamp,
+                         newCollections: inout [(CollectionPath, Int64)]) throws -> ChangeKind? {
+        switch (state.original, state.fields) {
+        case (nil, nil):
+            return nil
+        case (let original?, nil):
+            try db.run("DELETE FROM documents WHERE collection = ? AND id = ?", [.integer(state.collection!), .text(path.id)])
+            try removeIndex(IndexEntries.of(original.fields), collection: state.collection!, id: path.id)
+            return .deleted
+        case (let original, let fields?):
+            if let original, original.fields == fields { return nil }
+            var collection = state.collection
+            if collection == nil {
+                let id = try collections.idCreating(path.collection, on: db)
+                newCollections.append((path.collection, id))
+                collection = id
+            }
+            let data = RowEncoding.encodeFields(fields)
+            guard data.count <= DocumentLimits.maxDocumentBytes else {
+                throw HTTPSError(.invalidArgument, "document \(path) would be \(data.count) bytes, more than the limit of \(DocumentLimits.maxDocumentBytes)")
+            }
+            let created = original?.createTime ?? commitTime
+            try db.run("INSERT OR REPLACE INTO documents(collection, id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)",
+                       [.integer(collection!), .text(path.id), .blob(data), .integer(RowEncoding.micros(created)), .integer(RowEncoding.micros(commitTime))])
+            let newEntries = IndexEntries.of(fields)
+            if let original {
+                let old = Set(IndexEntries.of(original.fields))
+                let new = Set(newEntries)
+                try removeIndex(old.subtracting(new), collection: collection!, id: path.id)
+                try insertIndex(new.subtracting(old), collection: collection!, id: path.id)
+                return .updated
+            }
+            try insertIndex(newEntries, collection: collection!, id: path.id)
+            return .created
+        }
+    }
+
+    private func insertIndex<S: Sequence>(_ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
+        let s = try db.prepare("INSERT OR IGNORE INTO field_index(collection, field, element, value, id) VALUES (?, ?, ?, ?, ?)")
+        for e in entries {
+            s.reset()
+            try s.bind([.integer(collection), .text(e.field), .integer(e.element ? 1 : 0), .blob(e.key), .text(id)])
+            _ = try s.step()
+        }
+        s.reset()
+    }
+
+    private func removeIndex<S: Sequence>(_ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
+        let s = try db.prepare("DELETE FROM field_index WHERE collection = ? AND field = ? AND element = ? AND value = ? AND id = ?")
+        for e in entries {
+            s.reset()
+            try s.bind([.integer(collection), .text(e.field), .integer(e.element ? 1 : 0), .blob(e.key), .text(id)])
+            _ = try s.step()
+        }
+        s.reset()
+    }
+
+    private func append(_ change: DocumentChange) throws {
+        try db.run("INSERT INTO changes(seq, commit_time, path, kind, before, after) VALUES (?, ?, ?, ?, ?, ?)", [
+            .integer(change.sequence), .integer(RowEncoding.micros(change.commitTime)), .text(change.path.description),
+            .integer(change.kind.code),
+            change.before.map { .blob(RowEncoding.encodeDocument($0)) } ?? .null,
+            change.after.map { .blob(RowEncoding.encodeDocument($0)) } ?? .null,
+        ])
+    }
+
+    private func check(_ validation: ReadValidation) throws {
+        switch validation {
+        case .document(let path, let expected):
+            let current = try load(path).original?.updateTime
+            if current != expected {
+                throw HTTPSError(.aborted, "transaction conflict: \(path) changed since it was read")
+            }
+        case .query(let spec, let expected):
+            let now = try QueryEngine(db: db, collections: collections).run(spec)
+            let current = Dictionary(now.map { ($0.path, $0.updateTime) }, uniquingKeysWith: { a, _ in a })
+            if current != expected {
+                throw HTTPSError(.aborted, "transaction conflict: the results of a query on '\(spec.collectionID)' changed since it ran")
+            }
+        }
+    }
+
+    /// Runs `body` with the writer's connection inside a write transaction (for the store's own
+    /// maintenance: pruning, recursive deletes, cursors).
+    func withTransaction<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+        try db.transaction { try body(db) }
+    }
+
+    func checkpoint() throws {
+        try db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+}

@@ -1,0 +1,112 @@
+import CSQLite
+
+/// One SQLite connection. It owns the `sqlite3*` and a cache of prepared statements, and is used by
+/// one thread at a time (opened with SQLITE_OPEN_NOMUTEX: "multi-thread" mode,
+/// https://www.sqlite.org/threadsafe.html); the store confines the writer to an actor and lends
+/// readers out of a pool.
+final class Connection {
+    let handle: OpaquePointer
+    let path: String
+    private var cache: [String: Statement] = [:]
+
+    struct Options {
+        var readOnly = false
+        var synchronous = "NORMAL"
+        /// How long a statement waits on another connection's lock before SQLITE_BUSY, ms.
+        var busyTimeoutMilliseconds: Int32 = 5000
+    }
+
+    init(path: String, options: Options) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let flags = (options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = SQLiteError(connection: db, code: rc, sql: nil)
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: error.extendedCode, message: "cannot open \(path): \(error.message)")
+        }
+        handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
+        if !options.readOnly {
+            // WAL: readers do not block the writer nor the writer readers (https://www.sqlite.org/wal.html).
+            try execute("PRAGMA journal_mode = WAL")
+        }
+        // NORMAL in WAL mode survives a process crash; FULL also survives power loss
+        // (https://www.sqlite.org/pragma.html#pragma_synchronous).
+        try execute("PRAGMA synchronous = \(options.synchronous)")
+        try execute("PRAGMA foreign_keys = OFF")
+        try execute("PRAGMA temp_store = MEMORY")
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// A cached prepared statement for `sql`, reset and ready to bind.
+    func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try Statement(connection: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs SQL that returns no rows (possibly several statements, without bindings).
+    func execute(_ sql: String) throws(SQLiteError) {
+        var error: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &error)
+        if rc != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(error)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// Runs one statement with bindings, ignoring any rows.
+    func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) {
+        let s = try prepare(sql)
+        try s.bind(values)
+        while try s.step() {}
+        s.reset()
+    }
+
+    /// Reads rows of one statement with `row` (called once per row, with the statement positioned on it).
+    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ row: (Statement) throws -> T) throws -> [T] {
+        let s = try prepare(sql)
+        defer { s.reset() }
+        try s.bind(values)
+        var out: [T] = []
+        while try s.step() { out.append(try row(s)) }
+        return out
+    }
+
+    /// The first row's first column as an integer, or nil when there is no row.
+    func scalarInt(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int64? {
+        try query(sql, values) { $0.isNull(0) ? nil : $0.int64(0) }.first ?? nil
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in a transaction; commits when it returns, rolls back and rethrows its error
+    /// (the first one) when it throws.
+    func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Connection: Sendable {}

@@ -1,0 +1,203 @@
+import Foundation
+import HearthModel
+
+/// The embedded engine: one SQLite database in WAL mode, a single writer (an actor) and a pool of
+/// readers. See `Schema` for the tables and `QueryEngine` for how queries use the field index.
+public final class SQLiteEngine: StorageEngine {
+    public struct Options: Sendable {
+        public enum Synchronous: String, Sendable { case off = "OFF", normal = "NORMAL", full = "FULL" }
+        /// NORMAL survives a process crash; FULL also survives power loss (and costs an fsync per commit).
+        public var synchronous: Synchronous = .normal
+        /// Idle reader connections kept open.
+        public var readers: Int = 4
+
+        public init(synchronous: Synchronous = .normal, readers: Int = 4) {
+            self.synchronous = synchronous
+            self.readers = readers
+        }
+    }
+
+    public let path: String
+    let writer: Writer
+    let readers: ReaderPool
+    let collections = CollectionRegistry()
+    let notifier: ChangeNotifier
+
+    public init(path: String, options: Options = Options(), clock: any Clock) async throws {
+        self.path = path
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        writer = try Writer(path: path, synchronous: options.synchronous.rawValue, collections: collections, clock: clock)
+        readers = ReaderPool(path: path, capacity: options.readers)
+        notifier = ChangeNotifier(last: await writer.lastSequence)
+    }
+
+    public var lastSequence: Int64 { notifier.last }
+
+    public func getAll(_ paths: [DocumentPath]) throws -> [StoredDocument?] {
+        try readers.withSnapshot { db in
+            try paths.map { path in
+                guard let collection = try collections.id(of: path.collection, on: db) else { return nil }
+                let s = try db.prepare("SELECT data, create_time, update_time FROM documents WHERE collection = ? AND id = ?")
+                defer { s.reset() }
+                try s.bind([.integer(collection), .text(path.id)])
+                guard try s.step() else { return nil }
+                let fields = try s.withBlob(0) { try RowEncoding.decodeFields($0) }
+                return StoredDocument(path: path, fields: fields, createTime: RowEncoding.time(s.int64(1)), updateTime: RowEncoding.time(s.int64(2)))
+            }
+        }
+    }
+
+    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange]) {
+        let (result, changes) = try await writer.commit(writes, validations: validations)
+        if let last = changes.last { notifier.committed(upTo: last.sequence) }
+        return (result, changes)
+    }
+
+    public func query(_ spec: QuerySpec) throws -> [StoredDocument] {
+        try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).run(spec) }
+    }
+
+    public func count(_ spec: QuerySpec) throws -> Int {
+        try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).count(spec) }
+    }
+
+    /// The plan a query gets and SQLite's `EXPLAIN QUERY PLAN` of its statement.
+    public func explain(_ spec: QuerySpec) throws -> (plan: String, details: [String]) {
+        try readers.withSnapshot { db in
+            let (plan, details) = try QueryEngine(db: db, collections: collections).explain(spec)
+            return (String(describing: plan), details)
+        }
+    }
+
+    /// Collections under `prefix` (a path followed by "/") holding at least one document.
+    private func populatedCollections(_ db: Connection, underPrefix prefix: String) throws -> [String] {
+        let upper = String(prefix.dropLast()) + "0"
+        return try db.query("""
+            SELECT c.path FROM collections AS c
+            WHERE c.path >= ? AND c.path < ? AND EXISTS (SELECT 1 FROM documents AS d WHERE d.collection = c.id)
+            ORDER BY c.path
+            """, [.text(prefix), .text(upper)]) { $0.text(0) }
+    }
+
+    public func listCollections(under parent: DocumentPath?) throws -> [CollectionPath] {
+        try readers.withSnapshot { db in
+            let prefix = parent.map { $0.description + "/" } ?? ""
+            let populated = prefix.isEmpty
+                ? try db.query("SELECT c.path FROM collections AS c WHERE EXISTS (SELECT 1 FROM documents AS d WHERE d.collection = c.id)") { $0.text(0) }
+                : try populatedCollections(db, underPrefix: prefix)
+            var ids: Set<String> = []
+            for path in populated {
+                let rest = path.dropFirst(prefix.count)
+                if let id = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first { ids.insert(String(id)) }
+            }
+            return try ids.sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in try CollectionPath(prefix + id) }
+        }
+    }
+
+    public func listDocuments(in collection: CollectionPath) throws -> [DocumentListing] {
+        try readers.withSnapshot { db in
+            var listing: [String: Bool] = [:]
+            if let id = try collections.id(of: collection, on: db) {
+                for docID in try db.query("SELECT id FROM documents WHERE collection = ?", [.integer(id)], { $0.text(0) }) {
+                    listing[docID] = true
+                }
+            }
+            let prefix = collection.description + "/"
+            for path in try populatedCollections(db, underPrefix: prefix) {
+                let rest = path.dropFirst(prefix.count)
+                if let id = rest.split(separator: "/", maxSplits: 1).first, listing[String(id)] == nil { listing[String(id)] = false }
+            }
+            return try listing.keys.sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in
+                DocumentListing(path: try collection.document(id), exists: listing[id]!)
+            }
+        }
+    }
+
+    public func documents(under path: [String], limit: Int) throws -> [DocumentPath] {
+        try readers.withSnapshot { db in
+            var out: [DocumentPath] = []
+            let text = path.joined(separator: "/")
+            if path.count % 2 == 0 {
+                let doc = DocumentPath(trustedSegments: path)
+                if try getAllOn(db, [doc]).first! != nil { out.append(doc) }
+            } else if let id = try collections.id(of: CollectionPath(trustedSegments: path), on: db) {
+                out += try db.query("SELECT id FROM documents WHERE collection = ? LIMIT ?", [.integer(id), .integer(Int64(limit))]) {
+                    DocumentPath(trustedSegments: path + [$0.text(0)])
+                }
+            }
+            guard out.count < limit else { return Array(out.prefix(limit)) }
+            let rows = try db.query("""
+                SELECT c.path, d.id FROM collections AS c JOIN documents AS d ON d.collection = c.id
+                WHERE c.path >= ? AND c.path < ? LIMIT ?
+                """, [.text(text + "/"), .text(text + "0"), .integer(Int64(limit - out.count))]) { ($0.text(0), $0.text(1)) }
+            for (collectionPath, id) in rows {
+                out.append(DocumentPath(trustedSegments: collectionPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init) + [id]))
+            }
+            return out
+        }
+    }
+
+    private func getAllOn(_ db: Connection, _ paths: [DocumentPath]) throws -> [Bool?] {
+        try paths.map { path in
+            guard let collection = try collections.id(of: path.collection, on: db) else { return nil }
+            return try db.scalarInt("SELECT 1 FROM documents WHERE collection = ? AND id = ?", [.integer(collection), .text(path.id)]) != nil ? true : nil
+        }
+    }
+
+    public func changes(after sequence: Int64, limit: Int) throws -> [DocumentChange] {
+        try readers.withReader { db in
+            try db.query("SELECT seq, commit_time, path, kind, before, after FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
+                         [.integer(sequence), .integer(Int64(limit))]) { s in
+                let path = try DocumentPath(s.text(2))
+                let before = s.isNull(4) ? nil : try RowEncoding.decodeDocument(s.blob(4), path: path)
+                let after = s.isNull(5) ? nil : try RowEncoding.decodeDocument(s.blob(5), path: path)
+                return DocumentChange(sequence: s.int64(0), commitTime: RowEncoding.time(s.int64(1)), path: path,
+                                      kind: ChangeKind(code: s.int64(3)) ?? .updated, before: before, after: after)
+            }
+        }
+    }
+
+    public func waitForChanges(after sequence: Int64) async {
+        await notifier.wait(after: sequence)
+    }
+
+    public func setCursor(_ consumer: String, to sequence: Int64) async throws {
+        let now = RowEncoding.micros(writer.clock.now())
+        try await writer.withTransaction { db in
+            try db.run("INSERT INTO consumers(name, cursor, updated_time) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET cursor = excluded.cursor, updated_time = excluded.updated_time",
+                       [.text(consumer), .integer(sequence), .integer(now)])
+        }
+    }
+
+    public func removeCursor(_ consumer: String) async throws {
+        try await writer.withTransaction { db in try db.run("DELETE FROM consumers WHERE name = ?", [.text(consumer)]) }
+    }
+
+    public func cursors() throws -> [String: Int64] {
+        try readers.withReader { db in
+            Dictionary(try db.query("SELECT name, cursor FROM consumers") { ($0.text(0), $0.int64(1)) }, uniquingKeysWith: { a, _ in a })
+        }
+    }
+
+    public func pruneChanges(committedBefore cutoff: Timestamp) async throws -> Int {
+        let micros = RowEncoding.micros(cutoff)
+        return try await writer.withTransaction { db in
+            let floor = try db.scalarInt("SELECT min(cursor) FROM consumers") ?? Int64.max
+            try db.run("DELETE FROM changes WHERE commit_time < ? AND seq <= ?", [.integer(micros), .integer(floor)])
+            return db.changes
+        }
+    }
+
+    public func integrityCheck() throws -> [String] {
+        try readers.withReader { db in
+            let rows = try db.query("PRAGMA integrity_check") { $0.text(0) }
+            return rows == ["ok"] ? [] : rows
+        }
+    }
+
+    public func close() {
+        readers.close()
+        notifier.wakeAll()
+    }
+}

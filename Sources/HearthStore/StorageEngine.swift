@@ -1,0 +1,42 @@
+import HearthModel
+
+/// A document in a listing: present, or only the parent of documents in its subcollections.
+public struct DocumentListing: Sendable, Hashable {
+    public var path: DocumentPath
+    public var exists: Bool
+}
+
+/// Where documents and the change feed are kept. `SQLiteEngine` is the embedded one; a PostgreSQL
+/// engine for several nodes implements the same operations (with row locks and LISTEN/NOTIFY in
+/// place of the in-process writer and notifier).
+///
+/// Every commit appends its changes to the feed in the same database transaction, so a change is in
+/// the feed if and only if its write committed.
+public protocol StorageEngine: Sendable {
+    func getAll(_ paths: [DocumentPath]) async throws -> [StoredDocument?]
+    /// Applies writes atomically after checking `validations` (aborting on a mismatch).
+    func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange])
+    func query(_ spec: QuerySpec) async throws -> [StoredDocument]
+    func count(_ spec: QuerySpec) async throws -> Int
+    /// Collections directly under a document (the root when nil) that hold documents at any depth.
+    func listCollections(under parent: DocumentPath?) async throws -> [CollectionPath]
+    /// Documents of a collection, including ids that exist only as parents of deeper documents.
+    func listDocuments(in collection: CollectionPath) async throws -> [DocumentListing]
+    /// Up to `limit` documents at `path` (a document or a collection) or anywhere beneath it.
+    func documents(under path: [String], limit: Int) async throws -> [DocumentPath]
+    /// Changes after `sequence`, oldest first.
+    func changes(after sequence: Int64, limit: Int) async throws -> [DocumentChange]
+    /// The sequence of the last committed change (0 for an empty feed).
+    var lastSequence: Int64 { get }
+    /// Returns once a change after `sequence` is committed, or the task is cancelled.
+    func waitForChanges(after sequence: Int64) async
+    /// Records how far a consumer of the feed has read; pruning keeps what any consumer still needs.
+    func setCursor(_ consumer: String, to sequence: Int64) async throws
+    func removeCursor(_ consumer: String) async throws
+    func cursors() async throws -> [String: Int64]
+    /// Deletes changes committed before `cutoff` that every consumer has read; returns how many.
+    func pruneChanges(committedBefore cutoff: Timestamp) async throws -> Int
+    /// Problems the database's own consistency check finds (empty when sound).
+    func integrityCheck() async throws -> [String]
+    func close()
+}
