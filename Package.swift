@@ -10,8 +10,8 @@ let fixtureUnits = ["EchoUnit", "BrokenUnit", "ClashUnit"]
 
 let unitLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]
 
-func unitTarget(_ name: String, path: String) -> Target {
-    .target(name: name, dependencies: ["HearthFunctions"], path: path, linkerSettings: unitLinkerSettings)
+func unitTarget(_ name: String, path: String, extra: [Target.Dependency] = []) -> Target {
+    .target(name: name, dependencies: ["HearthFunctions"] + extra, path: path, linkerSettings: unitLinkerSettings)
 }
 
 let package = Package(
@@ -40,8 +40,8 @@ let package = Package(
         .target(name: "HearthHTTP", dependencies: ["HearthModel", "CCurl", "CMicroHTTPD"]),
         .target(name: "HearthAuth", dependencies: ["HearthModel", "COpenSSL"]),
         .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "HearthStore", "HearthHTTP", "HearthAuth"]),
-        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel"]),
-        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel"]),
+        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "HearthStore"]),
+        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthStore"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
         .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions"],
                           path: "Scripts/bench/Sources/hearth-bench"),
@@ -49,8 +49,12 @@ let package = Package(
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
         .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting"], exclude: ["Fixtures"]),
-        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel"]),
+        .testTarget(name: "MembersTests", dependencies: ["HearthTesting", "HearthModel"]),
+        .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore"]),
     ]
-        + units.map { unitTarget($0, path: "functions/\($0)") }
+        // The to-do app's shared model, linked (statically) into each of its units.
+        + [.target(name: "TodoModel", dependencies: ["HearthFunctions"], path: "functions/TodoModel")]
+        + units.map { unitTarget($0, path: "functions/\($0)", extra: ["TodoModel"]) }
         + fixtureUnits.map { unitTarget($0, path: "Tests/Fixtures/\($0)") }
 )

@@ -9,6 +9,11 @@ public enum CLI {
         FunctionsCommand.self,
         ConfigParseCommand.self,
         ConfigShowCommand.self,
+        DocsGetCommand.self,
+        DocsSetCommand.self,
+        DocsDeleteCommand.self,
+        DocsQueryCommand.self,
+        DocsExportCommand.self,
     ]
 
     /// The result of parsing a command line, without running anything.

@@ -15,6 +15,9 @@ public struct FunctionContext: Sendable {
         self.host = HostChannel(connection: connection, invocationID: invocationID)
     }
 
+    /// The document database.
+    public var documents: Documents { Documents(channel: host) }
+
     /// Structured logs, attributed to this invocation.
     public var logger: Logger { Logger(channel: host) }
 

@@ -87,6 +87,7 @@ public struct HTTPRequest: Sendable {
         return token.isEmpty ? nil : String(token)
     }
 
+    public var documents: Documents { context.documents }
     public var logger: Logger { context.logger }
 }
 

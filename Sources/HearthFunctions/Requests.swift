@@ -60,6 +60,7 @@ public struct CallableRequest<T: Sendable>: Sendable {
         return sent.boolValue ?? false
     }
 
+    public var documents: Documents { context.documents }
     public var logger: Logger { context.logger }
 }
 
@@ -96,6 +97,7 @@ public struct ScheduledEvent: Sendable {
     public let scheduleTime: Timestamp
     public let context: FunctionContext
 
+    public var documents: Documents { context.documents }
     public var logger: Logger { context.logger }
 }
 
@@ -116,6 +118,7 @@ public struct TaskRequest<T: Sendable>: Sendable {
     public let retryReason: String?
     public let context: FunctionContext
 
+    public var documents: Documents { context.documents }
     public var logger: Logger { context.logger }
 }
 
@@ -148,6 +151,7 @@ public struct DocumentEvent<T: Sendable>: Sendable {
     /// The document the event is about: `after`, or `before` for a deletion.
     public var data: DocumentSnapshot<T>? { after ?? before }
 
+    public var documents: Documents { context.documents }
     public var logger: Logger { context.logger }
 }
 
@@ -160,5 +164,6 @@ public struct UserEvent: Sendable {
     public let user: UserRecord
     public let context: FunctionContext
 
+    public var documents: Documents { context.documents }
     public var logger: Logger { context.logger }
 }

@@ -1,11 +1,13 @@
 import Foundation
 import HearthModel
+import HearthStore
 import Synchronization
 
 /// The host: loads the configured units, keeps the function table, and runs functions with the
 /// services units call back into.
 public final class Runtime: Sendable {
     public let config: RuntimeConfig
+    public let store: DocumentStore
     public let clock: any Clock
     public let log: RuntimeLog
     public let invoker: Invoker
@@ -22,15 +24,22 @@ public final class Runtime: Sendable {
     /// Units refused at load, with the reason each was refused.
     public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
 
-    public init(config: RuntimeConfig, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) {
+    public init(config: RuntimeConfig, store: DocumentStore, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) {
         self.config = config
+        self.store = store
         self.clock = clock
         let log = log ?? RuntimeLog(format: config.log.format, level: config.log.level, clock: clock)
         self.log = log
-        let invoker = Invoker(clock: clock, log: log)
+        let invoker = Invoker(clock: clock, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })
         self.invoker = invoker
-        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker)
+        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store)
         self.state = Mutex(State())
+    }
+
+    /// Opens the configured store and builds the runtime (units are loaded by `loadUnits`).
+    public static func open(config: RuntimeConfig, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) async throws -> Runtime {
+        let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock)
+        return Runtime(config: config, store: store, clock: clock, log: log)
     }
 
     /// Loads every configured unit. A unit that fails is refused (logged and listed in `loadErrors`);
@@ -73,9 +82,8 @@ public final class Runtime: Sendable {
         return await invoker.invoke(entry, event: .map(event), timeout: timeout)
     }
 
-    /// The services units can call: the clock and logs for now; documents, auth and tasks join as
-    /// those parts of the runtime are wired in.
-    static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker) -> HostServices {
+    /// The services units can call: the clock, logs, stream chunks, documents and transactions.
+    static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore) -> HostServices {
         let sync: [String: HostServices.SyncHandler] = [
             "clock.now": { _ in .timestamp(clock.now()) },
             "log": { request in
@@ -88,7 +96,7 @@ public final class Runtime: Sendable {
                 return .null
             },
         ]
-        let async: [String: HostServices.AsyncHandler] = [
+        var async: [String: HostServices.AsyncHandler] = [
             "clock.sleep": { request in
                 guard let until = request.arguments["until"]?.timestampValue else { throw HTTPSError.invalidArgument("clock.sleep: missing 'until'") }
                 try await clock.sleep(until: until)
@@ -99,6 +107,7 @@ public final class Runtime: Sendable {
                 return .bool(await sink(request.arguments["chunk"] ?? .null))
             },
         ]
+        async.merge(DocumentServices.handlers(store: store)) { a, _ in a }
         return HostServices(async: async, sync: sync, tasks: invoker.serviceTasks)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 struct InvocationTests {
     @Test("echo returns every kind of value unchanged across the boundary")
     func echoRoundTrip() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         let values: [Value] = [
             .null, true, 0, .int(Int64.max), .int(Int64.min), 1.5, .double(-0.0), "héllo ✓", .bytes([0, 255, 7]),
             .timestamp(Timestamp(seconds: 1_700_000_000, nanos: 123_456_789)), .reference("members/a"),
@@ -21,13 +21,13 @@ struct InvocationTests {
 
     @Test("typed Codable handlers decode input and encode output")
     func typedHandler() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         #expect(await runtime.call("add", data: ["a": 2, "b": 40]).value == ["sum": 42])
     }
 
     @Test("input that does not fit the handler's type is invalid-argument naming the field")
     func badInput() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         let error = try #require(await runtime.call("add", data: ["a": "two", "b": 1]).error)
         #expect(error.code == .invalidArgument)
         #expect(error.message.contains("a: expected integer, found string"))
@@ -37,7 +37,7 @@ struct InvocationTests {
 
     @Test("an HTTPSError keeps its code, message and details")
     func httpsError() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         let error = try #require(await runtime.call("fail", data: ["code": "not-found", "message": "no item", "details": ["id": 7]]).error)
         #expect(error.code == .notFound)
         #expect(error.message == "no item")
@@ -47,7 +47,7 @@ struct InvocationTests {
     @Test("any other error is internal with the message hidden, and the real error only in the log")
     func opaqueError() async throws {
         let log = LogCapture()
-        let runtime = await startRuntime(units: ["EchoUnit"], log: log)
+        let runtime = try await startRuntime(units: ["EchoUnit"], log: log)
         let outcome = await runtime.call("opaque", data: nil)
         let error = try #require(outcome.error)
         #expect(error.code == .internal)
@@ -59,7 +59,7 @@ struct InvocationTests {
 
     @Test("the caller's uid and claims reach the handler; no auth means nil")
     func authReachesHandler() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         #expect(await runtime.call("whoami", data: nil).value == .null)
         let auth = CallerAuth(uid: "alice", claims: ["sub": "alice", "admin": true])
         let result = await runtime.call("whoami", data: nil, auth: auth).value
@@ -70,7 +70,7 @@ struct InvocationTests {
     @Test("handler logs carry the invocation id and function")
     func handlerLogs() async throws {
         let log = LogCapture()
-        let runtime = await startRuntime(units: ["EchoUnit"], log: log)
+        let runtime = try await startRuntime(units: ["EchoUnit"], log: log)
         let outcome = await runtime.call("log", data: "hello from the unit")
         #expect(outcome.value == .null)
         let line = try #require(log.all.first { $0.contains("hello from the unit") })
@@ -84,7 +84,7 @@ struct InvocationTests {
     @Test("one structured log line per invocation: function, unit, trigger, id, duration, outcome, code")
     func invocationLogLine() async throws {
         let log = LogCapture()
-        let runtime = await startRuntime(units: ["EchoUnit"], log: log)
+        let runtime = try await startRuntime(units: ["EchoUnit"], log: log)
         let outcome = await runtime.call("fail", data: ["code": "permission-denied", "message": "no"])
         let line = try #require(log.all.first { $0.contains("\"invocation\"") && $0.contains(Invoker.format(outcome.id)) && $0.contains("outcome") })
         let parsed = try JSONParser.parse(line)
@@ -99,7 +99,7 @@ struct InvocationTests {
     @Test("the unit reads the host's clock, so a ManualClock controls handler time")
     func hostClock() async throws {
         let clock = ManualClock(Timestamp(seconds: 1_000))
-        let runtime = await startRuntime(units: ["EchoUnit"], clock: clock)
+        let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock)
         #expect(await runtime.call("now", data: nil).value == .timestamp(Timestamp(seconds: 1_000)))
         clock.advance(by: .seconds(90))
         #expect(await runtime.call("now", data: nil).value == .timestamp(Timestamp(seconds: 1_090)))
@@ -108,7 +108,7 @@ struct InvocationTests {
     @Test("a handler past its timeout gets deadline-exceeded and its task is cancelled")
     func timeout() async throws {
         let clock = ManualClock()
-        let runtime = await startRuntime(units: ["EchoUnit"], clock: clock)
+        let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock)
         // `sleep` has timeoutSeconds 5 and sleeps on the host clock for the requested seconds.
         let call = Task { await runtime.call("sleep", data: 60) }
         // Wait until both the handler's sleep and the invocation's timer are registered on the clock.
@@ -125,7 +125,7 @@ struct InvocationTests {
     @Test("a handler that finishes before its timeout answers normally")
     func withinTimeout() async throws {
         let clock = ManualClock()
-        let runtime = await startRuntime(units: ["EchoUnit"], clock: clock)
+        let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock)
         let call = Task { await runtime.call("sleep", data: 2) }
         try await eventually { clock.sleeperCount >= 2 }
         clock.advance(by: .seconds(2))
@@ -134,14 +134,14 @@ struct InvocationTests {
 
     @Test("calling an unknown function or a non-callable is an error, not a crash")
     func wrongFunction() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         #expect(await runtime.call("nope", data: nil).error?.code == .notFound)
         #expect(await runtime.call("tick", data: nil).error?.code == .failedPrecondition)
     }
 
     @Test("many concurrent invocations all complete with their own results")
     func concurrent() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         let results = try await withTimeout {
             await withTaskGroup(of: (Int, Value?).self) { group in
                 for i in 0..<500 { group.addTask { (i, await runtime.call("add", data: ["a": .int(Int64(i)), "b": 1]).value) } }

@@ -22,11 +22,13 @@ func makeConfig(units: [String]) -> RuntimeConfig {
     var config = RuntimeConfig()
     config.units = units.map { RuntimeConfig.Unit(name: $0) }
     config.unitsDirectory = buildDirectory
+    // Each runtime gets its own data directory, so each test has its own store.
+    config.dataDirectory = NSTemporaryDirectory() + "hearth-runtime-" + UUID().uuidString
     return config
 }
 
-func startRuntime(units: [String], clock: any Clock = SystemClock(), log: LogCapture = LogCapture()) async -> Runtime {
-    let runtime = Runtime(config: makeConfig(units: units), clock: clock, log: log.makeLog(clock: clock))
+func startRuntime(units: [String], clock: any Clock = SystemClock(), log: LogCapture = LogCapture()) async throws -> Runtime {
+    let runtime = try await Runtime.open(config: makeConfig(units: units), clock: clock, log: log.makeLog(clock: clock))
     await runtime.loadUnits()
     return runtime
 }

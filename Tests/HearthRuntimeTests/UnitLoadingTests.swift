@@ -7,7 +7,7 @@ import Testing
 struct UnitLoadingTests {
     @Test("a unit loads from its .so and its functions enter the table with trigger and options")
     func loadsEchoUnit() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit"])
         #expect(runtime.loadErrors.isEmpty)
         let table = runtime.table
         let echo = try #require(table["echo"])
@@ -25,7 +25,7 @@ struct UnitLoadingTests {
 
     @Test("a unit that registers a name twice is refused with the name, and the others still load")
     func duplicateNameRefused() async throws {
-        let runtime = await startRuntime(units: ["BrokenUnit", "EchoUnit"])
+        let runtime = try await startRuntime(units: ["BrokenUnit", "EchoUnit"])
         let error = try #require(runtime.loadErrors.first)
         #expect(runtime.loadErrors.count == 1)
         #expect(error.unit == "BrokenUnit")
@@ -36,7 +36,7 @@ struct UnitLoadingTests {
 
     @Test("a unit whose function names clash with an earlier unit's is refused naming both")
     func clashRefused() async throws {
-        let runtime = await startRuntime(units: ["EchoUnit", "ClashUnit"])
+        let runtime = try await startRuntime(units: ["EchoUnit", "ClashUnit"])
         let error = try #require(runtime.loadErrors.first)
         #expect(error.unit == "ClashUnit")
         #expect(error.reason.contains("'echo' is already declared by unit EchoUnit"))
@@ -46,7 +46,7 @@ struct UnitLoadingTests {
 
     @Test("a missing library is refused with its path and how to build it")
     func missingLibrary() async throws {
-        let runtime = await startRuntime(units: ["NoSuchUnit", "EchoUnit"])
+        let runtime = try await startRuntime(units: ["NoSuchUnit", "EchoUnit"])
         let error = try #require(runtime.loadErrors.first)
         #expect(error.unit == "NoSuchUnit")
         #expect(error.reason.contains("library not found"))
@@ -56,7 +56,8 @@ struct UnitLoadingTests {
 
     @Test("a shared library that is not a unit is refused: no entry point")
     func notAUnit() async throws {
-        let loader = UnitLoader(services: Runtime.makeServices(clock: SystemClock(), log: .discarding(), invoker: Invoker(clock: SystemClock(), log: .discarding())))
+        let runtime = try await startRuntime(units: [])
+        let loader = UnitLoader(services: runtime.services)
         let sqlite = ["/usr/lib/x86_64-linux-gnu/libsqlite3.so.0", "/lib/x86_64-linux-gnu/libsqlite3.so.0"].first { FileManager.default.fileExists(atPath: $0) }
         let path = try #require(sqlite)
         await #expect(throws: UnitLoadError.self) { try await loader.load(unit: "Sqlite", path: path) }
@@ -71,15 +72,15 @@ struct UnitLoadingTests {
     func nameMismatch() async throws {
         var config = makeConfig(units: [])
         config.units = [RuntimeConfig.Unit(name: "Renamed", path: UnitLoader.libraryPath(unit: "EchoUnit", directory: buildDirectory))]
-        let runtime = Runtime(config: config, log: .discarding())
+        let runtime = try await Runtime.open(config: config, log: .discarding())
         await runtime.loadUnits()
         #expect(runtime.loadErrors.first?.reason.contains("declares unit 'EchoUnit', not 'Renamed'") == true)
     }
 
     @Test("loading the same unit library twice in one process reuses the image and still works")
     func loadTwice() async throws {
-        let first = await startRuntime(units: ["EchoUnit"])
-        let second = await startRuntime(units: ["EchoUnit"])
+        let first = try await startRuntime(units: ["EchoUnit"])
+        let second = try await startRuntime(units: ["EchoUnit"])
         #expect(await first.call("echo", data: 1).value == 1)
         #expect(await second.call("echo", data: 2).value == 2)
     }

@@ -25,7 +25,7 @@ struct FunctionsCommand: Command {
     }
 
     func run(_ io: CommandIO) async -> Int32 {
-        guard let runtime = await RuntimeSetup.start(common, io: io, quiet: true) else { return ExitCode.failure }
+        guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning) else { return ExitCode.failure }
         let table = runtime.table
         if json {
             io.out(JSONWriter.string(.array(table.descriptions), options: .pretty))

@@ -1,6 +1,7 @@
 import Foundation
 import HearthModel
 import HearthRuntime
+import HearthStore
 
 /// Loading the configuration and starting a runtime, shared by the commands that need one.
 enum RuntimeSetup {
@@ -22,13 +23,18 @@ enum RuntimeSetup {
     }
 
     /// A runtime with the configured units loaded; refused units were logged.
-    /// `quiet` lowers the default log level to warnings for commands whose output is the point.
-    static func start(_ options: CommonOptions, io: CommandIO, quiet: Bool) async -> Runtime? {
+    /// `quietLevel` is the default log level for commands whose output is the point.
+    static func start(_ options: CommonOptions, io: CommandIO, quietLevel: LogLevel? = nil) async -> Runtime? {
         guard var config = loadConfig(options, io: io) else { return nil }
-        if quiet && options.logLevel == nil { config.log.level = .warning }
-        let runtime = Runtime(config: config)
-        await runtime.loadUnits()
-        return runtime
+        if let quietLevel, options.logLevel == nil { config.log.level = quietLevel }
+        do {
+            let runtime = try await Runtime.open(config: config)
+            await runtime.loadUnits()
+            return runtime
+        } catch {
+            io.err("error: cannot open the store at \(config.storePath): \(error)")
+            return nil
+        }
     }
 }
 
@@ -42,4 +48,17 @@ func formatTable(_ rows: [[String]]) -> String {
             i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
         }.joined(separator: "  ")
     }.joined(separator: "\n")
+}
+
+/// Opening the configured store without loading units, for commands that only touch documents.
+enum StoreSetup {
+    static func open(_ options: CommonOptions, io: CommandIO) async -> (RuntimeConfig, DocumentStore)? {
+        guard let config = RuntimeSetup.loadConfig(options, io: io) else { return nil }
+        do {
+            return (config, try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: SystemClock()))
+        } catch {
+            io.err("error: cannot open the store at \(config.storePath): \(error)")
+            return nil
+        }
+    }
 }

@@ -26,7 +26,7 @@ struct ServeCommand: Command {
 
     func run(_ io: CommandIO) async -> Int32 {
         let signals = SignalWaiter([SIGINT, SIGTERM])
-        guard let runtime = await RuntimeSetup.start(common, io: io, quiet: false) else { return ExitCode.failure }
+        guard let runtime = await RuntimeSetup.start(common, io: io) else { return ExitCode.failure }
         for entry in runtime.table.entries {
             runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary)])
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthModel
+import HearthStore
 
 /// The runtime's configuration, read from `runtime.toml`. Every key is optional; the defaults are
 /// listed in the README and printed by `hearth config show`.
@@ -178,6 +179,16 @@ public struct RuntimeConfig: Sendable, Equatable {
     }
 
     public var resolvedDataDirectory: String { resolve(dataDirectory) }
+
+    /// The store's database file: `store.path` inside the data directory (or absolute).
+    public var storePath: String {
+        store.path.hasPrefix("/") ? store.path : URL(fileURLWithPath: resolvedDataDirectory).appendingPathComponent(store.path).path
+    }
+
+    public var storeOptions: SQLiteEngine.Options {
+        SQLiteEngine.Options(synchronous: SQLiteEngine.Options.Synchronous(rawValue: store.synchronous.rawValue.uppercased()) ?? .normal,
+                             readers: store.readers)
+    }
 
     /// The directory unit libraries are loaded from.
     public var resolvedUnitsDirectory: String {

@@ -31,9 +31,13 @@ public final class Invoker: Sendable {
     private let nextID: Atomic<UInt64>
     private let inFlight = Mutex<[UInt64: InFlight]>([:])
 
-    public init(clock: any Clock, log: RuntimeLog) {
+    /// Called with each invocation's id once it has finished (to release what it left open).
+    let onFinish: @Sendable (UInt64) -> Void
+
+    public init(clock: any Clock, log: RuntimeLog, onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
         self.clock = clock
         self.log = log
+        self.onFinish = onFinish
         // Ids are unique within the process; a random start keeps them distinct across restarts in logs.
         nextID = Atomic(UInt64.random(in: 1...(1 << 40)))
     }
@@ -73,6 +77,7 @@ public final class Invoker: Sendable {
             result = .failure(RemoteError(code: .deadlineExceeded, message: "DEADLINE_EXCEEDED",
                                           debug: "the function ran longer than its timeout of \(seconds) s"))
         }
+        onFinish(id)
         let duration = ContinuousClock.now - started
         logInvocation(entry, id: id, result: result, duration: duration, fields: logFields)
         return InvocationOutcome(id: id, result: result, duration: duration)

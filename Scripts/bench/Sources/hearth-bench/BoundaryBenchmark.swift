@@ -8,7 +8,8 @@ func runBoundaryBenchmark() async throws {
     printHeader("Unit boundary: echo callable through the ABI vs a direct Swift call", command: "Scripts/bench/boundary")
     var config = RuntimeConfig()
     config.units = [RuntimeConfig.Unit(name: "EchoUnit")]
-    let runtime = Runtime(config: config, log: RuntimeLog(level: .error))
+    config.dataDirectory = NSTemporaryDirectory() + "hearth-bench-\(getpid())"
+    let runtime = try await Runtime.open(config: config, log: RuntimeLog(level: .error))
     await runtime.loadUnits()
     guard runtime.loadErrors.isEmpty, let entry = runtime.table["echo"] else {
         print("error: cannot load EchoUnit: \(runtime.loadErrors)")
