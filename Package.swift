@@ -6,7 +6,7 @@ import PackageDescription
 // unit's references to its own copy so units never resolve into the host's or each other's symbols.
 let units = ["Members", "Items"]
 // Units used only by tests, under Tests/Fixtures/.
-let fixtureUnits = ["EchoUnit", "BrokenUnit", "ClashUnit"]
+let fixtureUnits = ["EchoUnit", "BrokenUnit", "ClashUnit", "DocsUnit"]
 
 let unitLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]
 
@@ -40,15 +40,16 @@ let package = Package(
         .target(name: "HearthHTTP", dependencies: ["HearthModel", "CCurl", "CMicroHTTPD"]),
         .target(name: "HearthAuth", dependencies: ["HearthModel", "COpenSSL"]),
         .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "HearthStore", "HearthHTTP", "HearthAuth"]),
-        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "HearthStore"]),
-        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthStore"]),
+        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "HearthStore", "HearthAuth"]),
+        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthStore", "HearthAuth"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
-        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions"],
+        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "CSQLite"],
                           path: "Scripts/bench/Sources/hearth-bench"),
+        .executableTarget(name: "hearth-testkit", dependencies: ["HearthModel", "HearthStore"], path: "Tests/Tools/hearth-testkit"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
-        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting"], exclude: ["Fixtures"]),
+        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore"], exclude: ["Fixtures"]),
         .testTarget(name: "MembersTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore"]),

@@ -14,4 +14,7 @@
 #include <openssl/sha.h>
 #include <openssl/hmac.h>
 #include <openssl/x509.h>
+
+/* EVP_PKEY_PUBLIC_KEY combines several selection macros and does not import into Swift. */
+static const int HEARTH_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY;
 #endif

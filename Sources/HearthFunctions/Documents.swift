@@ -231,6 +231,7 @@ public struct FieldUpdate: Sendable, ExpressibleByNilLiteral, ExpressibleByBoole
 
     public static func value(_ value: Value) -> FieldUpdate { FieldUpdate(kind: .value(value)) }
     public static func serverTimestamp() -> FieldUpdate { FieldUpdate(kind: .transform(.serverTimestamp)) }
+    public static func increment(_ by: Int) -> FieldUpdate { FieldUpdate(kind: .transform(.increment(.int(Int64(by))))) }
     public static func increment(_ by: Int64) -> FieldUpdate { FieldUpdate(kind: .transform(.increment(.int(by)))) }
     public static func increment(_ by: Double) -> FieldUpdate { FieldUpdate(kind: .transform(.increment(.double(by)))) }
     public static func arrayUnion(_ elements: [Value]) -> FieldUpdate { FieldUpdate(kind: .transform(.arrayUnion(elements))) }

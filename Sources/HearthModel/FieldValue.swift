@@ -27,6 +27,7 @@ public struct FieldValue: Sendable, Hashable, Encodable {
     public init(_ transform: FieldTransform) { self.transform = transform }
 
     public static func serverTimestamp() -> FieldValue { FieldValue(.serverTimestamp) }
+    public static func increment(_ by: Int) -> FieldValue { FieldValue(.increment(.int(Int64(by)))) }
     public static func increment(_ by: Int64) -> FieldValue { FieldValue(.increment(.int(by))) }
     public static func increment(_ by: Double) -> FieldValue { FieldValue(.increment(.double(by))) }
     public static func arrayUnion(_ elements: [Value]) -> FieldValue { FieldValue(.arrayUnion(elements)) }

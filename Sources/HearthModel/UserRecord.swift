@@ -62,3 +62,60 @@ public struct UserRecord: Sendable, Hashable, Codable {
         self.tokensValidAfterTime = tokensValidAfterTime
     }
 }
+
+/// The fields of a new user; anything nil takes Firebase's default.
+public struct NewUser: Sendable, Equatable, Codable {
+    public var uid: String?
+    public var email: String?
+    public var emailVerified: Bool?
+    public var displayName: String?
+    public var photoURL: String?
+    public var phoneNumber: String?
+    public var disabled: Bool?
+    public var providerToLink: UserRecord.ProviderInfo?
+
+    public init(uid: String? = nil, email: String? = nil, emailVerified: Bool? = nil, displayName: String? = nil,
+                photoURL: String? = nil, phoneNumber: String? = nil, disabled: Bool? = nil, providerToLink: UserRecord.ProviderInfo? = nil) {
+        self.uid = uid
+        self.email = email
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+        self.photoURL = photoURL
+        self.phoneNumber = phoneNumber
+        self.disabled = disabled
+        self.providerToLink = providerToLink
+    }
+}
+
+/// Changes to a user: a field that is nil is left alone; `.some(nil)` (via the `delete…` flags)
+/// removes it, as Firebase's `updateUser` with null does.
+public struct UserUpdate: Sendable, Equatable, Codable {
+    public var email: String?
+    public var emailVerified: Bool?
+    public var displayName: String?
+    public var photoURL: String?
+    public var phoneNumber: String?
+    public var disabled: Bool?
+    public var customClaims: [String: Value]?
+    public var providerToLink: UserRecord.ProviderInfo?
+    public var providersToUnlink: [String]?
+    public var deleteDisplayName: Bool?
+    public var deletePhotoURL: Bool?
+    public var deletePhoneNumber: Bool?
+    public var deleteEmail: Bool?
+
+    public init(email: String? = nil, emailVerified: Bool? = nil, displayName: String? = nil, photoURL: String? = nil,
+                phoneNumber: String? = nil, disabled: Bool? = nil, customClaims: [String: Value]? = nil,
+                providerToLink: UserRecord.ProviderInfo? = nil, providersToUnlink: [String]? = nil) {
+        self.email = email
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+        self.photoURL = photoURL
+        self.phoneNumber = phoneNumber
+        self.disabled = disabled
+        self.customClaims = customClaims
+        self.providerToLink = providerToLink
+        self.providersToUnlink = providersToUnlink
+    }
+}
+

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 import HearthModel
 import HearthStore
 import Synchronization
@@ -8,6 +9,7 @@ import Synchronization
 public final class Runtime: Sendable {
     public let config: RuntimeConfig
     public let store: DocumentStore
+    public let auth: AuthService
     public let clock: any Clock
     public let log: RuntimeLog
     public let invoker: Invoker
@@ -24,22 +26,43 @@ public final class Runtime: Sendable {
     /// Units refused at load, with the reason each was refused.
     public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
 
-    public init(config: RuntimeConfig, store: DocumentStore, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) {
+    public init(config: RuntimeConfig, store: DocumentStore, keys: KeyRing, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) {
         self.config = config
         self.store = store
         self.clock = clock
         let log = log ?? RuntimeLog(format: config.log.format, level: config.log.level, clock: clock)
         self.log = log
+        let users = StoreUserRepository(table: UserTable(engine: store.engine as! SQLiteEngine))
+        let auth = AuthService(configuration: .init(projectID: config.project, emulatorMode: config.emulatorMode,
+                                                     clockSkew: .seconds(double: config.auth.clockSkewSeconds)),
+                               users: users, keys: keys, clock: clock, log: { message in log.info(message) })
+        self.auth = auth
         let invoker = Invoker(clock: clock, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })
         self.invoker = invoker
-        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store)
+        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth)
         self.state = Mutex(State())
     }
 
-    /// Opens the configured store and builds the runtime (units are loaded by `loadUnits`).
+    /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).
     public static func open(config: RuntimeConfig, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) async throws -> Runtime {
         let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock)
-        return Runtime(config: config, store: store, clock: clock, log: log)
+        let keys = try KeyRing(path: config.keysPath, clock: clock)
+        return Runtime(config: config, store: store, keys: keys, clock: clock, log: log)
+    }
+
+    /// The caller a verified ID token describes, for invoking callables.
+    public func caller(idToken: String) async throws(TokenRejection) -> CallerAuth {
+        let verified = try await auth.verifyIDToken(idToken)
+        return CallerAuth(uid: verified.uid, claims: verified.claims, rawToken: idToken)
+    }
+
+    /// A signed-in caller for local use (`hearth call --as`): a real ID token for the user (an
+    /// existing one with its profile and claims, or a bare record), verified like any other.
+    public func caller(asUser uid: String, claims extra: [String: Value] = [:]) async throws -> CallerAuth {
+        let user = try await auth.users.user(uid: uid) ?? UserRecord(uid: uid, metadata: .init(creationTime: clock.now()))
+        let token = try auth.mintIDToken(for: user, signInProvider: "custom", developerClaims: extra)
+        let verified = try await auth.verifyIDToken(token, checkRevoked: false)
+        return CallerAuth(uid: verified.uid, claims: verified.claims, rawToken: token)
     }
 
     /// Loads every configured unit. A unit that fails is refused (logged and listed in `loadErrors`);
@@ -83,7 +106,7 @@ public final class Runtime: Sendable {
     }
 
     /// The services units can call: the clock, logs, stream chunks, documents and transactions.
-    static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore) -> HostServices {
+    static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService) -> HostServices {
         let sync: [String: HostServices.SyncHandler] = [
             "clock.now": { _ in .timestamp(clock.now()) },
             "log": { request in
@@ -108,6 +131,7 @@ public final class Runtime: Sendable {
             },
         ]
         async.merge(DocumentServices.handlers(store: store)) { a, _ in a }
+        async.merge(AuthServices.handlers(auth: auth)) { a, _ in a }
         return HostServices(async: async, sync: sync, tasks: invoker.serviceTasks)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HearthModel
 import HearthRuntime
 import HearthStore
+import Synchronization
 
 /// The real runtime, in-process, for tests: a temporary store, a `ManualClock`, and the named units
 /// loaded from their built libraries (next to the test binary), exactly as `hearth serve` loads them.
@@ -32,21 +33,31 @@ public final class TestRuntime: Sendable {
 
     public var store: DocumentStore { runtime.store }
 
-    /// Calls a callable as `uid` (signed in, with custom-token claims) or anonymously; returns its
-    /// result or throws the `HTTPSError` it answered with.
+    /// Calls a callable as `uid` (signed in with a real ID token minted and verified by the runtime's
+    /// auth, with the user's custom claims and `claims`) or anonymously; returns its result or throws
+    /// the `HTTPSError` it answered with.
     @discardableResult
     public func call(_ name: String, _ data: Value = .null, as uid: String? = nil, claims: [String: Value] = [:]) async throws -> Value {
-        let auth = uid.map { uid in
-            var token: [String: Value] = ["sub": .string(uid), "user_id": .string(uid),
-                                          "firebase": ["sign_in_provider": "custom", "identities": .emptyMap]]
-            token.merge(claims) { _, new in new }
-            return CallerAuth(uid: uid, claims: token)
-        }
+        var auth: CallerAuth?
+        if let uid { auth = try await caller(uid, claims) }
         let outcome = await runtime.call(name, data: data, auth: auth)
         switch outcome.result {
         case .success(let v): return v
         case .failure(let e): throw e.httpsError
         }
+    }
+
+    private let callers = Mutex<[String: (CallerAuth, Timestamp)]>([:])
+
+    /// A caller for `uid`, minted once and reused until its token nears expiry.
+    func caller(_ uid: String, _ claims: [String: Value]) async throws -> CallerAuth {
+        let key = uid + "\u{0}" + JSONWriter.string(.map(claims), options: .sorted)
+        let now = clock.now()
+        if let (cached, expires) = callers.withLock({ $0[key] }), now + .seconds(300) < expires { return cached }
+        let auth = try await runtime.caller(asUser: uid, claims: claims)
+        let expires = Timestamp(seconds: auth.claims["exp"]?.intValue ?? now.seconds)
+        callers.withLock { $0[key] = (auth, expires) }
+        return auth
     }
 
     /// Calls a callable and decodes its result.

@@ -70,8 +70,13 @@ struct CallCommand: Command {
     func run(_ io: CommandIO) async -> Int32 {
         guard let value = readData(io) else { return ExitCode.usage }
         guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .error) else { return ExitCode.failure }
-        let auth = uid.map { CallerAuth(uid: $0, claims: ["sub": .string($0), "user_id": .string($0),
-                                                         "firebase": ["sign_in_provider": "custom", "identities": .emptyMap]]) }
+        var auth: CallerAuth?
+        if let uid {
+            do { auth = try await runtime.caller(asUser: uid) } catch {
+                io.err("error: cannot sign in as \(uid): \(error)")
+                return ExitCode.failure
+            }
+        }
         let outcome = await runtime.call(name, data: value, auth: auth)
         switch outcome.result {
         case .success(let result):

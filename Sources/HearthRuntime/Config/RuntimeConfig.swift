@@ -38,6 +38,16 @@ public struct RuntimeConfig: Sendable, Equatable {
         public init() {}
     }
 
+    public struct Auth: Sendable, Equatable {
+        /// Accept unsigned tokens as Firebase's Auth emulator does. Unset: on only for a project
+        /// whose id starts with "demo-" (Firebase's convention for emulator-only projects).
+        public var emulator: Bool?
+        public var clockSkewSeconds = 300.0
+        /// The signing keys, inside the data directory; created on first start with mode 0600.
+        public var keysFile = "auth-keys.json"
+        public init() {}
+    }
+
     public struct Log: Sendable, Equatable {
         public var level = LogLevel.info
         public var format = RuntimeLog.Format.text
@@ -52,7 +62,7 @@ public struct RuntimeConfig: Sendable, Equatable {
 
     /// The project id, used in token issuers and callable URLs. A `demo-` prefix enables the
     /// emulator-compatible behaviours (as the Firebase emulators do).
-    public var project = "demo-hearth"
+    public var project = "hearth-local"
     public var region = "us-central1"
     /// Where the runtime keeps its data (store, keys); relative to the config file's directory.
     public var dataDirectory = ".hearth"
@@ -62,6 +72,7 @@ public struct RuntimeConfig: Sendable, Equatable {
     public var server = Server()
     public var store = Store()
     public var log = Log()
+    public var auth = Auth()
     public var rewrites: [Rewrite] = []
     /// The directory relative paths are resolved against (the config file's).
     public var baseDirectory = FileManager.default.currentDirectoryPath
@@ -112,6 +123,11 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.oneOf("synchronous", Store.Synchronous.self) { store.synchronous = v }
             if let v = s.int("readers", range: 1...64) { store.readers = v }
             if let v = s.seconds("change_retention_hours", range: 0.001...1_000_000) { store.changeRetentionHours = v }
+        }
+        r.section("auth") { s in
+            if let v = s.bool("emulator") { auth.emulator = v }
+            if let v = s.seconds("clock_skew_seconds", range: 0...3600) { auth.clockSkewSeconds = v }
+            if let v = s.string("keys_file") { auth.keysFile = v }
         }
         r.section("log") { s in
             if let v = s.oneOf("level", LogLevel.self) { log.level = v }
@@ -185,6 +201,13 @@ public struct RuntimeConfig: Sendable, Equatable {
         store.path.hasPrefix("/") ? store.path : URL(fileURLWithPath: resolvedDataDirectory).appendingPathComponent(store.path).path
     }
 
+    /// Whether unsigned tokens are accepted (see `Auth.emulator`).
+    public var emulatorMode: Bool { auth.emulator ?? project.hasPrefix("demo-") }
+
+    public var keysPath: String {
+        auth.keysFile.hasPrefix("/") ? auth.keysFile : URL(fileURLWithPath: resolvedDataDirectory).appendingPathComponent(auth.keysFile).path
+    }
+
     public var storeOptions: SQLiteEngine.Options {
         SQLiteEngine.Options(synchronous: SQLiteEngine.Options.Synchronous(rawValue: store.synchronous.rawValue.uppercased()) ?? .normal,
                              readers: store.readers)
@@ -233,6 +256,7 @@ public struct RuntimeConfig: Sendable, Equatable {
                 "readers": .int(Int64(store.readers)), "change_retention_hours": .double(store.changeRetentionHours),
             ],
             "log": ["level": .string(log.level.rawValue), "format": .string(log.format.rawValue)],
+            "auth": ["emulator": .bool(emulatorMode), "clock_skew_seconds": .double(auth.clockSkewSeconds), "keys_file": .string(keysPath)],
             "rewrites": .array(rewrites.map { ["source": .string($0.source), "function": .string($0.function)] }),
         ]
     }

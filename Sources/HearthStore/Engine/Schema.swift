@@ -48,6 +48,38 @@ enum Schema {
             updated_time INTEGER NOT NULL
         );
         """,
+        // 2: auth users, their provider links, refresh tokens (hashed) and the user event log.
+        """
+        CREATE TABLE users (
+            uid TEXT PRIMARY KEY,
+            email TEXT UNIQUE,
+            phone TEXT UNIQUE,
+            record BLOB NOT NULL,
+            create_time INTEGER NOT NULL
+        );
+        CREATE TABLE user_providers (
+            provider TEXT NOT NULL,
+            provider_uid TEXT NOT NULL,
+            uid TEXT NOT NULL,
+            PRIMARY KEY (provider, provider_uid)
+        ) WITHOUT ROWID;
+        CREATE INDEX user_providers_by_uid ON user_providers(uid);
+        CREATE TABLE refresh_tokens (
+            hash BLOB PRIMARY KEY,
+            uid TEXT NOT NULL,
+            claims BLOB NOT NULL,
+            auth_time INTEGER NOT NULL,
+            create_time INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX refresh_tokens_by_uid ON refresh_tokens(uid);
+        CREATE TABLE user_events (
+            seq INTEGER PRIMARY KEY,
+            time INTEGER NOT NULL,
+            kind INTEGER NOT NULL,
+            uid TEXT NOT NULL,
+            record BLOB NOT NULL
+        );
+        """,
     ]
 
     static var version: Int { migrations.count }

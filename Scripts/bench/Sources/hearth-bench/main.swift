@@ -6,6 +6,8 @@ import Foundation
 let suites: [String: () async throws -> Void] = [
     "json": runJSONBenchmark,
     "boundary": runBoundaryBenchmark,
+    "store": runStoreBenchmark,
+    "store-write-profile": runStoreWriteProfile,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,0 +1,159 @@
+import HearthModel
+import Synchronization
+
+/// A verified ID token: whose it is and every claim it carries.
+public struct VerifiedToken: Sendable, Equatable {
+    public var uid: String
+    public var claims: [String: Value]
+}
+
+/// What a sign-in or a refresh returns, in the shape of Firebase's REST API.
+public struct SignInResult: Sendable, Equatable {
+    public var idToken: String
+    public var refreshToken: String
+    public var expiresIn: Int
+    public var uid: String
+    public var isNewUser: Bool
+}
+
+/// Hearth's auth: user records, Firebase-style tokens (custom, ID, refresh), their verification.
+///
+/// Tokens are signed RS256 by the runtime's `KeyRing`; the algorithm is pinned by the key. With
+/// `emulatorMode` (never on by default) unsigned tokens are accepted where Firebase's Auth emulator
+/// accepts them: ID tokens and custom tokens with `alg: none` and an empty signature.
+public final class AuthService: Sendable {
+    public struct Configuration: Sendable {
+        public var projectID: String
+        public var emulatorMode: Bool
+        public var clockSkew: Duration
+        public var idTokenLifetime: Duration
+
+        public init(projectID: String, emulatorMode: Bool = false, clockSkew: Duration = .seconds(300), idTokenLifetime: Duration = .seconds(3600)) {
+            self.projectID = projectID
+            self.emulatorMode = emulatorMode
+            self.clockSkew = clockSkew
+            self.idTokenLifetime = idTokenLifetime
+        }
+
+        public var issuer: String { "https://securetoken.google.com/\(projectID)" }
+        /// The service account that "signs" custom tokens (their `iss` and `sub`).
+        public var serviceAccount: String { "firebase-adminsdk-hearth@\(projectID).iam.gserviceaccount.com" }
+        public static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
+    }
+
+    public let configuration: Configuration
+    public let users: any UserRepository
+    public let keys: KeyRing
+    let clock: any Clock
+    let log: @Sendable (String) -> Void
+    /// Tokens whose signature and claims were checked, until they expire.
+    let verified = Mutex<[String: (claims: [String: Value], expires: Timestamp)]>([:])
+    static let cacheLimit = 10_000
+
+    public init(configuration: Configuration, users: any UserRepository, keys: KeyRing, clock: any Clock,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.users = users
+        self.keys = keys
+        self.clock = clock
+        self.log = log
+    }
+
+    // MARK: users
+
+    public func createUser(_ request: NewUser) async throws -> UserRecord {
+        let uid = request.uid ?? AuthService.newUID()
+        try UserRules.checkUID(uid)
+        if let email = request.email { try UserRules.checkEmail(email) }
+        if let phone = request.phoneNumber { try UserRules.checkPhone(phone) }
+        if let photo = request.photoURL { try UserRules.checkPhotoURL(photo) }
+        var record = UserRecord(uid: uid, email: request.email, emailVerified: request.emailVerified ?? false,
+                                displayName: request.displayName, photoURL: request.photoURL, phoneNumber: request.phoneNumber,
+                                disabled: request.disabled ?? false, metadata: .init(creationTime: secondsNow()))
+        if let provider = request.providerToLink { record.providerData = [provider] }
+        try await users.create(record, time: clock.now())
+        return record
+    }
+
+    public func getUser(uid: String) async throws -> UserRecord {
+        guard let user = try await users.user(uid: uid) else { throw HTTPSError(.notFound, "no user record for uid \(uid)") }
+        return user
+    }
+
+    public func getUser(email: String) async throws -> UserRecord {
+        guard let user = try await users.user(email: email) else { throw HTTPSError(.notFound, "no user record for email \(email)") }
+        return user
+    }
+
+    public func getUser(phoneNumber: String) async throws -> UserRecord {
+        guard let user = try await users.user(phoneNumber: phoneNumber) else { throw HTTPSError(.notFound, "no user record for phone number \(phoneNumber)") }
+        return user
+    }
+
+    public func getUser(provider: String, providerUID: String) async throws -> UserRecord {
+        guard let user = try await users.user(provider: provider, providerUID: providerUID) else {
+            throw HTTPSError(.notFound, "no user record for \(provider) account \(providerUID)")
+        }
+        return user
+    }
+
+    public func updateUser(uid: String, _ update: UserUpdate) async throws -> UserRecord {
+        if let email = update.email { try UserRules.checkEmail(email) }
+        if let phone = update.phoneNumber { try UserRules.checkPhone(phone) }
+        if let photo = update.photoURL { try UserRules.checkPhotoURL(photo) }
+        if let claims = update.customClaims { try UserRules.checkClaims(claims) }
+        let now = clock.now()
+        let user = try await users.update(uid: uid) { user in
+            if let v = update.email { user.email = v }
+            if update.deleteEmail == true { user.email = nil }
+            if let v = update.emailVerified { user.emailVerified = v }
+            if let v = update.displayName { user.displayName = v }
+            if update.deleteDisplayName == true { user.displayName = nil }
+            if let v = update.photoURL { user.photoURL = v }
+            if update.deletePhotoURL == true { user.photoURL = nil }
+            if let v = update.phoneNumber { user.phoneNumber = v }
+            if update.deletePhoneNumber == true { user.phoneNumber = nil }
+            if let v = update.disabled { user.disabled = v }
+            if let v = update.customClaims { user.customClaims = v.isEmpty ? nil : v }
+            if let unlink = update.providersToUnlink { user.providerData.removeAll { unlink.contains($0.providerId) } }
+            if let link = update.providerToLink {
+                user.providerData.removeAll { $0.providerId == link.providerId }
+                user.providerData.append(link)
+            }
+            if update.disabled == true { user.tokensValidAfterTime = AuthService.seconds(now) }
+        }
+        return user
+    }
+
+    /// Sets (or, with nil or an empty map, clears) a user's custom claims: at most 1000 bytes of
+    /// JSON, no reserved names. They appear in the user's next ID token.
+    public func setCustomClaims(uid: String, _ claims: [String: Value]?) async throws {
+        if let claims { try UserRules.checkClaims(claims) }
+        _ = try await users.update(uid: uid) { $0.customClaims = (claims?.isEmpty ?? true) ? nil : claims }
+    }
+
+    public func deleteUser(uid: String) async throws {
+        _ = try await users.delete(uid: uid, time: clock.now())
+    }
+
+    public func listUsers(maxResults: Int = 1000, pageToken: String? = nil) async throws -> (users: [UserRecord], nextPageToken: String?) {
+        guard (1...1000).contains(maxResults) else { throw HTTPSError(.invalidArgument, "maxResults must be between 1 and 1000") }
+        return try await users.list(maxResults: maxResults, pageToken: pageToken)
+    }
+
+    /// Revokes a user's refresh tokens and every ID token issued before now.
+    public func revokeRefreshTokens(uid: String) async throws {
+        let now = clock.now()
+        _ = try await users.update(uid: uid) { $0.tokensValidAfterTime = AuthService.seconds(now) }
+        try await users.revokeRefreshTokens(uid: uid)
+    }
+
+    static func newUID() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        return String(Crypto.randomBytes(28).map { alphabet[Int($0) % alphabet.count] })
+    }
+
+    /// Token times are whole seconds.
+    static func seconds(_ t: Timestamp) -> Timestamp { Timestamp(seconds: t.seconds) }
+    func secondsNow() -> Timestamp { AuthService.seconds(clock.now()) }
+}

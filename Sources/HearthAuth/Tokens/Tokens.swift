@@ -1,0 +1,173 @@
+import HearthModel
+
+extension AuthService {
+    // MARK: minting
+
+    /// A custom token as Firebase's Admin SDK mints it: RS256, `aud` the Identity Toolkit audience,
+    /// `uid`, optional developer `claims`, valid for one hour. The app exchanges it for an ID token.
+    public func createCustomToken(uid: String, claims: [String: Value]? = nil) throws -> String {
+        try UserRules.checkUID(uid)
+        if let claims { try UserRules.checkClaims(claims) }
+        let now = secondsNow()
+        var payload: [String: Value] = [
+            "iss": .string(configuration.serviceAccount), "sub": .string(configuration.serviceAccount),
+            "aud": .string(Configuration.customTokenAudience), "uid": .string(uid),
+            "iat": .int(now.seconds), "exp": .int(now.seconds + 3600),
+        ]
+        if let claims, !claims.isEmpty { payload["claims"] = .map(claims) }
+        let active = keys.active
+        return try JWT.sign(payload, key: active.key, kid: active.kid)
+    }
+
+    /// An ID token for `user`, shaped like Firebase's: issuer and audience of the project, `sub` and
+    /// `user_id` the uid, one hour long, the profile claims, `firebase.identities` and
+    /// `firebase.sign_in_provider`, and custom claims (the user's, then the sign-in's) at the top level.
+    public func mintIDToken(for user: UserRecord, signInProvider: String, authTime: Timestamp? = nil,
+                            developerClaims: [String: Value] = [:]) throws -> String {
+        let now = secondsNow()
+        var identities: [String: Value] = [:]
+        for p in user.providerData { identities[p.providerId] = .array([.string(p.uid)]) }
+        if let email = user.email { identities["email"] = .array([.string(email)]) }
+        if let phone = user.phoneNumber { identities["phone"] = .array([.string(phone)]) }
+        var claims: [String: Value] = [:]
+        for (k, v) in user.customClaims ?? [:] { claims[k] = v }
+        for (k, v) in developerClaims { claims[k] = v }
+        claims["iss"] = .string(configuration.issuer)
+        claims["aud"] = .string(configuration.projectID)
+        claims["auth_time"] = .int((authTime ?? now).seconds)
+        claims["user_id"] = .string(user.uid)
+        claims["sub"] = .string(user.uid)
+        claims["iat"] = .int(now.seconds)
+        claims["exp"] = .int(now.seconds + configuration.idTokenLifetime.components.seconds)
+        if let email = user.email {
+            claims["email"] = .string(email)
+            claims["email_verified"] = .bool(user.emailVerified)
+        }
+        if let phone = user.phoneNumber { claims["phone_number"] = .string(phone) }
+        if let name = user.displayName { claims["name"] = .string(name) }
+        if let picture = user.photoURL { claims["picture"] = .string(picture) }
+        claims["firebase"] = ["identities": .map(identities), "sign_in_provider": .string(signInProvider)]
+        let active = keys.active
+        return try JWT.sign(claims, key: active.key, kid: active.kid)
+    }
+
+    // MARK: exchanges
+
+    /// Exchanges a custom token for an ID token and a refresh token, creating the user on first
+    /// sign-in (as Firebase does). Refused tokens are `invalid-argument` with the reason logged only.
+    public func signInWithCustomToken(_ token: String) async throws -> SignInResult {
+        let jwt: DecodedJWT
+        let uid: String
+        let developerClaims: [String: Value]
+        do {
+            jwt = try JWT.decode(token)
+            try JWT.verifySignature(jwt, keys: keys.verificationKeys, allowUnsigned: configuration.emulatorMode)
+            let c = jwt.claims
+            guard c["aud"]?.stringValue == Configuration.customTokenAudience else { throw TokenRejection.wrongAudience(c["aud"]?.stringValue ?? "") }
+            try checkTimes(c, maxLifetime: .seconds(3600))
+            guard let u = c["uid"]?.stringValue, !u.isEmpty, u.count <= 128 else { throw TokenRejection.invalidClaim("uid must be 1 to 128 characters") }
+            uid = u
+            if let claims = c["claims"] {
+                guard case .map(let m) = claims else { throw TokenRejection.invalidClaim("claims must be an object") }
+                do { try UserRules.checkClaims(m) } catch { throw TokenRejection.invalidClaim(error.message) }
+                developerClaims = m
+            } else {
+                developerClaims = [:]
+            }
+        } catch let rejection as TokenRejection {
+            log("custom token refused: \(rejection)")
+            throw HTTPSError(.invalidArgument, "INVALID_CUSTOM_TOKEN")
+        }
+        var user: UserRecord
+        var isNew = false
+        if let existing = try await users.user(uid: uid) {
+            user = existing
+        } else {
+            do {
+                user = try await createUser(NewUser(uid: uid))
+                isNew = true
+            } catch let e as HTTPSError where e.code == .alreadyExists {
+                user = try await getUser(uid: uid)  // a concurrent first sign-in created it
+            }
+        }
+        guard !user.disabled else { throw HTTPSError(.permissionDenied, "USER_DISABLED") }
+        let now = secondsNow()
+        user = try await users.update(uid: uid) { $0.metadata.lastSignInTime = now }
+        let idToken = try mintIDToken(for: user, signInProvider: "custom", authTime: now, developerClaims: developerClaims)
+        let refresh = Crypto.randomToken(bytes: 48)
+        try await users.storeRefreshToken(hash: Crypto.sha256(Array(refresh.utf8)), uid: uid, claims: developerClaims, authTime: now, createTime: now)
+        return SignInResult(idToken: idToken, refreshToken: refresh, expiresIn: Int(configuration.idTokenLifetime.components.seconds), uid: uid, isNewUser: isNew)
+    }
+
+    /// Exchanges a refresh token for a new ID token (the refresh token stays the same).
+    public func refresh(_ refreshToken: String) async throws -> SignInResult {
+        guard refreshToken.utf8.count <= 512, let stored = try await users.refreshToken(hash: Crypto.sha256(Array(refreshToken.utf8))) else {
+            throw HTTPSError(.invalidArgument, "INVALID_REFRESH_TOKEN")
+        }
+        guard let user = try await users.user(uid: stored.uid) else { throw HTTPSError(.notFound, "USER_NOT_FOUND") }
+        guard !user.disabled else { throw HTTPSError(.permissionDenied, "USER_DISABLED") }
+        if let after = user.tokensValidAfterTime, stored.authTime < after { throw HTTPSError(.invalidArgument, "TOKEN_EXPIRED") }
+        let now = secondsNow()
+        _ = try await users.update(uid: user.uid) { $0.metadata.lastRefreshTime = now }
+        let idToken = try mintIDToken(for: user, signInProvider: "custom", authTime: stored.authTime, developerClaims: stored.claims)
+        return SignInResult(idToken: idToken, refreshToken: refreshToken, expiresIn: Int(configuration.idTokenLifetime.components.seconds), uid: user.uid, isNewUser: false)
+    }
+
+    // MARK: verification
+
+    /// Verifies an ID token: signature (algorithm pinned by the key), `exp`/`iat`/`auth_time` with
+    /// the configured clock skew, audience, issuer, subject; then, with `checkRevoked`, that the user
+    /// exists, is not disabled and has not revoked tokens issued before this one. Signature and
+    /// claim checks are cached until the token expires; the user check is a primary-key read.
+    public func verifyIDToken(_ token: String, checkRevoked: Bool = true) async throws(TokenRejection) -> VerifiedToken {
+        let now = clock.now()
+        var claims: [String: Value]
+        if let hit = verified.withLock({ $0[token] }), now < hit.expires + configuration.clockSkew {
+            claims = hit.claims
+        } else {
+            let jwt = try JWT.decode(token)
+            try JWT.verifySignature(jwt, keys: keys.verificationKeys, allowUnsigned: configuration.emulatorMode)
+            claims = jwt.claims
+            guard claims["aud"]?.stringValue == configuration.projectID else { throw .wrongAudience(claims["aud"]?.stringValue ?? "") }
+            guard claims["iss"]?.stringValue == configuration.issuer else { throw .wrongIssuer(claims["iss"]?.stringValue ?? "") }
+            guard let sub = claims["sub"]?.stringValue, !sub.isEmpty else { throw .badSubject("missing or empty") }
+            guard sub.count <= 128 else { throw .badSubject("longer than 128 characters") }
+            if let userID = claims["user_id"], userID.stringValue != sub { throw .badSubject("user_id differs from sub") }
+            try checkTimes(claims, maxLifetime: nil)
+            if let authTime = claims["auth_time"]?.intValue, Timestamp(seconds: authTime) > now + configuration.clockSkew {
+                throw .issuedInFuture(at: Timestamp(seconds: authTime))
+            }
+            let expires = Timestamp(seconds: claims["exp"]?.intValue ?? 0)
+            verified.withLock { cache in
+                if cache.count >= AuthService.cacheLimit { cache.removeAll(keepingCapacity: true) }
+                cache[token] = (claims, expires)
+            }
+        }
+        let uid = claims["sub"]?.stringValue ?? ""
+        if checkRevoked {
+            let user: UserRecord?
+            do { user = try await users.user(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
+            guard let user else { throw .userNotFound }
+            if user.disabled { throw .userDisabled }
+            if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue, iat < after.seconds { throw .revoked }
+        }
+        return VerifiedToken(uid: uid, claims: claims)
+    }
+
+    /// `exp` in the future and `iat` not in the future, each within the clock skew.
+    func checkTimes(_ claims: [String: Value], maxLifetime: Duration?) throws(TokenRejection) {
+        guard let exp = claims["exp"]?.intValue, let iat = claims["iat"]?.intValue else { throw .invalidClaim("exp and iat must be integers") }
+        let now = clock.now()
+        if Timestamp(seconds: exp) + configuration.clockSkew <= now { throw .expired(at: Timestamp(seconds: exp)) }
+        if Timestamp(seconds: iat) > now + configuration.clockSkew { throw .issuedInFuture(at: Timestamp(seconds: iat)) }
+        if let maxLifetime, exp - iat > maxLifetime.components.seconds { throw .invalidClaim("lifetime longer than \(maxLifetime.components.seconds) s") }
+    }
+
+    /// Logs why a token was refused (the caller is only told that it was).
+    public func logRejection(_ rejection: TokenRejection) {
+        log("ID token refused: \(rejection)")
+    }
+
+    /// Forgets cached verifications (after a key rotation, for example).
+    public func clearVerificationCache() { verified.withLock { $0.removeAll() } }
+}

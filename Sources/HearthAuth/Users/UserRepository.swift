@@ -1,0 +1,62 @@
+import HearthModel
+
+/// Where user records, refresh tokens and user events are kept (the runtime's database).
+/// Creating and deleting a user must log a user event in the same transaction.
+public protocol UserRepository: Sendable {
+    func create(_ user: UserRecord, time: Timestamp) async throws
+    func user(uid: String) async throws -> UserRecord?
+    func user(email: String) async throws -> UserRecord?
+    func user(phoneNumber: String) async throws -> UserRecord?
+    func user(provider: String, providerUID: String) async throws -> UserRecord?
+    func update(uid: String, _ change: @escaping @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord
+    func delete(uid: String, time: Timestamp) async throws -> UserRecord
+    func list(maxResults: Int, pageToken: String?) async throws -> (users: [UserRecord], nextPageToken: String?)
+    func storeRefreshToken(hash: [UInt8], uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) async throws
+    func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp)?
+    func revokeRefreshTokens(uid: String) async throws
+}
+
+/// Firebase's rules for user fields (https://firebase.google.com/docs/auth/admin/manage-users).
+public enum UserRules {
+    /// Claims a developer may not set: they belong to the token itself.
+    public static let reservedClaims: Set<String> = [
+        "acr", "amr", "at_hash", "aud", "auth_time", "azp", "cnf", "c_hash", "exp", "firebase", "iat", "iss", "jti",
+        "nbf", "nonce", "sub", "user_id",
+    ]
+    public static let maxClaimsBytes = 1000
+
+    public static func checkUID(_ uid: String) throws(HTTPSError) {
+        if uid.isEmpty || uid.count > 128 { throw .invalidArgument("the uid must be a non-empty string of at most 128 characters") }
+    }
+
+    public static func checkEmail(_ email: String) throws(HTTPSError) {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              !email.contains(where: { $0 == " " || $0.isNewline }) else {
+            throw .invalidArgument("the email address '\(email)' is improperly formatted")
+        }
+    }
+
+    /// E.164: `+` then 2 to 15 digits, the first not zero.
+    public static func checkPhone(_ phone: String) throws(HTTPSError) {
+        let digits = phone.dropFirst()
+        guard phone.hasPrefix("+"), (2...15).contains(digits.count), digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), digits.first != "0" else {
+            throw .invalidArgument("the phone number '\(phone)' must be E.164 (+ then up to 15 digits)")
+        }
+    }
+
+    public static func checkPhotoURL(_ url: String) throws(HTTPSError) {
+        guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8 else {
+            throw .invalidArgument("the photo URL must be an http(s) URL")
+        }
+    }
+
+    /// Custom claims: a JSON object of at most 1000 bytes with no reserved names.
+    public static func checkClaims(_ claims: [String: Value]) throws(HTTPSError) {
+        let size = JSONWriter.encode(.map(claims)).count
+        if size > maxClaimsBytes { throw .invalidArgument("custom claims are \(size) bytes; at most \(maxClaimsBytes) are allowed") }
+        if let reserved = claims.keys.sorted().first(where: { reservedClaims.contains($0) }) {
+            throw .invalidArgument("the custom claim '\(reserved)' is reserved and cannot be set")
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import HearthModel
+
+/// A stored refresh token: who it signs in, since when, and the developer claims it carries.
+public struct RefreshTokenRecord: Sendable, Equatable {
+    public var uid: String
+    public var claims: [String: Value]
+    public var authTime: Timestamp
+    public var createTime: Timestamp
+
+    public init(uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) {
+        self.uid = uid
+        self.claims = claims
+        self.authTime = authTime
+        self.createTime = createTime
+    }
+}
+
+/// A user created or deleted, logged in the same transaction as the change so `onUserCreated` and
+/// `onUserDeleted` run at least once even across a crash.
+public struct UserEventRecord: Sendable, Equatable {
+    public var sequence: Int64
+    public var time: Timestamp
+    public var kind: UserEventKind
+    /// The user (as it was before, for a deletion).
+    public var user: UserRecord
+}
+
+/// Auth users in the runtime's database. Uniqueness of uid, email (case-insensitively), phone number
+/// and provider identities is enforced by the database, so of two concurrent creations with one
+/// email exactly one succeeds; the other gets `already-exists`.
+public final class UserTable: Sendable {
+    let engine: SQLiteEngine
+
+    public init(engine: SQLiteEngine) { self.engine = engine }
+
+    static func encode(_ user: UserRecord) throws -> [UInt8] {
+        BinaryValueCodec.encode(try ValueEncoder().encode(user))
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> UserRecord {
+        try ValueDecoder().decode(UserRecord.self, from: try BinaryValueCodec.decode(bytes))
+    }
+
+    static func normalizedEmail(_ email: String?) -> String? { email?.lowercased() }
+
+    // MARK: reads
+
+    public func get(uid: String) throws -> UserRecord? {
+        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) }
+    }
+
+    public func get(email: String) throws -> UserRecord? {
+        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE email = ?", [.text(email.lowercased())]) }
+    }
+
+    public func get(phoneNumber: String) throws -> UserRecord? {
+        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE phone = ?", [.text(phoneNumber)]) }
+    }
+
+    public func get(provider: String, providerUID: String) throws -> UserRecord? {
+        try engine.readers.withReader { db in
+            try UserTable.read(db, "SELECT u.record FROM user_providers AS p JOIN users AS u ON u.uid = p.uid WHERE p.provider = ? AND p.provider_uid = ?",
+                               [.text(provider), .text(providerUID)])
+        }
+    }
+
+    static func read(_ db: Connection, _ sql: String, _ bindings: [SQLiteValue]) throws -> UserRecord? {
+        try db.query(sql, bindings) { try decode($0.blob(0)) }.first
+    }
+
+    /// Users ordered by uid, `maxResults` at a time; pass the returned token for the next page.
+    public func list(maxResults: Int, pageToken: String?) throws -> (users: [UserRecord], nextPageToken: String?) {
+        try engine.readers.withReader { db in
+            let users = try db.query("SELECT record FROM users WHERE uid > ? ORDER BY uid LIMIT ?",
+                                     [.text(pageToken ?? ""), .integer(Int64(maxResults + 1))]) { try UserTable.decode($0.blob(0)) }
+            if users.count > maxResults {
+                let page = Array(users.prefix(maxResults))
+                return (page, page.last?.uid)
+            }
+            return (users, nil)
+        }
+    }
+
+    public func count() throws -> Int {
+        try engine.readers.withReader { db in Int(try db.scalarInt("SELECT count(*) FROM users") ?? 0) }
+    }
+
+    // MARK: writes
+
+    /// Stores a new user and logs its creation; `already-exists` names what is taken.
+    public func create(_ user: UserRecord, time: Timestamp) async throws {
+        let record = try UserTable.encode(user)
+        try await engine.writer.withTransaction { db in
+            try UserTable.checkUnique(db, user, except: nil)
+            try db.run("INSERT INTO users(uid, email, phone, record, create_time) VALUES (?, ?, ?, ?, ?)", [
+                .text(user.uid), UserTable.normalizedEmail(user.email).map { .text($0) } ?? .null,
+                user.phoneNumber.map { .text($0) } ?? .null, .blob(record), .integer(RowEncoding.micros(user.metadata.creationTime)),
+            ])
+            try UserTable.writeProviders(db, user)
+            try UserTable.logEvent(db, .created, user, time: time)
+        }
+    }
+
+    /// Applies `change` to a user atomically and returns the result; `not-found` for an unknown uid.
+    public func update(uid: String, _ change: @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord {
+        try await engine.writer.withTransaction { db in
+            guard var user = try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) else {
+                throw HTTPSError(.notFound, "no user record for uid \(uid)")
+            }
+            try change(&user)
+            guard user.uid == uid else { throw HTTPSError(.invalidArgument, "a user's uid cannot change") }
+            try UserTable.checkUnique(db, user, except: uid)
+            try db.run("UPDATE users SET email = ?, phone = ?, record = ? WHERE uid = ?", [
+                UserTable.normalizedEmail(user.email).map { .text($0) } ?? .null, user.phoneNumber.map { .text($0) } ?? .null,
+                .blob(try UserTable.encode(user)), .text(uid),
+            ])
+            try db.run("DELETE FROM user_providers WHERE uid = ?", [.text(uid)])
+            try UserTable.writeProviders(db, user)
+            return user
+        }
+    }
+
+    /// Deletes a user with its refresh tokens and logs the deletion (with the record as it was).
+    @discardableResult
+    public func delete(uid: String, time: Timestamp) async throws -> UserRecord {
+        try await engine.writer.withTransaction { db in
+            guard let user = try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) else {
+                throw HTTPSError(.notFound, "no user record for uid \(uid)")
+            }
+            try db.run("DELETE FROM users WHERE uid = ?", [.text(uid)])
+            try db.run("DELETE FROM user_providers WHERE uid = ?", [.text(uid)])
+            try db.run("DELETE FROM refresh_tokens WHERE uid = ?", [.text(uid)])
+            try UserTable.logEvent(db, .deleted, user, time: time)
+            return user
+        }
+    }
+
+    static func checkUnique(_ db: Connection, _ user: UserRecord, except uid: String?) throws {
+        if uid == nil, try db.scalarInt("SELECT 1 FROM users WHERE uid = ?", [.text(user.uid)]) != nil {
+            throw HTTPSError(.alreadyExists, "the user with the provided uid already exists")
+        }
+        if let email = normalizedEmail(user.email),
+           let owner = try db.query("SELECT uid FROM users WHERE email = ?", [.text(email)], { $0.text(0) }).first, owner != uid {
+            throw HTTPSError(.alreadyExists, "the email address is already in use by another account")
+        }
+        if let phone = user.phoneNumber,
+           let owner = try db.query("SELECT uid FROM users WHERE phone = ?", [.text(phone)], { $0.text(0) }).first, owner != uid {
+            throw HTTPSError(.alreadyExists, "the phone number is already in use by another account")
+        }
+        for p in user.providerData {
+            if let owner = try db.query("SELECT uid FROM user_providers WHERE provider = ? AND provider_uid = ?", [.text(p.providerId), .text(p.uid)], { $0.text(0) }).first,
+               owner != (uid ?? user.uid) {
+                throw HTTPSError(.alreadyExists, "the \(p.providerId) account is already linked to another user")
+            }
+        }
+    }
+
+    static func writeProviders(_ db: Connection, _ user: UserRecord) throws {
+        for p in user.providerData {
+            try db.run("INSERT OR REPLACE INTO user_providers(provider, provider_uid, uid) VALUES (?, ?, ?)", [.text(p.providerId), .text(p.uid), .text(user.uid)])
+        }
+    }
+
+    static func logEvent(_ db: Connection, _ kind: UserEventKind, _ user: UserRecord, time: Timestamp) throws {
+        try db.run("INSERT INTO user_events(time, kind, uid, record) VALUES (?, ?, ?, ?)",
+                   [.integer(RowEncoding.micros(time)), .integer(kind == .created ? 0 : 1), .text(user.uid), .blob(try encode(user))])
+    }
+
+    // MARK: the user event log
+
+    /// Events after `sequence`, oldest first.
+    public func events(after sequence: Int64, limit: Int) throws -> [UserEventRecord] {
+        try engine.readers.withReader { db in
+            try db.query("SELECT seq, time, kind, record FROM user_events WHERE seq > ? ORDER BY seq LIMIT ?", [.integer(sequence), .integer(Int64(limit))]) { s in
+                UserEventRecord(sequence: s.int64(0), time: RowEncoding.time(s.int64(1)), kind: s.int64(2) == 0 ? .created : .deleted, user: try UserTable.decode(s.blob(3)))
+            }
+        }
+    }
+
+    public func lastEventSequence() throws -> Int64 {
+        try engine.readers.withReader { db in try db.scalarInt("SELECT max(seq) FROM user_events") ?? 0 }
+    }
+
+    // MARK: refresh tokens
+
+    public func storeRefreshToken(hash: [UInt8], _ record: RefreshTokenRecord) async throws {
+        let claims = BinaryValueCodec.encode(.map(record.claims))
+        try await engine.writer.withTransaction { db in
+            try db.run("INSERT INTO refresh_tokens(hash, uid, claims, auth_time, create_time) VALUES (?, ?, ?, ?, ?)", [
+                .blob(hash), .text(record.uid), .blob(claims), .integer(RowEncoding.micros(record.authTime)), .integer(RowEncoding.micros(record.createTime)),
+            ])
+        }
+    }
+
+    public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
+        try engine.readers.withReader { db in
+            try db.query("SELECT uid, claims, auth_time, create_time FROM refresh_tokens WHERE hash = ?", [.blob(hash)]) { s in
+                RefreshTokenRecord(uid: s.text(0), claims: (try BinaryValueCodec.decode(s.blob(1))).mapValue ?? [:],
+                                   authTime: RowEncoding.time(s.int64(2)), createTime: RowEncoding.time(s.int64(3)))
+            }.first
+        }
+    }
+
+    /// Revokes every refresh token of a user; returns how many there were.
+    @discardableResult
+    public func revokeRefreshTokens(uid: String) async throws -> Int {
+        try await engine.writer.withTransaction { db in
+            try db.run("DELETE FROM refresh_tokens WHERE uid = ?", [.text(uid)])
+            return db.changes
+        }
+    }
+}
