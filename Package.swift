@@ -47,6 +47,8 @@ let package = Package(
                           path: "Scripts/bench/Sources/hearth-bench"),
         .executableTarget(name: "hearth-testkit", dependencies: ["HearthModel", "HearthStore"], path: "Tests/Tools/hearth-testkit"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"]),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthModel", "HearthStore", "HearthRuntime", "HearthTesting"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
         .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore"], exclude: ["Fixtures"]),

@@ -102,7 +102,6 @@ public final class AuthService: Sendable {
         if let phone = update.phoneNumber { try UserRules.checkPhone(phone) }
         if let photo = update.photoURL { try UserRules.checkPhotoURL(photo) }
         if let claims = update.customClaims { try UserRules.checkClaims(claims) }
-        let now = clock.now()
         let user = try await users.update(uid: uid) { user in
             if let v = update.email { user.email = v }
             if update.deleteEmail == true { user.email = nil }
@@ -120,7 +119,6 @@ public final class AuthService: Sendable {
                 user.providerData.removeAll { $0.providerId == link.providerId }
                 user.providerData.append(link)
             }
-            if update.disabled == true { user.tokensValidAfterTime = AuthService.seconds(now) }
         }
         return user
     }

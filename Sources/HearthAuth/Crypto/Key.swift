@@ -94,15 +94,18 @@ public final class Key: @unchecked Sendable {
             }
             return b
         }
+        // The builder keeps pointers to parameter names (and strings) without copying them until
+        // OSSL_PARAM_BLD_to_param, so they must be static: StaticString storage lives for the process.
+        func c(_ s: StaticString) -> UnsafePointer<CChar> { UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self) }
         let type: String
         switch kty {
         case "RSA":
             type = "RSA"
-            for name in ["n", "e"] {
-                let b = try bytes(name)
-                guard let bn = BN_bin2bn(b, Int32(b.count), nil) else { throw .openssl("reading JWK '\(name)'") }
+            for (member, param) in [("n", c("n")), ("e", c("e"))] {
+                let b = try bytes(member)
+                guard let bn = BN_bin2bn(b, Int32(b.count), nil) else { throw .openssl("reading JWK '\(member)'") }
                 bignums.append(bn)
-                guard OSSL_PARAM_BLD_push_BN(bld, name, bn) == 1 else { throw .openssl("building RSA parameters") }
+                guard OSSL_PARAM_BLD_push_BN(bld, param, bn) == 1 else { throw .openssl("building RSA parameters") }
             }
         case "EC":
             guard jwk["crv"]?.stringValue == "P-256" else { throw CryptoError(operation: "only P-256 EC JWKs are supported", detail: "") }
@@ -110,15 +113,23 @@ public final class Key: @unchecked Sendable {
             let x = try bytes("x"), y = try bytes("y")
             guard x.count == 32, y.count == 32 else { throw CryptoError(operation: "P-256 JWK coordinates must be 32 bytes", detail: "") }
             let point = [0x04] + x + y
-            guard OSSL_PARAM_BLD_push_utf8_string(bld, "group", "P-256", 0) == 1,
-                  point.withUnsafeBytes({ OSSL_PARAM_BLD_push_octet_string(bld, "pub", $0.baseAddress, $0.count) }) == 1 else {
+            // The octet string is copied when the builder makes its parameters, below, while `point` lives.
+            guard OSSL_PARAM_BLD_push_utf8_string(bld, c("group"), c("prime256v1"), 0) == 1,
+                  point.withUnsafeBytes({ OSSL_PARAM_BLD_push_octet_string(bld, c("pub"), $0.baseAddress, $0.count) }) == 1 else {
                 throw .openssl("building EC parameters")
             }
+            guard let params = OSSL_PARAM_BLD_to_param(bld) else { throw .openssl("building key parameters") }
+            defer { OSSL_PARAM_free(params) }
+            return try Key.fromData(type, params)
         default:
             throw CryptoError(operation: "unsupported JWK kty '\(kty)'", detail: "")
         }
         guard let params = OSSL_PARAM_BLD_to_param(bld) else { throw .openssl("building key parameters") }
         defer { OSSL_PARAM_free(params) }
+        return try Key.fromData(type, params)
+    }
+
+    private static func fromData(_ type: String, _ params: UnsafeMutablePointer<OSSL_PARAM>) throws(CryptoError) -> Key {
         guard let ctx = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { throw .openssl("creating a key context") }
         defer { EVP_PKEY_CTX_free(ctx) }
         var pkey: OpaquePointer?

@@ -43,6 +43,14 @@ public enum Crypto {
     /// A random token: `bytes` random bytes in base64url (no padding).
     public static func randomToken(bytes: Int = 32) -> String { Base64.encodeURL(randomBytes(bytes)) }
 
+    /// HMAC-SHA256 (for interoperating with symmetric schemes; Hearth's own tokens never use it).
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        _ = HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &out, &length)
+        return Array(out.prefix(Int(length)))
+    }
+
     /// Constant-time comparison, for secrets.
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }

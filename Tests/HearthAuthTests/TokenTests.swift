@@ -1,0 +1,181 @@
+@testable import HearthAuth
+import HearthModel
+import HearthRuntime
+import HearthTesting
+import Testing
+
+@Suite("Firebase-style tokens")
+struct TokenTests {
+    func app(project: String = "hearth-test", emulator: Bool? = nil) async throws -> TestRuntime {
+        try await TestRuntime(units: []) { config in
+            config.project = project
+            config.auth.emulator = emulator
+        }
+    }
+
+    @Test("ID tokens carry Firebase's claims: iss, aud, sub = user_id, times, email, identities, provider, custom claims")
+    func idTokenShape() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        var user = try await auth.createUser(NewUser(uid: "alice", email: "alice@example.com", emailVerified: true, displayName: "Alice",
+                                                     providerToLink: .init(providerId: "apple.com", uid: "apple-1")))
+        try await auth.setCustomClaims(uid: "alice", ["admin": true, "tier": 2])
+        user = try await auth.getUser(uid: "alice")
+        let token = try auth.mintIDToken(for: user, signInProvider: "apple.com")
+        let claims = try JWT.decode(token).claims
+        let now = app.clock.now().seconds
+        #expect(claims["iss"] == "https://securetoken.google.com/hearth-test")
+        #expect(claims["aud"] == "hearth-test")
+        #expect(claims["sub"] == "alice")
+        #expect(claims["user_id"] == "alice")
+        #expect(claims["iat"] == .int(now))
+        #expect(claims["auth_time"] == .int(now))
+        #expect(claims["exp"] == .int(now + 3600))
+        #expect(claims["email"] == "alice@example.com")
+        #expect(claims["email_verified"] == true)
+        #expect(claims["name"] == "Alice")
+        #expect(claims["admin"] == true)
+        #expect(claims["tier"] == 2)
+        #expect(claims["firebase"]?["sign_in_provider"] == "apple.com")
+        #expect(claims["firebase"]?["identities"] == ["apple.com": ["apple-1"], "email": ["alice@example.com"]])
+        let verified = try await auth.verifyIDToken(token)
+        #expect(verified.uid == "alice")
+    }
+
+    @Test("custom tokens are minted as Firebase does and exchange for an ID token and a refresh token")
+    func customTokenExchange() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let custom = try auth.createCustomToken(uid: "bob", claims: ["premium": true])
+        let decoded = try JWT.decode(custom)
+        #expect(decoded.algorithm == "RS256")
+        #expect(decoded.claims["aud"] == .string(AuthService.Configuration.customTokenAudience))
+        #expect(decoded.claims["uid"] == "bob")
+        #expect(decoded.claims["claims"] == ["premium": true])
+        #expect(decoded.claims["iss"] == decoded.claims["sub"])
+        #expect((decoded.claims["exp"]?.intValue ?? 0) - (decoded.claims["iat"]?.intValue ?? 0) == 3600)
+        let signIn = try await auth.signInWithCustomToken(custom)
+        #expect(signIn.uid == "bob")
+        #expect(signIn.isNewUser, "the first sign-in creates the user")
+        #expect(signIn.expiresIn == 3600)
+        let verified = try await auth.verifyIDToken(signIn.idToken)
+        #expect(verified.claims["premium"] == true)
+        #expect(verified.claims["firebase"]?["sign_in_provider"] == "custom")
+        #expect(try await auth.getUser(uid: "bob").metadata.lastSignInTime != nil)
+        app.clock.advance(by: .seconds(1800))
+        let refreshed = try await auth.refresh(signIn.refreshToken)
+        #expect(refreshed.idToken != signIn.idToken)
+        #expect(try await auth.verifyIDToken(refreshed.idToken).claims["premium"] == true, "developer claims survive a refresh")
+        let second = try await auth.signInWithCustomToken(try auth.createCustomToken(uid: "bob"))
+        #expect(!second.isNewUser)
+    }
+
+    @Test("refresh tokens are stored hashed and stop working once revoked")
+    func refreshRevocation() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let signIn = try await auth.signInWithCustomToken(try auth.createCustomToken(uid: "carol"))
+        let rows = try (app.store.engine as! SQLiteEngineProbe).rawRefreshTokens()
+        #expect(!rows.contains(signIn.refreshToken), "the token itself is never stored")
+        app.clock.advance(by: .seconds(5))
+        try await auth.revokeRefreshTokens(uid: "carol")
+        await #expect(throws: HTTPSError.self) { try await auth.refresh(signIn.refreshToken) }
+        do { _ = try await auth.verifyIDToken(signIn.idToken); Issue.record("a revoked ID token verified") } catch { #expect(error == .revoked) }
+        let fresh = try await auth.signInWithCustomToken(try auth.createCustomToken(uid: "carol"))
+        #expect(try await auth.verifyIDToken(fresh.idToken).uid == "carol", "tokens issued after the revocation work")
+        await #expect(throws: HTTPSError.self) { try await auth.refresh("not-a-token") }
+    }
+
+    func rejection(_ app: TestRuntime, _ token: String) async -> TokenRejection? {
+        do { _ = try await app.runtime.auth.verifyIDToken(token); return nil } catch { return error }
+    }
+
+    @Test("expiry honours the 5-minute clock skew, driven by a ManualClock")
+    func expiry() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let user = try await auth.createUser(NewUser(uid: "dan"))
+        let token = try auth.mintIDToken(for: user, signInProvider: "custom")
+        app.clock.advance(by: .seconds(3600 + 299))
+        #expect(await rejection(app, token) == nil, "within the skew after exp")
+        app.clock.advance(by: .seconds(2))
+        guard case .expired? = await rejection(app, token) else { Issue.record("not refused as expired"); return }
+    }
+
+    @Test("tokens issued in the future beyond the skew, for another project or issuer, or with a bad subject are refused")
+    func claimChecks() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let key = auth.keys.active
+        let now = app.clock.now().seconds
+        func token(_ changes: [String: Value]) throws -> String {
+            var c: [String: Value] = ["iss": "https://securetoken.google.com/hearth-test", "aud": "hearth-test", "sub": "eve",
+                                      "iat": .int(now), "exp": .int(now + 3600), "auth_time": .int(now)]
+            for (k, v) in changes { c[k] = v }
+            return try JWT.sign(c, key: key.key, kid: key.kid)
+        }
+        _ = try await auth.createUser(NewUser(uid: "eve"))
+        #expect(await rejection(app, try token([:])) == nil)
+        #expect(await rejection(app, try token(["iat": .int(now + 301)])) == .issuedInFuture(at: Timestamp(seconds: now + 301)))
+        #expect(await rejection(app, try token(["iat": .int(now + 299)])) == nil, "within the skew")
+        #expect(await rejection(app, try token(["aud": "other"])) == .wrongAudience("other"))
+        #expect(await rejection(app, try token(["iss": "https://securetoken.google.com/other"])) == .wrongIssuer("https://securetoken.google.com/other"))
+        #expect(await rejection(app, try token(["sub": ""])) == .badSubject("missing or empty"))
+        #expect(await rejection(app, try token(["sub": .string(String(repeating: "x", count: 129))])) == .badSubject("longer than 128 characters"))
+        #expect(await rejection(app, try token(["user_id": "mallory"])) == .badSubject("user_id differs from sub"))
+        #expect(await rejection(app, try token(["sub": "ghost"])) == .userNotFound)
+    }
+
+    @Test("disabled and deleted users' tokens are refused, even when the token is already cached")
+    func disabledAndDeleted() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let user = try await auth.createUser(NewUser(uid: "fay"))
+        let token = try auth.mintIDToken(for: user, signInProvider: "custom")
+        #expect(await rejection(app, token) == nil)
+        _ = try await auth.updateUser(uid: "fay", UserUpdate(disabled: true))
+        #expect(await rejection(app, token) == .userDisabled)
+        _ = try await auth.updateUser(uid: "fay", UserUpdate(disabled: false))
+        #expect(await rejection(app, token) == nil, "re-enabling the user makes its tokens valid again, as in Firebase")
+        try await auth.deleteUser(uid: "fay")
+        #expect(await rejection(app, token) == .userNotFound)
+    }
+
+    @Test("emulator mode accepts unsigned ID and custom tokens; it is off unless configured")
+    func emulatorMode() async throws {
+        let claims: [String: Value] = ["iss": "https://securetoken.google.com/demo-x", "aud": "demo-x", "sub": "gus",
+                                       "iat": 1_767_225_600, "exp": 1_767_229_200]
+        let off = try await app(project: "hearth-test")
+        #expect(!off.runtime.auth.configuration.emulatorMode)
+        #expect(await rejection(off, JWT.unsigned(claims)) == .unsignedTokenRefused)
+        let demo = try await app(project: "demo-x")
+        #expect(demo.runtime.auth.configuration.emulatorMode, "a demo- project turns it on, as Firebase does")
+        _ = try await demo.runtime.auth.createUser(NewUser(uid: "gus"))
+        #expect(await rejection(demo, JWT.unsigned(claims)) == nil)
+        let custom = JWT.unsigned(["aud": .string(AuthService.Configuration.customTokenAudience), "uid": "hal",
+                                   "iat": 1_767_225_600, "exp": 1_767_229_200])
+        #expect(try await demo.runtime.auth.signInWithCustomToken(custom).uid == "hal")
+        await #expect(throws: HTTPSError.self) { try await off.runtime.auth.signInWithCustomToken(custom) }
+        let forcedOff = try await app(project: "demo-x", emulator: false)
+        #expect(!forcedOff.runtime.auth.configuration.emulatorMode)
+    }
+
+    @Test("custom tokens with the wrong audience, expired, too long-lived or with reserved claims are refused")
+    func badCustomTokens() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let key = auth.keys.active
+        let now = app.clock.now().seconds
+        func custom(_ changes: [String: Value]) throws -> String {
+            var c: [String: Value] = ["aud": .string(AuthService.Configuration.customTokenAudience), "uid": "ivy", "iat": .int(now), "exp": .int(now + 3600)]
+            for (k, v) in changes { c[k] = v }
+            return try JWT.sign(c, key: key.key, kid: key.kid)
+        }
+        _ = try await auth.signInWithCustomToken(try custom([:]))
+        for changes: [String: Value] in [["aud": "x"], ["exp": .int(now - 1000)], ["exp": .int(now + 7200)], ["uid": ""], ["claims": ["sub": "x"]], ["claims": 5]] {
+            await #expect(throws: HTTPSError.self, "\(changes)") { try await auth.signInWithCustomToken(try custom(changes)) }
+        }
+        #expect(throws: HTTPSError.self) { try auth.createCustomToken(uid: "x", claims: ["iss": "y"]) }
+        #expect(throws: HTTPSError.self) { try auth.createCustomToken(uid: String(repeating: "u", count: 129)) }
+    }
+}
