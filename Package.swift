@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "HearthStore", "HearthAuth"]),
         .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthStore", "HearthAuth"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
-        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "CSQLite"],
+        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "CSQLite"],
                           path: "Scripts/bench/Sources/hearth-bench"),
         .executableTarget(name: "hearth-testkit", dependencies: ["HearthModel", "HearthStore"], path: "Tests/Tools/hearth-testkit"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"]),

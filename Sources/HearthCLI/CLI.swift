@@ -14,6 +14,9 @@ public enum CLI {
         DocsDeleteCommand.self,
         DocsQueryCommand.self,
         DocsExportCommand.self,
+        UsersCommand.self,
+        TokenCommand.self,
+        AuthCommand.self,
     ]
 
     /// The result of parsing a command line, without running anything.

@@ -56,12 +56,17 @@ public final class Runtime: Sendable {
         return CallerAuth(uid: verified.uid, claims: verified.claims, rawToken: idToken)
     }
 
-    /// A signed-in caller for local use (`hearth call --as`): a real ID token for the user (an
-    /// existing one with its profile and claims, or a bare record), verified like any other.
+    /// A signed-in caller for local use (`hearth call --as`, `hearth token`): a real ID token for the
+    /// user, created first if it does not exist (as a custom-token sign-in would), verified like any other.
     public func caller(asUser uid: String, claims extra: [String: Value] = [:]) async throws -> CallerAuth {
-        let user = try await auth.users.user(uid: uid) ?? UserRecord(uid: uid, metadata: .init(creationTime: clock.now()))
-        let token = try auth.mintIDToken(for: user, signInProvider: "custom", developerClaims: extra)
-        let verified = try await auth.verifyIDToken(token, checkRevoked: false)
+        var user = try await auth.users.user(uid: uid)
+        if user == nil {
+            do { user = try await auth.createUser(NewUser(uid: uid)) } catch let e as HTTPSError where e.code == .alreadyExists {
+                user = try await auth.getUser(uid: uid)
+            }
+        }
+        let token = try auth.mintIDToken(for: user!, signInProvider: "custom", developerClaims: extra)
+        let verified = try await auth.verifyIDToken(token)
         return CallerAuth(uid: verified.uid, claims: verified.claims, rawToken: token)
     }
 

@@ -7,6 +7,7 @@ let suites: [String: () async throws -> Void] = [
     "json": runJSONBenchmark,
     "boundary": runBoundaryBenchmark,
     "store": runStoreBenchmark,
+    "auth": runAuthBenchmark,
     "store-write-profile": runStoreWriteProfile,
 ]
 
