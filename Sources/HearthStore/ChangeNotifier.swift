@@ -13,6 +13,8 @@ final class ChangeNotifier: Sendable {
         var last: Int64
         var waiters: [Waiter] = []
         var nextID: UInt64 = 0
+        /// Set on close: waiting would never end, so every wait returns at once.
+        var closed = false
     }
 
     private let state: Mutex<State>
@@ -32,8 +34,8 @@ final class ChangeNotifier: Sendable {
         for w in ready { w.continuation.resume() }
     }
 
-    /// Returns once the feed holds a change after `sequence` (at once if it already does), or when
-    /// the task is cancelled.
+    /// Returns once the feed holds a change after `sequence` (at once if it already does), when
+    /// the task is cancelled, or when the store is closed.
     func wait(after sequence: Int64) async {
         let id: UInt64 = state.withLock { s in
             s.nextID += 1
@@ -42,7 +44,7 @@ final class ChangeNotifier: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let now: Bool = state.withLock { s in
-                    if s.last > sequence || Task.isCancelled { return true }
+                    if s.last > sequence || s.closed || Task.isCancelled { return true }
                     s.waiters.append(Waiter(id: id, after: sequence, continuation: c))
                     return false
                 }
@@ -57,9 +59,10 @@ final class ChangeNotifier: Sendable {
         }
     }
 
-    /// Wakes every waiter (on close).
+    /// Wakes every waiter, and lets no one wait from now on (on close).
     func wakeAll() {
         let all = state.withLock { s -> [Waiter] in
+            s.closed = true
             defer { s.waiters = [] }
             return s.waiters
         }

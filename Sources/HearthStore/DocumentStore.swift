@@ -69,7 +69,10 @@ public final class DocumentStore: Sendable {
     @discardableResult
     public func recursiveDelete(_ path: [String], batchSize: Int = 500) async throws -> Int {
         guard !path.isEmpty else { throw HTTPSError(.invalidArgument, "recursive delete needs a path") }
-        _ = try PathRules.segments(path.joined(separator: "/"), document: nil)
+        // Each segment is one id: a slash inside a segment would silently name another path.
+        guard try PathRules.segments(path.joined(separator: "/"), document: nil) == path else {
+            throw HTTPSError(.invalidArgument, "invalid path segments \(path): a segment cannot contain '/'")
+        }
         var deleted = 0
         while true {
             let batch = try await engine.documents(under: path, limit: max(1, min(batchSize, 500)))

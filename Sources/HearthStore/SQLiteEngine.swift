@@ -183,6 +183,14 @@ public final class SQLiteEngine: StorageEngine {
     public func pruneChanges(committedBefore cutoff: Timestamp) async throws -> Int {
         let micros = RowEncoding.micros(cutoff)
         return try await writer.withTransaction { db in
+            // Remember the feed's end before deleting: it may be the last entry (see Schema, migration 2).
+            if let seq = try db.scalarInt("SELECT max(seq) FROM changes"), let time = try db.scalarInt("SELECT max(commit_time) FROM changes") {
+                try db.run("""
+                    INSERT INTO feed_state(id, last_sequence, last_commit_time) VALUES (1, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET last_sequence = max(last_sequence, excluded.last_sequence),
+                                                  last_commit_time = max(last_commit_time, excluded.last_commit_time)
+                    """, [.integer(seq), .integer(time)])
+            }
             let floor = try db.scalarInt("SELECT min(cursor) FROM consumers") ?? Int64.max
             try db.run("DELETE FROM changes WHERE commit_time < ? AND seq <= ?", [.integer(micros), .integer(floor)])
             return db.changes

@@ -28,7 +28,7 @@ public protocol StorageEngine: Sendable {
     func changes(after sequence: Int64, limit: Int) async throws -> [DocumentChange]
     /// The sequence of the last committed change (0 for an empty feed).
     var lastSequence: Int64 { get }
-    /// Returns once a change after `sequence` is committed, or the task is cancelled.
+    /// Returns once a change after `sequence` is committed, the task is cancelled, or the engine is closed.
     func waitForChanges(after sequence: Int64) async
     /// Records how far a consumer of the feed has read; pruning keeps what any consumer still needs.
     func setCursor(_ consumer: String, to sequence: Int64) async throws

@@ -125,7 +125,7 @@ struct TimeoutError: Error, CustomStringConvertible {
 /// so a hang fails the test instead of stalling the run. The operation and the timer race in
 /// unstructured tasks: a task group would wait for a hung child (awaiting `task.value` ignores
 /// cancellation), so the loser is cancelled and left behind rather than awaited.
-func withTimeout<T: Sendable>(seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(seconds: Double = 60, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
         let race = Race(continuation)
         let work = Task {

@@ -18,8 +18,12 @@ final class CollectionRegistry: Sendable {
 
     /// The id of `path`, created on the writer's connection when missing.
     func idCreating(_ path: CollectionPath, on db: Connection) throws -> Int64 {
-        if let id = try id(of: path, on: db) { return id }
         let key = path.description
+        if let id = cache.withLock({ $0[key] }) { return id }
+        // Looked up without caching: the row may have been inserted earlier in this same, still
+        // uncommitted transaction, and an id cached before the commit outlives a rollback (the
+        // rowid is then handed to the next new collection, and two paths share one id).
+        if let id = try db.scalarInt("SELECT id FROM collections WHERE path = ?", [.text(key)]) { return id }
         let parent = path.parent?.description ?? ""
         try db.run("INSERT INTO collections(path, parent_path, collection_id) VALUES (?, ?, ?)", [.text(key), .text(parent), .text(path.id)])
         guard let id = try db.scalarInt("SELECT id FROM collections WHERE path = ?", [.text(key)]) else {

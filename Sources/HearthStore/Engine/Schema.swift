@@ -80,6 +80,16 @@ enum Schema {
             record BLOB NOT NULL
         );
         """,
+        // 3: the feed's high-water mark (last sequence and commit time), kept when pruning empties
+        // the changes table, so that after a restart sequences are never reused and commit times
+        // never go back.
+        """
+        CREATE TABLE feed_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_sequence INTEGER NOT NULL,
+            last_commit_time INTEGER NOT NULL
+        );
+        """,
     ]
 
     static var version: Int { migrations.count }

@@ -26,9 +26,10 @@ actor Writer {
         try Schema.migrate(db)
         self.collections = collections
         self.clock = clock
-        lastSequence = try db.scalarInt("SELECT max(seq) FROM changes") ?? 0
-        let lastTime = try db.scalarInt("SELECT max(commit_time) FROM changes") ?? 0
-        lastCommitMicros = lastTime
+        // The feed's end, or the high-water mark pruning recorded when it emptied the feed.
+        let saved = try db.query("SELECT last_sequence, last_commit_time FROM feed_state WHERE id = 1") { ($0.int64(0), $0.int64(1)) }.first
+        lastSequence = max(try db.scalarInt("SELECT max(seq) FROM changes") ?? 0, saved?.0 ?? 0)
+        lastCommitMicros = max(try db.scalarInt("SELECT max(commit_time) FROM changes") ?? 0, saved?.1 ?? 0)
     }
 
     /// A commit time strictly after the previous one, in microseconds.

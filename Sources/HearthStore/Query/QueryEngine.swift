@@ -181,8 +181,8 @@ struct QueryEngine {
                               createTime: RowEncoding.time(s.int64(dataColumn + 1)), updateTime: RowEncoding.time(s.int64(dataColumn + 2)))
     }
 
-    /// The SQL and bindings a plan runs (also what `explain` shows).
-    func statement(for plan: Plan, _ p: Prepared, collection: Int64) -> (sql: String, bindings: [SQLiteValue]) {
+    /// The SQL and bindings a plan runs (also what `explain` shows); `path` is the collection's path.
+    func statement(for plan: Plan, _ p: Prepared, collection: Int64, path: String) -> (sql: String, bindings: [SQLiteValue]) {
         let direction = p.order[0].direction == .ascending ? "ASC" : "DESC"
         switch plan {
         case .nameLookup(let ids):
@@ -192,10 +192,13 @@ struct QueryEngine {
         case .nameScan:
             var sql = "SELECT d.id, \(QueryEngine.documentColumns) FROM documents AS d WHERE d.collection = ?"
             var bindings: [SQLiteValue] = [.integer(collection)]
+            // The start cursor bounds the ids only when it names a document of this collection: names
+            // order by collection path first, so a cursor elsewhere says nothing about these ids
+            // (the cursor is still applied to every document in Swift).
             if let start = p.spec.startAt, let first = start.values.first, case .reference(let ref) = first,
-               let id = ref.split(separator: "/").last {
+               let slash = ref.lastIndex(of: "/"), ref[..<slash] == path {
                 sql += direction == "ASC" ? " AND d.id >= ?" : " AND d.id <= ?"
-                bindings.append(.text(String(id)))
+                bindings.append(.text(String(ref[ref.index(after: slash)...])))
             }
             return (sql + " ORDER BY d.id \(direction)", bindings)
         case .equalityScan(let f):
@@ -285,7 +288,7 @@ struct QueryEngine {
     func runCollection(_ p: Prepared, collection: Int64, path: String) throws -> [StoredDocument] {
         let plan = try plan(p, collection: collection, path: path)
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        let (sql, bindings) = statement(for: plan, p, collection: collection)
+        let (sql, bindings) = statement(for: plan, p, collection: collection, path: path)
         let s = try db.prepare(sql)
         defer { s.reset() }
         try s.bind(bindings)
@@ -294,7 +297,14 @@ struct QueryEngine {
         if limit == 0 { return out }
         let m = p.matcher
 
-        if case .materialize = plan {
+        // Plans that read an unordered (materialize) or name-ordered (nameLookup) set of documents
+        // sort it in the query's order before applying cursors and the limit.
+        var sortsInMemory = false
+        switch plan {
+        case .materialize, .nameLookup: sortsInMemory = true
+        default: break
+        }
+        if sortsInMemory {
             var candidates: [StoredDocument] = []
             var seen: Set<String> = []
             while try s.step() {
@@ -356,7 +366,7 @@ struct QueryEngine {
         let p = try prepare(spec)
         guard let target = try targetCollections(p.spec).first else { return (.nameScan, []) }
         let chosen = try plan(p, collection: target.id, path: target.path)
-        let (sql, bindings) = statement(for: chosen, p, collection: target.id)
+        let (sql, bindings) = statement(for: chosen, p, collection: target.id, path: target.path)
         let details = try db.query("EXPLAIN QUERY PLAN " + sql, bindings) { $0.text(3) }
         return (chosen, details)
     }

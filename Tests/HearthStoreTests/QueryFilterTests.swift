@@ -1,0 +1,257 @@
+import Foundation
+import HearthModel
+@testable import HearthStore
+import Testing
+
+/// Every filter operator, on a top-level field and on a nested one, with Firestore's semantics as
+/// the JS SDK evaluates them (`FieldFilter.matches` in firebase-js-sdk `core/filter.ts`): range and
+/// equality filters are type-bracketed, `!=` and `not-in` need the field to exist (any type, null
+/// included), `not-in` with null in its list matches nothing, and a missing field never matches.
+/// Membership (`in`, `not-in`, `array-contains`, `array-contains-any`) compares numbers by value
+/// (1 matches 1.0) as Firestore's backend and indexes do.
+@Suite("Query filters", .timeLimit(.minutes(1)))
+struct QueryFilterTests {
+    static let values: [(String, Value)] = [
+        ("i1", 1), ("d1", 1.0), ("i2", 2), ("d25", 2.5), ("zero", 0), ("negz", .double(-0.0)), ("nan", .double(.nan)),
+        ("ninf", .double(-.infinity)), ("null", nil), ("t", true), ("f", false), ("sa", "a"), ("sb", "b"), ("empty", ""),
+        ("ts", .timestamp(Timestamp(seconds: 100))), ("by", .bytes([1])), ("ref", .reference("c/i1")),
+        ("geo", .geoPoint(GeoPoint(latitude: 1, longitude: 2))), ("arr", [1, "a"]), ("arr2", [2, nil, 1.0]),
+        ("arrEmpty", []), ("arrMap", [["k": 1]]), ("map", ["x": 1]),
+    ]
+
+    static var existing: [String] { values.map(\.0) }
+
+    /// Stores every value under `v` and under `m.v`, plus a document without either.
+    static func seed(_ store: DocumentStore) async throws {
+        var writes: [DocumentWrite] = try values.map { id, v in .create(try doc("c/\(id)"), ["v": v, "m": ["v": v], "k": 1]) }
+        writes.append(.create(try doc("c/missing"), ["other": 1, "m": ["w": 1], "k": 1]))
+        writes.append(.create(try doc("c/mNotMap"), ["m": 5, "k": 1]))
+        try await store.commit(writes)
+    }
+
+    static func except(_ ids: String...) -> [String] { existing.filter { !ids.contains($0) } }
+
+    static let cases: [(QuerySpec.Operator, Value, [String])] = [
+        (.equal, 1, ["d1", "i1"]),
+        (.equal, 1.0, ["d1", "i1"]),
+        (.equal, 0, ["negz", "zero"]),
+        (.equal, .double(-0.0), ["negz", "zero"]),
+        (.equal, .double(.nan), ["nan"]),
+        (.equal, nil, ["null"]),
+        (.equal, "a", ["sa"]),
+        (.equal, "", ["empty"]),
+        (.equal, false, ["f"]),
+        (.equal, .bytes([1]), ["by"]),
+        (.equal, .reference("c/i1"), ["ref"]),
+        (.equal, .geoPoint(GeoPoint(latitude: 1, longitude: 2)), ["geo"]),
+        (.equal, [1, "a"], ["arr"]),
+        (.equal, [1.0, "a"], ["arr"]),
+        (.equal, [], ["arrEmpty"]),
+        (.equal, ["x": 1], ["map"]),
+        (.equal, ["x": 1.0], ["map"]),
+        (.equal, "1", []),
+        (.notEqual, 1, except("i1", "d1")),
+        (.notEqual, nil, except("null")),
+        (.notEqual, .double(.nan), except("nan")),
+        (.notEqual, "zzz", existing),
+        (.lessThan, 2, ["d1", "i1", "nan", "negz", "ninf", "zero"]),
+        (.lessThanOrEqual, 1, ["d1", "i1", "nan", "negz", "ninf", "zero"]),
+        (.greaterThan, 1, ["d25", "i2"]),
+        (.greaterThanOrEqual, 1, ["d1", "d25", "i1", "i2"]),
+        (.greaterThan, .double(-.infinity), ["d1", "d25", "i1", "i2", "negz", "zero"]),
+        (.greaterThan, .double(.nan), ["d1", "d25", "i1", "i2", "negz", "ninf", "zero"]),
+        (.lessThan, .double(.nan), []),
+        (.greaterThanOrEqual, .double(.nan), ["d1", "d25", "i1", "i2", "nan", "negz", "ninf", "zero"]),
+        (.greaterThan, "a", ["sb"]),
+        (.greaterThanOrEqual, "", ["empty", "sa", "sb"]),
+        (.lessThan, "b", ["empty", "sa"]),
+        (.lessThan, true, ["f"]),
+        (.greaterThanOrEqual, false, ["f", "t"]),
+        (.greaterThan, .timestamp(Timestamp(seconds: 0)), ["ts"]),
+        (.lessThan, .timestamp(Timestamp(seconds: 0)), []),
+        (.greaterThan, .bytes([]), ["by"]),
+        (.lessThan, .reference("c/z"), ["ref"]),
+        (.greaterThan, .geoPoint(GeoPoint(latitude: 0, longitude: 0)), ["geo"]),
+        (.greaterThan, [1], ["arr", "arr2", "arrMap"]),
+        (.lessThan, [1], ["arrEmpty"]),
+        (.greaterThanOrEqual, [], ["arr", "arr2", "arrEmpty", "arrMap"]),
+        (.greaterThan, .map([:]), ["map"]),
+        (.greaterThan, nil, []),
+        (.greaterThanOrEqual, nil, ["null"]),
+        (.lessThanOrEqual, nil, ["null"]),
+        (.in, [1, "a"], ["d1", "i1", "sa"]),
+        (.in, [2.0, nil], ["i2", "null"]),
+        (.in, [.double(.nan)], ["nan"]),
+        (.in, [[1, "a"], ["x": 1]], ["arr", "map"]),
+        (.in, ["nope"], []),
+        (.notIn, [1, "a"], except("i1", "d1", "sa")),
+        (.notIn, [.double(.nan), true], except("nan", "t")),
+        (.notIn, [1, nil], []),
+        (.notIn, [nil], []),
+        (.arrayContains, 1, ["arr", "arr2"]),
+        (.arrayContains, 1.0, ["arr", "arr2"]),
+        (.arrayContains, "a", ["arr"]),
+        (.arrayContains, nil, ["arr2"]),
+        (.arrayContains, ["k": 1], ["arrMap"]),
+        (.arrayContains, 3, []),
+        (.arrayContainsAny, [2, "a"], ["arr", "arr2"]),
+        (.arrayContainsAny, [nil], ["arr2"]),
+        (.arrayContainsAny, [9, "zz"], []),
+        (.arrayContainsAny, [1, 2], ["arr", "arr2"]),
+    ]
+
+    @Test("each operator matches exactly the documents Firestore would", arguments: ["v", "m.v"], cases)
+    func operatorMatches(fieldPath: String, testCase: (QuerySpec.Operator, Value, [String])) async throws {
+        let (op, operand, expected) = testCase
+        try await withStore { store, _ in
+            try await Self.seed(store)
+            var q = QuerySpec(collection: try coll("c"))
+            q.filters = [.init(try field(fieldPath), op, operand)]
+            // Results come in the query's order; compare as sets, then check the order separately.
+            let ids = try await store.ids(q)
+            #expect(Set(ids) == Set(expected), "\(fieldPath) \(op.rawValue) \(operand)")
+            #expect(ids.count == expected.count, "no duplicates")
+            #expect(try await store.count(q) == expected.count)
+            // Ordered by name explicitly, the same documents in id order.
+            q.orderBy = [.init(.documentID)]
+            #expect(try await store.ids(q) == expected.sorted(), "\(fieldPath) \(op.rawValue) \(operand) by name")
+            // With an equality filter on another field (the index intersection plans).
+            q.filters.append(.init(try field("k"), .equal, 1))
+            #expect(try await store.ids(q) == expected.sorted(), "\(fieldPath) \(op.rawValue) \(operand) with k == 1")
+        }
+    }
+
+    @Test("inequality results come ordered by the inequality field, then by name")
+    func inequalityOrder() async throws {
+        try await withStore { store, _ in
+            try await Self.seed(store)
+            var q = QuerySpec(collection: try coll("c"))
+            q.filters = [.init(try field("v"), .lessThan, 2)]
+            #expect(try await store.ids(q) == ["nan", "ninf", "negz", "zero", "d1", "i1"])
+            q.filters = [.init(try field("v"), .notEqual, 1)]
+            let ids = try await store.ids(q)
+            #expect(ids.prefix(4) == ["null", "f", "t", "nan"])
+            #expect(ids.last == "map")
+        }
+    }
+
+    @Test("a filter through a non-map value, or on a missing field, never matches")
+    func missingFields() async throws {
+        try await withStore { store, _ in
+            try await Self.seed(store)
+            for op: QuerySpec.Operator in [.notEqual, .greaterThan, .lessThan] {
+                var q = QuerySpec(collection: try coll("c"))
+                q.filters = [.init(try field("m.v.deeper"), op, 0)]
+                #expect(try await store.ids(q) == [], "\(op.rawValue)")
+            }
+            var q = QuerySpec(collection: try coll("c"))
+            q.filters = [.init(try field("m.w"), .notIn, [5])]
+            #expect(try await store.ids(q) == ["missing"])
+            q.filters = [.init(try field("other"), .notEqual, nil)]
+            #expect(try await store.ids(q) == ["missing"])
+        }
+    }
+
+    @Test("several filters combine with AND")
+    func conjunction() async throws {
+        try await withStore { store, _ in
+            let c = try coll("people")
+            try await store.commit([
+                .create(try c.document("a"), ["age": 30, "city": "Oslo", "tags": ["x", "y"]]),
+                .create(try c.document("b"), ["age": 40, "city": "Oslo", "tags": ["y"]]),
+                .create(try c.document("c"), ["age": 35, "city": "Rome", "tags": ["x"]]),
+                .create(try c.document("d"), ["age": 25, "city": "Oslo"]),
+            ])
+            var q = QuerySpec(collection: c)
+            q.filters = [.init(try field("city"), .equal, "Oslo"), .init(try field("age"), .greaterThan, 26),
+                         .init(try field("tags"), .arrayContains, "y")]
+            #expect(try await store.ids(q) == ["a", "b"])
+            q.filters = [.init(try field("age"), .greaterThanOrEqual, 30), .init(try field("age"), .lessThan, 40),
+                         .init(try field("city"), .notIn, ["Rome"])]
+            #expect(try await store.ids(q) == ["a"])
+            q.filters = [.init(try field("city"), .in, ["Rome", "Oslo"]), .init(try field("tags"), .arrayContains, "x")]
+            #expect(try await store.ids(q) == ["a", "c"])
+            q.filters = [.init(try field("city"), .equal, "Oslo"), .init(try field("tags"), .arrayContainsAny, ["x", "z"])]
+            #expect(try await store.ids(q) == ["a"])
+            q.filters = [.init(try field("age"), .greaterThan, 30), .init(try field("city"), .notEqual, "Oslo")]
+            #expect(try await store.ids(q) == ["c"])
+        }
+    }
+
+    @Test("quoted field paths reach fields whose names hold dots or other characters, apart from nested paths")
+    func quotedFieldPaths() async throws {
+        try await withStore { store, _ in
+            let c = try coll("c")
+            try await store.commit([
+                .create(try c.document("x"), ["a.b": 1, "a": ["b": 2], "é": 3, "odd`name": 4, "sp ace": 5]),
+                .create(try c.document("y"), ["a.b": 2, "a": ["b": 1], "é": 4, "odd`name": 3, "sp ace": 6]),
+            ])
+            func ids(_ path: String, _ op: QuerySpec.Operator, _ v: Value) async throws -> [String] {
+                var q = QuerySpec(collection: c)
+                q.filters = [.init(try field(path), op, v)]
+                return try await store.ids(q)
+            }
+            #expect(try await ids("`a.b`", .equal, 1) == ["x"])
+            #expect(try await ids("a.b", .equal, 1) == ["y"])
+            #expect(try await ids("`é`", .greaterThan, 3) == ["y"])
+            #expect(try await ids("é", .greaterThan, 3) == ["y"])
+            #expect(try await ids("`odd\\`name`", .lessThan, 4) == ["y"])
+            #expect(try await ids("`sp ace`", .equal, 5) == ["x"])
+            var q = QuerySpec(collection: c)
+            q.orderBy = [.init(try field("`a.b`"), .descending)]
+            #expect(try await store.ids(q) == ["y", "x"])
+            q.orderBy = [.init(try field("a.b"), .descending)]
+            #expect(try await store.ids(q) == ["x", "y"])
+        }
+    }
+
+    @Test("filters on __name__: ==, in, not-in, <, >= with ids or references")
+    func nameFilters() async throws {
+        try await withStore { store, _ in
+            let c = try coll("c")
+            try await store.commit(try ["a", "b", "c", "d"].map { .create(try c.document($0), ["n": .int(Int64($0.unicodeScalars.first!.value))]) })
+            try await store.commit([.create(try doc("other/a"), [:])])
+            var q = QuerySpec(collection: c)
+            q.filters = [.init(.documentID, .equal, "b")]
+            #expect(try await store.ids(q) == ["b"])
+            q.filters = [.init(.documentID, .equal, .reference("c/c"))]
+            #expect(try await store.ids(q) == ["c"])
+            q.filters = [.init(.documentID, .equal, .reference("other/a"))]
+            #expect(try await store.ids(q) == [])
+            q.filters = [.init(.documentID, .in, ["d", "a", "zz"])]
+            #expect(try await store.ids(q) == ["a", "d"])
+            q.filters = [.init(.documentID, .in, [.reference("c/b"), .reference("other/a")])]
+            #expect(try await store.ids(q) == ["b"])
+            q.filters = [.init(.documentID, .notIn, ["a", "c"])]
+            #expect(try await store.ids(q) == ["b", "d"])
+            q.filters = [.init(.documentID, .lessThan, "c")]
+            #expect(try await store.ids(q) == ["a", "b"])
+            q.filters = [.init(.documentID, .greaterThanOrEqual, .reference("c/b"))]
+            #expect(try await store.ids(q) == ["b", "c", "d"])
+            q.filters = [.init(.documentID, .notEqual, "b")]
+            #expect(try await store.ids(q) == ["a", "c", "d"])
+        }
+    }
+
+    @Test("__name__ in keeps the query's order by another field")
+    func nameInWithOrder() async throws {
+        try await withStore { store, _ in
+            let c = try coll("c")
+            try await store.commit([
+                .create(try c.document("a"), ["n": 3]), .create(try c.document("b"), ["n": 1]),
+                .create(try c.document("c"), ["n": 2]), .create(try c.document("d"), ["n": 0]),
+            ])
+            var q = QuerySpec(collection: c)
+            q.filters = [.init(.documentID, .in, ["a", "b", "c"])]
+            q.orderBy = [.init(try field("n"))]
+            #expect(try await store.ids(q) == ["b", "c", "a"])
+            q.orderBy = [.init(try field("n"), .descending)]
+            #expect(try await store.ids(q) == ["a", "c", "b"])
+            q.limit = 2
+            #expect(try await store.ids(q) == ["a", "c"])
+            q.orderBy = [.init(try field("n"))]
+            q.startAt = QuerySpec.Cursor(values: [2], before: true)
+            #expect(try await store.ids(q) == ["c", "a"])
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import HearthModel
+@testable import HearthStore
+import Testing
+
+/// The database file across opens: migrations, refusing a newer schema, what must survive a restart
+/// (documents, indexes, the feed's sequence and commit times), and closing.
+@Suite("Schema, reopening and closing", .timeLimit(.minutes(1)))
+struct SchemaTests {
+    /// A temporary database path, removed after `body`.
+    static func withPath<T>(_ body: (String) async throws -> T) async throws -> T {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        return try await body(path)
+    }
+
+    @Test("reopening an existing database keeps documents, indexes, collections and the feed")
+    func reopen() async throws {
+        try await Self.withPath { path in
+            let clock = ManualClock()
+            let written: CommitResult
+            do {
+                let store = try await DocumentStore.open(path: path, clock: clock)
+                written = try await store.commit([.create(try doc("c/a"), ["n": 1, "tags": ["x"]]), .create(try doc("c/a/sub/b"), ["n": 2])])
+                store.close()
+            }
+            let store = try await DocumentStore.open(path: path, clock: clock)
+            defer { store.close() }
+            let a = try #require(try await store.get(try doc("c/a")))
+            #expect(a.fields == ["n": 1, "tags": ["x"]])
+            #expect(a.createTime == written.commitTime)
+            var q = QuerySpec(collection: try coll("c"))
+            q.filters = [.init(try field("tags"), .arrayContains, "x")]
+            #expect(try await store.ids(q) == ["a"])
+            #expect(try await store.listCollections(under: try doc("c/a")).map(\.description) == ["c/a/sub"])
+            #expect(store.engine.lastSequence == 2)
+            let next = try await store.commit([.update(try doc("c/a"), [try upd("n", 3)])])
+            #expect(next.commitTime > written.commitTime)
+            #expect(try await store.allChanges().map(\.sequence) == [1, 2, 3])
+            #expect(try store.sqlite.integrityCheck().isEmpty)
+        }
+    }
+
+    @Test("a database at the current schema version is opened as is; user_version records it")
+    func userVersion() async throws {
+        try await Self.withPath { path in
+            let store = try await DocumentStore.open(path: path, clock: ManualClock())
+            store.close()
+            let raw = try Connection(path: path, options: .init())
+            #expect(try raw.scalarInt("PRAGMA user_version") == Int64(Schema.version))
+            let again = try await DocumentStore.open(path: path, clock: ManualClock())
+            again.close()
+        }
+    }
+
+    @Test("a database from before the feed_state migration is migrated on open, keeps its data, and prunes safely")
+    func migratesOlderDatabase() async throws {
+        try await Self.withPath { path in
+            do {
+                let store = try await DocumentStore.open(path: path, clock: ManualClock())
+                try await store.commit([.create(try doc("c/a"), ["n": 1])])
+                store.close()
+            }
+            // Back to what a binary without the feed_state migration left behind: the tables of that
+            // migration and any later one dropped, user_version before it.
+            let first = try #require(Schema.migrations.firstIndex { $0.contains("CREATE TABLE feed_state") })
+            do {
+                let raw = try Connection(path: path, options: .init())
+                for migration in Schema.migrations[first...] {
+                    for line in migration.split(separator: "\n") where line.hasPrefix("CREATE TABLE ") {
+                        let table = line.dropFirst("CREATE TABLE ".count).prefix { $0 != " " && $0 != "(" }
+                        try raw.execute("DROP TABLE \(table)")
+                    }
+                }
+                try raw.execute("PRAGMA user_version = \(first)")
+            }
+            let store = try await DocumentStore.open(path: path, clock: ManualClock())
+            defer { store.close() }
+            #expect(try await store.get(try doc("c/a"))?.fields["n"] == 1)
+            #expect(store.engine.lastSequence == 1)
+            #expect(try await store.engine.pruneChanges(committedBefore: ManualClock().now() + .seconds(60)) == 1)
+            let raw = try Connection(path: path, options: .init())
+            #expect(try raw.scalarInt("PRAGMA user_version") == Int64(Schema.version))
+            #expect(try raw.scalarInt("SELECT last_sequence FROM feed_state") == 1)
+        }
+    }
+
+    @Test("a database whose user_version is newer than this binary's schema is refused with schemaTooNew")
+    func tooNew() async throws {
+        try await Self.withPath { path in
+            do {
+                let store = try await DocumentStore.open(path: path, clock: ManualClock())
+                try await store.commit([.create(try doc("c/a"), [:])])
+                store.close()
+            }
+            do {
+                let raw = try Connection(path: path, options: .init())
+                try raw.execute("PRAGMA user_version = \(Schema.version + 1)")
+            }
+            await #expect(throws: StoreError.schemaTooNew(found: Schema.version + 1, supported: Schema.version)) {
+                _ = try await DocumentStore.open(path: path, clock: ManualClock())
+            }
+            // Refusing it changed nothing: the version is still the newer one.
+            let raw = try Connection(path: path, options: .init())
+            #expect(try raw.scalarInt("PRAGMA user_version") == Int64(Schema.version + 1))
+            #expect(try raw.scalarInt("SELECT count(*) FROM documents") == 1)
+        }
+    }
+
+    @Test("a new database file in a directory that does not exist yet is created")
+    func createsDirectory() async throws {
+        let base = NSTemporaryDirectory() + "hearth-store-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let store = try await DocumentStore.open(path: base + "/a/b/store.sqlite", clock: ManualClock())
+        defer { store.close() }
+        try await store.commit([.create(try doc("c/a"), [:])])
+        #expect(FileManager.default.fileExists(atPath: base + "/a/b/store.sqlite"))
+    }
+
+    @Test("sequence numbers and commit times are never reused, even after pruning the whole feed and reopening")
+    func sequenceSurvivesPruneAndReopen() async throws {
+        try await Self.withPath { path in
+            let clock = ManualClock()
+            let last: CommitResult
+            do {
+                let store = try await DocumentStore.open(path: path, clock: clock)
+                for i in 0..<5 { try await store.commit([.create(try doc("c/d\(i)"), [:])]) }
+                last = try await store.commit([.create(try doc("c/last"), [:])])
+                #expect(try await store.engine.pruneChanges(committedBefore: clock.now() + .seconds(1)) == 6)
+                store.close()
+            }
+            // The clock is behind the last commit when the store comes back.
+            clock.set(last.commitTime - .seconds(3600))
+            let store = try await DocumentStore.open(path: path, clock: clock)
+            defer { store.close() }
+            #expect(store.engine.lastSequence == 6)
+            let next = try await store.commit([.create(try doc("c/next"), [:])])
+            #expect(next.commitTime > last.commitTime)
+            #expect(try await store.allChanges().map(\.sequence) == [7])
+        }
+    }
+
+    @Test("after close, reads fail with StoreError.closed and change waiters return, also ones that start waiting later")
+    func close() async throws {
+        try await Self.withPath { path in
+            let store = try await DocumentStore.open(path: path, clock: ManualClock())
+            try await store.commit([.create(try doc("c/a"), [:])])
+            let engine = store.engine
+            let early = Task { await engine.waitForChanges(after: 1) }
+            store.close()
+            await #expect(throws: StoreError.closed) { _ = try await store.get(try doc("c/a")) }
+            await #expect(throws: StoreError.closed) { _ = try await store.query(QuerySpec(collectionID: "c")) }
+            try await withTimeout(seconds: 30) { await early.value }
+            try await withTimeout(seconds: 30) { await engine.waitForChanges(after: 1) }
+        }
+    }
+
+    @Test("a database opened with synchronous FULL and few readers works the same")
+    func options() async throws {
+        try await Self.withPath { path in
+            let store = try await DocumentStore.open(path: path, options: .init(synchronous: .full, readers: 1), clock: ManualClock())
+            defer { store.close() }
+            try await store.commit([.create(try doc("c/a"), ["n": 1])])
+            async let x = store.get(try doc("c/a"))
+            async let y = store.query(QuerySpec(collection: try coll("c")))
+            #expect(try await x?.fields["n"] == 1)
+            #expect(try await y.count == 1)
+        }
+    }
+}
