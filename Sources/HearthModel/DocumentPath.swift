@@ -15,16 +15,36 @@ public enum PathRules {
     }
 
     /// Splits and checks a slash path; `document` says which kind of path is wanted (nil: either).
+    /// One pass over the UTF-8 bytes; the slow checks run only on suspicious segments.
     public static func segments(_ path: String, document: Bool?) throws(HTTPSError) -> [String] {
-        if path.utf8.count > maxPathBytes {
-            throw .invalidArgument("invalid path: longer than \(maxPathBytes) bytes (\(path.utf8.count))")
+        let bytes = path.utf8.count
+        if bytes > maxPathBytes {
+            throw .invalidArgument("invalid path: longer than \(maxPathBytes) bytes (\(bytes))")
         }
-        if path.isEmpty { throw .invalidArgument("invalid path: empty") }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        if parts.count > maxSegments {
-            throw .invalidArgument("invalid path '\(path.prefix(80))…': more than \(maxSegments) segments")
+        if bytes == 0 { throw .invalidArgument("invalid path: empty") }
+        var parts: [String] = []
+        parts.reserveCapacity(4)
+        var start = path.utf8.startIndex
+        var index = start
+        let end = path.utf8.endIndex
+        while true {
+            if index == end || path.utf8[index] == UInt8(ascii: "/") {
+                let segment = Substring(path.utf8[start..<index])
+                let n = path.utf8.distance(from: start, to: index)
+                if n == 0 || n <= 2 && (segment == "." || segment == "..") || n >= 4 && segment.utf8.first == 95 {
+                    try validateID(segment, in: path)
+                }
+                parts.append(String(segment))
+                if parts.count > maxSegments {
+                    throw .invalidArgument("invalid path '\(path.prefix(80))…': more than \(maxSegments) segments")
+                }
+                if index == end { break }
+                index = path.utf8.index(after: index)
+                start = index
+            } else {
+                index = path.utf8.index(after: index)
+            }
         }
-        for part in parts { try validateID(part, in: path) }
         if let document {
             let isDocument = parts.count % 2 == 0
             if document && !isDocument {
@@ -34,35 +54,43 @@ public enum PathRules {
                 throw .invalidArgument("invalid collection path '\(path)': a collection path has an odd number of segments")
             }
         }
-        return parts.map(String.init)
+        return parts
     }
 }
 
 /// The path of a document: alternating collection and document ids (`members/alice/items/i1`).
 public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     public let segments: [String]
+    /// The slash path, joined once: equality and hashing use it.
+    public let description: String
 
     /// Parses and validates a slash path; errors are `invalid-argument` naming the rule broken.
     public init(_ path: String) throws(HTTPSError) {
         segments = try PathRules.segments(path, document: true)
+        description = path
     }
 
     /// Builds a path from segments that are already known to be valid.
     public init(trustedSegments: [String]) {
         precondition(trustedSegments.count >= 2 && trustedSegments.count % 2 == 0, "not a document path: \(trustedSegments)")
         segments = trustedSegments
+        description = trustedSegments.joined(separator: "/")
     }
 
+    public static func == (a: DocumentPath, b: DocumentPath) -> Bool { a.description == b.description }
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+
     public var id: String { segments[segments.count - 1] }
-    public var collection: CollectionPath { CollectionPath(trustedSegments: Array(segments.dropLast())) }
+    public var collection: CollectionPath {
+        let slash = description.lastIndex(of: "/")!
+        return CollectionPath(segments: Array(segments.dropLast()), description: String(description[..<slash]))
+    }
     public var collectionID: String { segments[segments.count - 2] }
     /// The document that holds this document's collection, nil at the root.
     public var parentDocument: DocumentPath? {
         segments.count >= 4 ? DocumentPath(trustedSegments: Array(segments.dropLast(2))) : nil
     }
     public var depth: Int { segments.count / 2 }
-
-    public var description: String { segments.joined(separator: "/") }
 
     /// A subcollection of this document.
     public func collection(_ id: String) throws(HTTPSError) -> CollectionPath {
@@ -99,19 +127,30 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
 /// The path of a collection: an odd number of segments (`members`, `members/alice/items`).
 public struct CollectionPath: Sendable, Hashable, CustomStringConvertible {
     public let segments: [String]
+    /// The slash path, joined once: equality and hashing use it.
+    public let description: String
 
     public init(_ path: String) throws(HTTPSError) {
         segments = try PathRules.segments(path, document: false)
+        description = path
     }
 
     public init(trustedSegments: [String]) {
         precondition(trustedSegments.count % 2 == 1, "not a collection path: \(trustedSegments)")
         segments = trustedSegments
+        description = trustedSegments.joined(separator: "/")
     }
+
+    init(segments: [String], description: String) {
+        self.segments = segments
+        self.description = description
+    }
+
+    public static func == (a: CollectionPath, b: CollectionPath) -> Bool { a.description == b.description }
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 
     public var id: String { segments[segments.count - 1] }
     public var parent: DocumentPath? { segments.count > 1 ? DocumentPath(trustedSegments: Array(segments.dropLast())) : nil }
-    public var description: String { segments.joined(separator: "/") }
 
     /// The document `id` in this collection; the id is validated.
     public func document(_ id: String) throws(HTTPSError) -> DocumentPath {

@@ -21,13 +21,14 @@ public final class SQLiteEngine: StorageEngine {
     let writer: Writer
     let readers: ReaderPool
     let collections = CollectionRegistry()
+    let indexes = IndexRegistry()
     let notifier: ChangeNotifier
 
     public init(path: String, options: Options = Options(), clock: any Clock) async throws {
         self.path = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        writer = try Writer(path: path, synchronous: options.synchronous.rawValue, collections: collections, clock: clock)
+        writer = try Writer(path: path, synchronous: options.synchronous.rawValue, collections: collections, indexes: indexes, clock: clock)
         readers = ReaderPool(path: path, capacity: options.readers)
         notifier = ChangeNotifier(last: await writer.lastSequence)
     }
@@ -54,17 +55,28 @@ public final class SQLiteEngine: StorageEngine {
         return (result, changes)
     }
 
-    public func query(_ spec: QuerySpec) throws -> [StoredDocument] {
-        try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).run(spec) }
+    public func query(_ spec: QuerySpec) async throws -> [StoredDocument] {
+        try await ensureIndexes(for: spec)
+        return try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).run(spec) }
     }
 
-    public func count(_ spec: QuerySpec) throws -> Int {
-        try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).count(spec) }
+    public func count(_ spec: QuerySpec) async throws -> Int {
+        try await ensureIndexes(for: spec)
+        return try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).count(spec) }
+    }
+
+    /// Builds the indexes a query needs that do not exist yet (once per field and collection id).
+    func ensureIndexes(for spec: QuerySpec) async throws {
+        let wanted = IndexRegistry.fields(of: spec)
+        guard !wanted.isEmpty, !indexes.missing(wanted, in: spec.collectionID).isEmpty else { return }
+        try spec.validate()
+        try await writer.ensureIndexes(wanted, collectionID: spec.collectionID)
     }
 
     /// The plan a query gets and SQLite's `EXPLAIN QUERY PLAN` of its statement.
-    public func explain(_ spec: QuerySpec) throws -> (plan: String, details: [String]) {
-        try readers.withSnapshot { db in
+    public func explain(_ spec: QuerySpec) async throws -> (plan: String, details: [String]) {
+        try await ensureIndexes(for: spec)
+        return try readers.withSnapshot { db in
             let (plan, details) = try QueryEngine(db: db, collections: collections).explain(spec)
             return (String(describing: plan), details)
         }
@@ -184,7 +196,8 @@ public final class SQLiteEngine: StorageEngine {
         let micros = RowEncoding.micros(cutoff)
         return try await writer.withTransaction { db in
             // Remember the feed's end before deleting: it may be the last entry (see Schema, migration 2).
-            if let seq = try db.scalarInt("SELECT max(seq) FROM changes"), let time = try db.scalarInt("SELECT max(commit_time) FROM changes") {
+            if let seq = try db.scalarInt("SELECT max(seq) FROM changes"),
+               let time = try db.scalarInt("SELECT commit_time FROM changes WHERE seq = ?", [.integer(seq)]) {
                 try db.run("""
                     INSERT INTO feed_state(id, last_sequence, last_commit_time) VALUES (1, ?, ?)
                     ON CONFLICT(id) DO UPDATE SET last_sequence = max(last_sequence, excluded.last_sequence),
@@ -192,7 +205,11 @@ public final class SQLiteEngine: StorageEngine {
                     """, [.integer(seq), .integer(time)])
             }
             let floor = try db.scalarInt("SELECT min(cursor) FROM consumers") ?? Int64.max
-            try db.run("DELETE FROM changes WHERE commit_time < ? AND seq <= ?", [.integer(micros), .integer(floor)])
+            // Commit times rise with sequence numbers, so the entries committed before the cutoff are
+            // a prefix of the feed: find its end by walking from the start (only through the entries
+            // about to be deleted), with no index on commit_time for every commit to maintain.
+            let firstKept = try db.scalarInt("SELECT seq FROM changes WHERE commit_time >= ? ORDER BY seq LIMIT 1", [.integer(micros)]) ?? Int64.max
+            try db.run("DELETE FROM changes WHERE seq < ? AND seq <= ?", [.integer(firstKept), .integer(floor)])
             return db.changes
         }
     }

@@ -228,7 +228,7 @@ struct QueryDifferentialTests {
             var orderScans = 0
             for i in 0..<250 {
                 let q = try Self.broadQuery(&rng, i, docs: docs)
-                if try store.sqlite.explain(q).plan.hasPrefix("orderScan") { orderScans += 1 }
+                if try await store.sqlite.explain(q).plan.hasPrefix("orderScan") { orderScans += 1 }
                 let expected = ReferenceQuery.run(q, over: docs)
                 let actual = try await store.query(q).map(\.path)
                 #expect(actual == expected, "query \(i): \(q)")

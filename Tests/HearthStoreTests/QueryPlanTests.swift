@@ -71,7 +71,7 @@ struct QueryPlanTests {
     func plans(_ c: Case) async throws {
         try await withStore { store, _ in
             try await Self.seed(store)
-            let (plan, details) = try store.sqlite.explain(c.spec)
+            let (plan, details) = try await store.sqlite.explain(c.spec)
             print("PLAN \(c.name): \(plan)\n  " + details.joined(separator: "\n  "))
             #expect(!details.isEmpty)
             for line in details {

@@ -28,7 +28,7 @@ struct SmokeTests {
         let changes = try await store.engine.changes(after: 0, limit: 10)
         #expect(changes.map(\.kind) == [.created, .created, .updated, .deleted])
         #expect(try await store.count(QuerySpec(collection: items)) == 1)
-        let e = try (store.engine as! SQLiteEngine).explain(q)
+        let e = try await (store.engine as! SQLiteEngine).explain(q)
         print("PLAN", e)
     }
 }

@@ -122,41 +122,52 @@ enum WriteApplication {
     /// precision). Returns the fields to store.
     static func validate(_ fields: [String: Value], path: DocumentPath) throws(HTTPSError) -> [String: Value] {
         var needsTruncation = false
-        try check(.map(fields), depth: 0, path: path, fieldPath: [], truncate: &needsTruncation)
+        var fieldPath: [String] = []  // a stack of the keys above the value being checked
+        fieldPath.reserveCapacity(8)
+        try check(.map(fields), depth: 0, path: path, fieldPath: &fieldPath, truncate: &needsTruncation)
         return needsTruncation ? truncateTimestamps(fields) : fields
     }
 
-    private static func check(_ value: Value, depth: Int, path: DocumentPath, fieldPath: [String], truncate: inout Bool) throws(HTTPSError) {
+    private static func check(_ value: Value, depth: Int, path: DocumentPath, fieldPath: inout [String], truncate: inout Bool) throws(HTTPSError) {
+        func here() -> String { FieldPath(segments: fieldPath).description }
         switch value {
         case .map(let m):
             if depth > DocumentLimits.maxDepth {
-                throw .invalidArgument("document \(path): field '\(FieldPath(segments: fieldPath))' nests maps and arrays deeper than \(DocumentLimits.maxDepth)")
+                throw .invalidArgument("document \(path): field '\(here())' nests maps and arrays deeper than \(DocumentLimits.maxDepth)")
             }
             for (key, member) in m {
-                if key.isEmpty { throw .invalidArgument("document \(path): empty field name in '\(FieldPath(segments: fieldPath))'") }
-                if key.utf8.count > DocumentLimits.maxFieldNameBytes {
+                let bytes = key.utf8.count
+                if bytes == 0 { throw .invalidArgument("document \(path): empty field name in '\(here())'") }
+                if bytes > DocumentLimits.maxFieldNameBytes {
                     throw .invalidArgument("document \(path): a field name is longer than \(DocumentLimits.maxFieldNameBytes) bytes")
                 }
-                if key.utf8.count >= 4 && key.hasPrefix("__") && key.hasSuffix("__") {
+                if bytes >= 4 && key.utf8.first == 95 && key.hasPrefix("__") && key.hasSuffix("__") {
                     throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)')")
                 }
-                try check(member, depth: depth + 1, path: path, fieldPath: fieldPath + [key], truncate: &truncate)
+                switch member {
+                case .map, .array, .timestamp, .reference:
+                    fieldPath.append(key)
+                    try check(member, depth: depth + 1, path: path, fieldPath: &fieldPath, truncate: &truncate)
+                    fieldPath.removeLast()
+                default:
+                    break  // scalars need no check
+                }
             }
         case .array(let items):
             if depth > DocumentLimits.maxDepth {
-                throw .invalidArgument("document \(path): field '\(FieldPath(segments: fieldPath))' nests maps and arrays deeper than \(DocumentLimits.maxDepth)")
+                throw .invalidArgument("document \(path): field '\(here())' nests maps and arrays deeper than \(DocumentLimits.maxDepth)")
             }
             for item in items {
                 if case .array = item {
-                    throw .invalidArgument("document \(path): field '\(FieldPath(segments: fieldPath))' holds an array directly inside an array, which Firestore does not allow")
+                    throw .invalidArgument("document \(path): field '\(here())' holds an array directly inside an array, which Firestore does not allow")
                 }
-                try check(item, depth: depth + 1, path: path, fieldPath: fieldPath, truncate: &truncate)
+                try check(item, depth: depth + 1, path: path, fieldPath: &fieldPath, truncate: &truncate)
             }
         case .timestamp(let t):
-            if !t.isInFirestoreRange { throw .invalidArgument("document \(path): timestamp \(t) in '\(FieldPath(segments: fieldPath))' is outside years 1 to 9999") }
+            if !t.isInFirestoreRange { throw .invalidArgument("document \(path): timestamp \(t) in '\(here())' is outside years 1 to 9999") }
             if t.nanos % 1000 != 0 { truncate = true }
         case .reference(let r):
-            do { _ = try DocumentPath(r) } catch { throw .invalidArgument("document \(path): reference in '\(FieldPath(segments: fieldPath))': \(error.message)") }
+            do { _ = try DocumentPath(r) } catch { throw .invalidArgument("document \(path): reference in '\(here())': \(error.message)") }
         default:
             break
         }

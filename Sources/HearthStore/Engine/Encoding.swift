@@ -22,6 +22,29 @@ enum RowEncoding {
         BinaryValueCodec.encode(["fields": .map(doc.fields), "createTime": .timestamp(doc.createTime), "updateTime": .timestamp(doc.updateTime)])
     }
 
+    /// The same bytes as `encodeDocument`, built around fields that are already encoded (a map
+    /// with keys createTime, fields, updateTime: the binary codec's layout, written directly).
+    static func encodeDocument(fieldsBytes: [UInt8], createTime: Timestamp, updateTime: Timestamp) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(fieldsBytes.count + 48)
+        out.append(11)  // BinaryValueCodec.Tag.map
+        out.append(3)   // three members (varint)
+        appendKey("fields", &out)
+        out.append(contentsOf: fieldsBytes)
+        appendKey("createTime", &out)
+        BinaryValueCodec.encode(.timestamp(createTime), into: &out)
+        appendKey("updateTime", &out)
+        BinaryValueCodec.encode(.timestamp(updateTime), into: &out)
+        return out
+    }
+
+    /// A map key in the binary codec's layout: varint length and UTF-8 bytes (no tag).
+    private static func appendKey(_ key: String, _ out: inout [UInt8]) {
+        let bytes = Array(key.utf8)
+        out.append(UInt8(bytes.count))
+        out.append(contentsOf: bytes)
+    }
+
     static func decodeDocument(_ bytes: [UInt8], path: DocumentPath) throws -> StoredDocument {
         let v = try BinaryValueCodec.decode(bytes)
         guard case .map(let fields)? = v["fields"], let c = v["createTime"]?.timestampValue, let u = v["updateTime"]?.timestampValue else {

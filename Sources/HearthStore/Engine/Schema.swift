@@ -90,6 +90,23 @@ enum Schema {
             last_commit_time INTEGER NOT NULL
         );
         """,
+        // 4: which fields are indexed, per collection id. An index is built when a query first needs
+        // it and kept by every write afterwards; a database indexed by schema 1 (every field) keeps
+        // all the fields it already has entries for.
+        """
+        CREATE TABLE indexed_fields (
+            collection_id TEXT NOT NULL,
+            field TEXT NOT NULL,
+            PRIMARY KEY (collection_id, field)
+        ) WITHOUT ROWID;
+        INSERT INTO indexed_fields(collection_id, field)
+            SELECT DISTINCT c.collection_id, i.field FROM field_index AS i JOIN collections AS c ON c.id = i.collection;
+        """,
+        // 5: pruning finds its cutoff by sequence (commit times rise with it), so the change feed
+        // needs no second index that every commit would have to update.
+        """
+        DROP INDEX IF EXISTS changes_by_time;
+        """,
     ]
 
     static var version: Int { migrations.count }

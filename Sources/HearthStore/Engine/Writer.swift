@@ -15,16 +15,36 @@ public enum ReadValidation: Sendable, Hashable {
 actor Writer {
     let db: Connection
     let collections: CollectionRegistry
+    let indexes: IndexRegistry
     let clock: any Clock
     private(set) var lastSequence: Int64
     private var lastCommitMicros: Int64
+    /// The statements every commit runs, prepared once.
+    private let hot: HotStatements
+
+    struct HotStatements {
+        let select, insert, replace, delete, change, indexInsert, indexDelete: Statement
+
+        init(_ db: Connection) throws {
+            select = try db.prepare("SELECT data, create_time, update_time FROM documents WHERE collection = ? AND id = ?")
+            insert = try db.prepare("INSERT INTO documents(collection, id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)")
+            replace = try db.prepare("INSERT OR REPLACE INTO documents(collection, id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)")
+            delete = try db.prepare("DELETE FROM documents WHERE collection = ? AND id = ?")
+            change = try db.prepare("INSERT INTO changes(seq, commit_time, path, kind, before, after) VALUES (?, ?, ?, ?, ?, ?)")
+            indexInsert = try db.prepare("INSERT OR IGNORE INTO field_index(collection, field, element, value, id) VALUES (?, ?, ?, ?, ?)")
+            indexDelete = try db.prepare("DELETE FROM field_index WHERE collection = ? AND field = ? AND element = ? AND value = ? AND id = ?")
+        }
+    }
 
     static let maxWritesPerCommit = 500
 
-    init(path: String, synchronous: String, collections: CollectionRegistry, clock: any Clock) throws {
+    init(path: String, synchronous: String, collections: CollectionRegistry, indexes: IndexRegistry, clock: any Clock) throws {
         db = try Connection(path: path, options: Connection.Options(synchronous: synchronous))
         try Schema.migrate(db)
+        try indexes.load(db)
+        hot = try HotStatements(db)
         self.collections = collections
+        self.indexes = indexes
         self.clock = clock
         // The feed's end, or the high-water mark pruning recorded when it emptied the feed.
         let saved = try db.query("SELECT last_sequence, last_commit_time FROM feed_state WHERE id = 1") { ($0.int64(0), $0.int64(1)) }.first
@@ -43,8 +63,12 @@ actor Writer {
     private struct Pending {
         var collection: Int64?
         var original: StoredDocument?
+        /// The original's stored bytes, reused for its change-feed entry.
+        var originalBytes: [UInt8]?
         var fields: [String: Value]?
         var updateTime: Timestamp?
+        /// Not read before a create: the insert itself fails if the document exists.
+        var unread = false
     }
 
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
@@ -60,12 +84,26 @@ actor Writer {
         let result: CommitResult = try db.transaction {
             for validation in validations { try check(validation) }
             var pending: [DocumentPath: Pending] = [:]
+            pending.reserveCapacity(writes.count)
             var order: [DocumentPath] = []
             var transformResults: [[Value]] = []
+            // Collection ids looked up in this commit (a batch usually writes into one collection).
+            var collectionIDs: [String: Int64?] = [:]
+            func collectionID(_ path: DocumentPath) throws -> Int64? {
+                let key = path.collection
+                if let known = collectionIDs[key.description] { return known }
+                let id = try collections.id(of: key, on: db)
+                collectionIDs[key.description] = id
+                return id
+            }
             for write in writes {
                 var state: Pending
                 if let existing = pending[write.path] {
                     state = existing
+                } else if write.precondition == .exists(false), case .update(_, nil) = write.operation {
+                    // A create needs no read: the document must be absent, and the insert fails if not.
+                    state = Pending(collection: try collectionID(write.path), unread: true)
+                    order.append(write.path)
                 } else {
                     state = try load(write.path)
                     order.append(write.path)
@@ -81,12 +119,12 @@ actor Writer {
                 let state = pending[path]!
                 let change = try persist(path, state, commitTime: commitTime, newCollections: &newCollections)
                 finalTimes[path] = state.fields == nil ? nil : (change == nil ? state.original?.updateTime : commitTime)
-                if let change {
+                if let (change, afterBytes) = change {
                     sequence += 1
                     let record = DocumentChange(sequence: sequence, commitTime: commitTime, path: path, kind: change,
                                                 before: state.original,
                                                 after: state.fields.map { StoredDocument(path: path, fields: $0, createTime: state.original?.createTime ?? commitTime, updateTime: commitTime) })
-                    try append(record)
+                    try append(record, beforeBytes: state.originalBytes, afterBytes: afterBytes)
                     changes.append(record)
                 }
             }
@@ -102,25 +140,29 @@ actor Writer {
 
     private func load(_ path: DocumentPath) throws -> Pending {
         guard let collection = try collections.id(of: path.collection, on: db) else { return Pending() }
-        let s = try db.prepare("SELECT data, create_time, update_time FROM documents WHERE collection = ? AND id = ?")
+        let s = hot.select
+        s.reset()
         defer { s.reset() }
         try s.bind([.integer(collection), .text(path.id)])
         guard try s.step() else { return Pending(collection: collection) }
-        let fields = try s.withBlob(0) { try RowEncoding.decodeFields($0) }
+        let bytes = s.blob(0)
+        let fields = try bytes.withUnsafeBufferPointer { try RowEncoding.decodeFields($0) }
         let doc = StoredDocument(path: path, fields: fields, createTime: RowEncoding.time(s.int64(1)), updateTime: RowEncoding.time(s.int64(2)))
-        return Pending(collection: collection, original: doc, fields: fields, updateTime: doc.updateTime)
+        return Pending(collection: collection, original: doc, originalBytes: bytes, fields: fields, updateTime: doc.updateTime)
     }
 
-    /// Writes a document's final state of this commit; returns the change kind, or nil when nothing changed.
+    /// Writes a document's final state of this commit; returns the change kind and the stored bytes
+    /// of the new state, or nil when nothing changed.
     private func persist(_ path: DocumentPath, _ state: Pending, commitTime: Timestamp,
-                         newCollections: inout [(CollectionPath, Int64)]) throws -> ChangeKind? {
+                         newCollections: inout [(CollectionPath, Int64)]) throws -> (ChangeKind, [UInt8]?)? {
+        let indexed = indexes.indexed(path.collectionID)
         switch (state.original, state.fields) {
         case (nil, nil):
             return nil
         case (let original?, nil):
-            try db.run("DELETE FROM documents WHERE collection = ? AND id = ?", [.integer(state.collection!), .text(path.id)])
-            try removeIndex(IndexEntries.of(original.fields), collection: state.collection!, id: path.id)
-            return .deleted
+            try db.run(hot.delete, [.integer(state.collection!), .text(path.id)])
+            try removeIndex(IndexEntries.of(original.fields, indexed: indexed), collection: state.collection!, id: path.id)
+            return (.deleted, nil)
         case (let original, let fields?):
             if let original, original.fields == fields { return nil }
             var collection = state.collection
@@ -134,23 +176,55 @@ actor Writer {
                 throw HTTPSError(.invalidArgument, "document \(path) would be \(data.count) bytes, more than the limit of \(DocumentLimits.maxDocumentBytes)")
             }
             let created = original?.createTime ?? commitTime
-            try db.run("INSERT OR REPLACE INTO documents(collection, id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)",
-                       [.integer(collection!), .text(path.id), .blob(data), .integer(RowEncoding.micros(created)), .integer(RowEncoding.micros(commitTime))])
-            let newEntries = IndexEntries.of(fields)
+            let values: [SQLiteValue] = [.integer(collection!), .text(path.id), .blob(data), .integer(RowEncoding.micros(created)), .integer(RowEncoding.micros(commitTime))]
+            if state.unread {
+                do {
+                    try db.run(hot.insert, values)
+                } catch {
+                    // `db.run` throws SQLiteError only; a primary-key clash means the document exists.
+                    if error.code == SQLiteError.constraint { throw HTTPSError(.alreadyExists, "Document already exists: \(path)") }
+                    throw error
+                }
+            } else {
+                try db.run(hot.replace, values)
+            }
+            let newEntries = IndexEntries.of(fields, indexed: indexed)
             if let original {
-                let old = Set(IndexEntries.of(original.fields))
+                let old = Set(IndexEntries.of(original.fields, indexed: indexed))
                 let new = Set(newEntries)
                 try removeIndex(old.subtracting(new), collection: collection!, id: path.id)
                 try insertIndex(new.subtracting(old), collection: collection!, id: path.id)
-                return .updated
+                return (.updated, data)
             }
             try insertIndex(newEntries, collection: collection!, id: path.id)
-            return .created
+            return (.created, data)
         }
     }
 
+    /// Builds the index of `fields` in every collection named `collectionID`, from the documents
+    /// already there, and registers it so every later write keeps it current.
+    func ensureIndexes(_ fields: Set<String>, collectionID: String) throws {
+        let missing = indexes.missing(fields, in: collectionID)
+        guard !missing.isEmpty else { return }
+        let parsed = Dictionary(uniqueKeysWithValues: try missing.map { ($0, try FieldPath($0)) })
+        try db.transaction {
+            for field in missing {
+                try db.run("INSERT OR IGNORE INTO indexed_fields(collection_id, field) VALUES (?, ?)", [.text(collectionID), .text(field)])
+            }
+            let targets = try db.query("SELECT id FROM collections WHERE collection_id = ?", [.text(collectionID)]) { $0.int64(0) }
+            for collection in targets {
+                let rows = try db.query("SELECT id, data FROM documents WHERE collection = ?", [.integer(collection)]) { ($0.text(0), $0.blob(1)) }
+                for (id, data) in rows {
+                    let fields = try data.withUnsafeBufferPointer { try RowEncoding.decodeFields($0) }
+                    try insertIndex(IndexEntries.of(fields, indexed: parsed), collection: collection, id: id)
+                }
+            }
+        }
+        indexes.add(missing, to: collectionID)
+    }
+
     private func insertIndex<S: Sequence>(_ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
-        let s = try db.prepare("INSERT OR IGNORE INTO field_index(collection, field, element, value, id) VALUES (?, ?, ?, ?, ?)")
+        let s = hot.indexInsert
         for e in entries {
             s.reset()
             try s.bind([.integer(collection), .text(e.field), .integer(e.element ? 1 : 0), .blob(e.key), .text(id)])
@@ -160,7 +234,7 @@ actor Writer {
     }
 
     private func removeIndex<S: Sequence>(_ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
-        let s = try db.prepare("DELETE FROM field_index WHERE collection = ? AND field = ? AND element = ? AND value = ? AND id = ?")
+        let s = hot.indexDelete
         for e in entries {
             s.reset()
             try s.bind([.integer(collection), .text(e.field), .integer(e.element ? 1 : 0), .blob(e.key), .text(id)])
@@ -169,12 +243,16 @@ actor Writer {
         s.reset()
     }
 
-    private func append(_ change: DocumentChange) throws {
-        try db.run("INSERT INTO changes(seq, commit_time, path, kind, before, after) VALUES (?, ?, ?, ?, ?, ?)", [
+    /// Appends a change, reusing the documents' already-encoded fields.
+    private func append(_ change: DocumentChange, beforeBytes: [UInt8]?, afterBytes: [UInt8]?) throws {
+        func encoded(_ doc: StoredDocument?, _ bytes: [UInt8]?) -> SQLiteValue {
+            guard let doc else { return .null }
+            if let bytes { return .blob(RowEncoding.encodeDocument(fieldsBytes: bytes, createTime: doc.createTime, updateTime: doc.updateTime)) }
+            return .blob(RowEncoding.encodeDocument(doc))
+        }
+        try db.run(hot.change, [
             .integer(change.sequence), .integer(RowEncoding.micros(change.commitTime)), .text(change.path.description),
-            .integer(change.kind.code),
-            change.before.map { .blob(RowEncoding.encodeDocument($0)) } ?? .null,
-            change.after.map { .blob(RowEncoding.encodeDocument($0)) } ?? .null,
+            .integer(change.kind.code), encoded(change.before, beforeBytes), encoded(change.after, afterBytes),
         ])
     }
 

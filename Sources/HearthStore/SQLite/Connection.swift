@@ -69,10 +69,15 @@ final class Connection {
 
     /// Runs one statement with bindings, ignoring any rows.
     func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) {
-        let s = try prepare(sql)
+        try run(try prepare(sql), values)
+    }
+
+    /// Runs a statement prepared earlier (hot paths keep theirs, skipping the cache lookup).
+    func run(_ s: Statement, _ values: [SQLiteValue]) throws(SQLiteError) {
+        s.reset()
+        defer { s.reset() }
         try s.bind(values)
         while try s.step() {}
-        s.reset()
     }
 
     /// Reads rows of one statement with `row` (called once per row, with the statement positioned on it).
@@ -96,13 +101,13 @@ final class Connection {
     /// Runs `body` in a transaction; commits when it returns, rolls back and rethrows its error
     /// (the first one) when it throws.
     func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
-        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        try run(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")  // prepared once, like every statement
         do {
             let result = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
-            if isInTransaction { try? execute("ROLLBACK") }
+            if isInTransaction { try? run("ROLLBACK") }
             throw error
         }
     }
