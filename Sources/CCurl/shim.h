@@ -23,6 +23,9 @@ static inline CURLcode hearth_curl_setopt_data_callback(CURL *handle, CURLoption
 static inline CURLcode hearth_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode hearth_curl_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
 static inline CURLcode hearth_curl_getinfo_double(CURL *handle, CURLINFO info, double *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthModel
+import HearthHTTP
 import HearthStore
 
 // Helper processes for crash tests: they do real work and report progress on stdout, line by
@@ -26,6 +27,23 @@ case "store-writer" where args.count == 2:
         ])
         report("committed \(n)")
     }
+case "http-echo" where args.count == 2:
+    var config = HTTPServer.Configuration()
+    config.port = Int(args[1]) ?? 0
+    config.maxBodyBytes = 1000
+    config.requestTimeout = .milliseconds(500)
+    let server = HTTPServer(configuration: config) { request in
+        if request.path == "/slow" { try? await Task.sleep(for: .seconds(5)) }
+        if request.path == "/stream" {
+            return HTTPServerResponse(status: 200, body: .stream { w in
+                for i in 0..<3 { _ = await w.write(Array("chunk \(i)\n".utf8)); try? await Task.sleep(for: .milliseconds(50)) }
+            })
+        }
+        return .text("\(request.method) \(request.path) \(request.body.count)")
+    }
+    try server.start()
+    report("listening \(server.port)")
+    try await Task.sleep(for: .seconds(3600))
 default:
     FileHandle.standardError.write(Data("usage: hearth-testkit store-writer DB\n".utf8))
     exit(2)

@@ -1,0 +1,108 @@
+import HearthModel
+
+/// A request as the server received it: the body is complete (up to the server's limit).
+public struct HTTPServerRequest: Sendable {
+    public var method: String
+    /// The path as sent, still percent-encoded, without the query (`/api/todos/42`).
+    public var path: String
+    /// The raw query string without `?` (empty when there is none).
+    public var query: String
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(method: String, path: String, query: String = "", headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The path split into percent-decoded segments (`/a/b%20c` → `["a", "b c"]`).
+    public var pathSegments: [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map { HTTPText.percentDecode($0, plusAsSpace: false) }
+    }
+
+    /// Query parameters, decoded, in order.
+    public var queryItems: [(name: String, value: String)] {
+        HTTPText.formItems(query)
+    }
+}
+
+/// What a handler answers: a status, headers and a body, either whole or streamed.
+public struct HTTPServerResponse: Sendable {
+    public enum Body: Sendable {
+        case bytes([UInt8])
+        /// Produced while it is sent (chunked transfer encoding): the closure writes chunks until it
+        /// returns, which ends the response.
+        case stream(@Sendable (HTTPResponseWriter) async -> Void)
+    }
+
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: Body
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func json(_ value: Value, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPServerResponse {
+        var h = headers
+        h.set("Content-Type", "application/json; charset=utf-8")
+        return HTTPServerResponse(status: status, headers: h, body: .bytes(JSONWriter.encode(value, options: .callable)))
+    }
+
+    public static func text(_ text: String, status: Int = 200) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]), body: .bytes(Array(text.utf8)))
+    }
+
+    /// `{"error": {"status": …, "message": …}}` with the code's HTTP status.
+    public static func error(_ code: FunctionsErrorCode, _ message: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPServerResponse {
+        json(["error": HTTPSError(code, message).callableBody], status: code.httpStatus, headers: headers)
+    }
+}
+
+/// Where a streamed response's chunks go.
+public protocol HTTPResponseWriter: Sendable {
+    /// Sends a chunk; false once the client has gone away (stop producing then).
+    func write(_ bytes: [UInt8]) async -> Bool
+}
+
+/// Percent-decoding and form parsing.
+public enum HTTPText {
+    public static func percentDecode<S: StringProtocol>(_ s: S, plusAsSpace: Bool) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
+        var bytes = Array(s.utf8)[...]
+        while let c = bytes.popFirst() {
+            if c == UInt8(ascii: "+") && plusAsSpace {
+                out.append(0x20)
+            } else if c == UInt8(ascii: "%"), bytes.count >= 2, let h = hex(bytes[bytes.startIndex]), let l = hex(bytes[bytes.startIndex + 1]) {
+                out.append(h << 4 | l)
+                bytes = bytes.dropFirst(2)
+            } else {
+                out.append(c)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+
+    /// `a=1&b=x+y` → [("a", "1"), ("b", "x y")].
+    public static func formItems(_ text: String) -> [(name: String, value: String)] {
+        text.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (percentDecode(kv[0], plusAsSpace: true), kv.count > 1 ? percentDecode(kv[1], plusAsSpace: true) : "")
+        }
+    }
+}

@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMicroHTTPD
+import HearthModel
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd: epoll and a small thread pool do the socket work; each
+/// request's Swift handler runs as a task while its connection is suspended, so no pool thread ever
+/// waits for a handler (the pattern NOTES.md measured at ~80k requests/s).
+///
+/// Limits: header size (the per-connection memory pool), body size (413 with a JSON error),
+/// connections, idle connections (closed after `connectionTimeout`, which also bounds slow clients),
+/// and a per-request timeout (504). `shutdown(grace:)` stops accepting, lets in-flight requests
+/// finish within the grace period, then stops.
+public final class HTTPServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        /// 0 picks a free port; read it from `port` after `start`.
+        public var port = 0
+        public var threads = 2
+        public var maxBodyBytes = 32 * 1024 * 1024
+        public var maxHeaderBytes = 16 * 1024
+        public var maxConnections = 1024
+        /// Idle connections (and clients sending too slowly) are closed after this long.
+        public var connectionTimeoutSeconds = 30
+        /// A handler that has not answered by then gets its task cancelled and the client a 504.
+        public var requestTimeout: Duration = .seconds(60)
+
+        public init() {}
+    }
+
+    public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
+
+    let configuration: Configuration
+    let core: ServerCore
+    /// The daemon's handle (as an address: handles are not Sendable), 0 when stopped.
+    private let daemon = Mutex<UInt>(0)
+    private let boundPort = Atomic<Int>(0)
+
+    public init(configuration: Configuration, handler: @escaping Handler) {
+        self.configuration = configuration
+        core = ServerCore(configuration: configuration, handler: handler)
+    }
+
+    /// The port the server listens on (after `start`).
+    public var port: Int { boundPort.load(ordering: .relaxed) }
+
+    /// Requests whose handler has started and whose response has not finished.
+    public var inFlight: Int { core.inFlight.load(ordering: .relaxed) }
+
+    /// Binds the address and starts serving.
+    public func start() throws(HTTPServerError) {
+        let fd = try ListenSocket.open(host: configuration.host, port: configuration.port)
+        boundPort.store(ListenSocket.port(of: fd), ordering: .relaxed)
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let cls = OpaquePointer(Unmanaged.passUnretained(core).toOpaque())
+        let options: [CVarArg] = [
+            MHD_OPTION.LISTEN_SOCKET.rawValue, fd,
+            MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(max(1, configuration.threads)),
+            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections),
+            MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeoutSeconds),
+            MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, max(configuration.maxHeaderBytes, 4096) + 4096,
+            MHD_OPTION.URI_LOG_CALLBACK.rawValue, unsafeBitCast(uriLogCallback, to: OpaquePointer.self), cls,
+            MHD_OPTION.NOTIFY_COMPLETED.rawValue, unsafeBitCast(completedCallback, to: OpaquePointer.self), cls,
+            MHD_OPTION.END.rawValue,
+        ]
+        let started: OpaquePointer? = withVaList(options) { args in
+            MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, UnsafeMutableRawPointer(cls), args)
+        }
+        guard let started else {
+            close(fd)
+            throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(port)")
+        }
+        daemon.withLock { $0 = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(started))) }
+    }
+
+    /// Stops accepting connections, waits up to `grace` for in-flight requests, cancels what is
+    /// left (answering 503), then stops the daemon. Safe to call more than once.
+    public func shutdown(grace: Duration) async {
+        let address = daemon.withLock { d in d }
+        guard address != 0, let current = OpaquePointer(bitPattern: address) else { return }
+        let listen = MHD_quiesce_daemon(current)
+        if listen >= 0 { close(listen) }
+        core.stopAccepting()
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
+        while core.inFlight.load(ordering: .relaxed) > 0 && clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        core.abandonInFlight()
+        // Give resumed connections a moment to send their answers before the daemon goes.
+        let drain = clock.now + .seconds(2)
+        while core.suspendedCount > 0 && clock.now < drain {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        let stopping = daemon.withLock { d -> UInt in
+            defer { d = 0 }
+            return d
+        }
+        if stopping != 0, let handle = OpaquePointer(bitPattern: stopping) { MHD_stop_daemon(handle) }
+    }
+}
+
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+// MARK: the listening socket
+
+enum ListenSocket {
+    static func open(host: String, port: Int) throws(HTTPServerError) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPServerError("socket(): \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
+            close(fd)
+            throw HTTPServerError("'\(host)' is not an IPv4 address")
+        }
+        let bound = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw HTTPServerError("cannot listen on \(host):\(port): \(reason)")
+        }
+        guard listen(fd, 1024) == 0 else {
+            close(fd)
+            throw HTTPServerError("listen(): \(String(cString: strerror(errno)))")
+        }
+        return fd
+    }
+
+    static func port(of fd: Int32) -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

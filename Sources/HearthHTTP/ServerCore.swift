@@ -1,0 +1,391 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMicroHTTPD
+import HearthModel
+import Synchronization
+
+/// A libmicrohttpd connection handle. The library keeps it valid from the first access-handler call
+/// until the completion callback, which is the whole time Hearth holds it; it is only ever passed
+/// back to libmicrohttpd (suspend, resume, queue), which is thread-safe for those calls.
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// One request on a connection, from its URI to its completion. libmicrohttpd threads and the
+/// handler's task both touch it, always under `state`'s lock.
+final class RequestState: Sendable {
+    enum Phase {
+        case receiving
+        /// The handler is running (its task is recorded once created, for cancellation).
+        case running(Task<Void, Never>?)
+        case ready(HTTPServerResponse)
+        case responded
+    }
+
+    struct Inner {
+        var method = ""
+        var headers = HTTPHeaders()
+        var headersRead = false
+        var body: [UInt8] = []
+        var tooLarge = false
+        var phase = Phase.receiving
+        /// Set while the connection is suspended waiting for the handler (or for stream data).
+        var suspended = false
+        var connection: ConnectionHandle?
+        var counted = false
+        var deadline: ContinuousClock.Instant?
+        var stream: StreamState?
+    }
+
+    let rawURI: String
+    let state = Mutex(Inner())
+
+    init(rawURI: String) { self.rawURI = rawURI }
+
+    /// Stores the handler's answer and resumes the connection so libmicrohttpd asks for it.
+    /// Returns false when the request was already answered (timed out, shut down).
+    @discardableResult
+    func finish(with response: HTTPServerResponse) -> Bool {
+        let (answered, resume) = state.withLock { s -> (Bool, ConnectionHandle?) in
+            guard case .running = s.phase else { return (false, nil) }
+            s.phase = .ready(response)
+            guard s.suspended else { return (true, nil) }
+            s.suspended = false
+            return (true, s.connection)
+        }
+        if let resume { MHD_resume_connection(resume.pointer) }
+        return answered
+    }
+}
+
+/// A streamed response's chunks between the producer task and libmicrohttpd's content reader.
+final class StreamState: Sendable, HTTPResponseWriter {
+    struct Inner {
+        var pending: [UInt8] = []
+        var finished = false
+        var closed = false
+        var suspended = false
+    }
+
+    let state = Mutex(Inner())
+    let connection: ConnectionHandle
+    unowned let request: RequestState
+
+    init(connection: ConnectionHandle, request: RequestState) {
+        self.connection = connection
+        self.request = request
+    }
+
+    func write(_ bytes: [UInt8]) async -> Bool {
+        let (open, resume) = state.withLock { s -> (Bool, Bool) in
+            guard !s.closed && !s.finished else { return (false, false) }
+            s.pending += bytes
+            let resume = s.suspended
+            s.suspended = false
+            return (true, resume)
+        }
+        if resume { MHD_resume_connection(connection.pointer) }
+        return open
+    }
+
+    func end() {
+        let resume = state.withLock { s -> Bool in
+            s.finished = true
+            let resume = s.suspended
+            s.suspended = false
+            return resume
+        }
+        if resume { MHD_resume_connection(connection.pointer) }
+    }
+
+    /// libmicrohttpd asks for the next bytes: give what is there, end the stream, or suspend until
+    /// the producer writes (the pattern microhttpd.h prescribes for "no data yet").
+    func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
+        state.withLock { s -> Int in
+            if !s.pending.isEmpty {
+                let n = min(max, s.pending.count)
+                s.pending.withUnsafeBytes { p in
+                    UnsafeMutableRawPointer(buffer).copyMemory(from: p.baseAddress!, byteCount: n)
+                }
+                s.pending.removeFirst(n)
+                return n
+            }
+            if s.finished || s.closed { return MHD_CONTENT_READER_END_OF_STREAM }
+            s.suspended = true
+            MHD_suspend_connection(connection.pointer)
+            return 0
+        }
+    }
+}
+
+/// The state shared by every callback of one server.
+final class ServerCore: Sendable {
+    let configuration: HTTPServer.Configuration
+    let handler: HTTPServer.Handler
+    let inFlight = Atomic<Int>(0)
+    private let accepting = Atomic<Bool>(true)
+    /// Requests being handled or streamed, for timeouts and shutdown.
+    private let live = Mutex<[ObjectIdentifier: RequestState]>([:])
+    private let watchdog = Mutex<Task<Void, Never>?>(nil)
+
+    init(configuration: HTTPServer.Configuration, handler: @escaping HTTPServer.Handler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    var isAccepting: Bool { accepting.load(ordering: .relaxed) }
+
+    func stopAccepting() {
+        accepting.store(false, ordering: .relaxed)
+        watchdog.withLock { $0?.cancel(); $0 = nil }
+    }
+
+    var suspendedCount: Int {
+        live.withLock { $0.values.reduce(0) { n, r in n + (r.state.withLock { $0.suspended || ($0.stream?.state.withLock { $0.suspended } ?? false) } ? 1 : 0) } }
+    }
+
+    // MARK: running handlers
+
+    func start(_ request: RequestState, connection: ConnectionHandle, _ input: HTTPServerRequest) {
+        ensureWatchdog()
+        live.withLock { $0[ObjectIdentifier(request)] = request }
+        inFlight.wrappingAdd(1, ordering: .relaxed)
+        let handler = self.handler
+        request.state.withLock { s in
+            s.connection = connection
+            s.counted = true
+            s.suspended = true
+            s.deadline = ContinuousClock.now + configuration.requestTimeout
+            s.phase = .running(nil)
+            MHD_suspend_connection(connection.pointer)
+        }
+        let task = Task {
+            let response = await handler(input)
+            request.finish(with: response)
+        }
+        request.state.withLock { s in
+            // The handler may already have answered (finish moved the phase on); then there is
+            // nothing left to cancel.
+            if case .running(nil) = s.phase { s.phase = .running(task) }
+        }
+    }
+
+    /// One task checks deadlines every 50 ms, instead of a timer per request.
+    func ensureWatchdog() {
+        watchdog.withLock { task in
+            guard task == nil, isAccepting else { return }
+            task = Task.detached { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    self?.expire()
+                }
+            }
+        }
+    }
+
+    func expire() {
+        let now = ContinuousClock.now
+        let overdue = live.withLock { $0.values.filter { r in r.state.withLock { s in
+            if case .running = s.phase, let d = s.deadline { return d <= now }
+            return false
+        } } }
+        for request in overdue {
+            let task: Task<Void, Never>? = request.state.withLock { s in
+                if case .running(let t) = s.phase { return t }
+                return nil
+            }
+            if request.finish(with: .error(.deadlineExceeded, "the request took longer than \(configuration.requestTimeout)")) {
+                task?.cancel()
+            }
+        }
+    }
+
+    /// At shutdown: cancel running handlers (answering 503) and end streams, so that every
+    /// suspended connection is resumed before the daemon stops.
+    func abandonInFlight() {
+        let all = live.withLock { Array($0.values) }
+        for request in all {
+            let task: Task<Void, Never>? = request.state.withLock { s in
+                if case .running(let t) = s.phase { return t }
+                return nil
+            }
+            if request.finish(with: .error(.unavailable, "the server is shutting down")) { task?.cancel() }
+            request.state.withLock { $0.stream }?.end()
+        }
+    }
+
+    func completed(_ request: RequestState) {
+        live.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(request)) }
+        let (counted, stream) = request.state.withLock { s -> (Bool, StreamState?) in
+            defer { s.counted = false }
+            s.phase = .responded
+            return (s.counted, s.stream)
+        }
+        stream?.state.withLock { $0.closed = true }
+        if counted { inFlight.wrappingSubtract(1, ordering: .relaxed) }
+    }
+
+    // MARK: responses
+
+    static let skippedHeaders: Set<String> = ["content-length", "transfer-encoding", "connection"]
+
+    /// Hands a response to libmicrohttpd (a stream starts its producer).
+    func queue(_ response: HTTPServerResponse, on connection: ConnectionHandle, for request: RequestState) -> MHD_Result {
+        let mhd: OpaquePointer?
+        var producer: (@Sendable (HTTPResponseWriter) async -> Void)?
+        var stream: StreamState?
+        switch response.body {
+        case .bytes(let bytes):
+            mhd = bytes.withUnsafeBytes { p in
+                MHD_create_response_from_buffer(p.count, UnsafeMutableRawPointer(mutating: p.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+            }
+        case .stream(let produce):
+            let state = StreamState(connection: connection, request: request)
+            stream = state
+            producer = produce
+            mhd = MHD_create_response_from_callback(UInt64.max, 16 * 1024, streamReader, Unmanaged.passRetained(state).toOpaque(), streamFree)
+            request.state.withLock { $0.stream = state }
+            live.withLock { $0[ObjectIdentifier(request)] = request }
+        }
+        guard let mhd else { return MHD_Result.NO }
+        for (name, value) in response.headers where !ServerCore.skippedHeaders.contains(name.lowercased()) {
+            _ = MHD_add_response_header(mhd, name, value)
+        }
+        let result = MHD_queue_response(connection.pointer, UInt32(response.status), mhd)
+        MHD_destroy_response(mhd)
+        if let producer, let stream {
+            Task {
+                await producer(stream)
+                stream.end()
+            }
+        }
+        return result
+    }
+}
+
+// MARK: C callbacks (libmicrohttpd calls these on its own threads)
+
+/// Creates each request's state as soon as its URI is read; the raw URI keeps the query string.
+let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { _, uri, _ in
+    Unmanaged.passRetained(RequestState(rawURI: uri.map { String(cString: $0) } ?? "/")).toOpaque()
+}
+
+let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+    guard let cls, let requestContext, let raw = requestContext.pointee else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let request = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
+    requestContext.pointee = nil
+    core.completed(request)
+}
+
+let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
+    guard let cls, let buffer else { return MHD_CONTENT_READER_END_WITH_ERROR }
+    return Unmanaged<StreamState>.fromOpaque(cls).takeUnretainedValue().read(into: buffer, max: max)
+}
+
+let streamFree: MHD_ContentReaderFreeCallback = { cls in
+    if let cls { Unmanaged<StreamState>.fromOpaque(cls).release() }
+}
+
+let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return MHD_Result.YES }
+    let box = Unmanaged<HeaderBox>.fromOpaque(cls).takeUnretainedValue()
+    box.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+    return MHD_Result.YES
+}
+
+final class HeaderBox {
+    var headers = HTTPHeaders()
+}
+
+let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, uploadData, uploadSize, requestContext in
+    guard let cls, let connection, let requestContext, let uploadSize else { return MHD_Result.NO }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    guard let raw = requestContext.pointee else { return MHD_Result.NO }
+    let request = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
+    let max = core.configuration.maxBodyBytes
+
+    // First call: the headers are in. Queue nothing yet (answering here would close keep-alive).
+    let firstCall = request.state.withLock { s -> Bool in
+        guard !s.headersRead else { return false }
+        s.headersRead = true
+        return true
+    }
+    if firstCall {
+        let box = HeaderBox()
+        _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
+        let declared = box.headers["content-length"].flatMap { Int($0) } ?? 0
+        request.state.withLock { s in
+            s.method = method.map { String(cString: $0) } ?? "GET"
+            s.headers = box.headers
+            if declared > max { s.tooLarge = true }
+        }
+        return MHD_Result.YES
+    }
+
+    // Body chunks.
+    if uploadSize.pointee > 0 {
+        let n = uploadSize.pointee
+        request.state.withLock { s in
+            guard !s.tooLarge else { return }
+            if s.body.count + n > max {
+                s.tooLarge = true
+                s.body = []
+            } else if let uploadData {
+                s.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: n))
+            }
+        }
+        uploadSize.pointee = 0
+        return MHD_Result.YES
+    }
+
+    // The request is complete: answer, or start the handler.
+    enum Next {
+        case respond(HTTPServerResponse)
+        case start(HTTPServerRequest)
+        case wait
+    }
+    let next = request.state.withLock { s -> Next in
+        switch s.phase {
+        case .ready(let response):
+            s.phase = .responded
+            return .respond(response)
+        case .receiving:
+            if s.tooLarge {
+                s.phase = .responded
+                return .respond(.error(.invalidArgument, "the request body is larger than \(max) bytes").with(status: 413))
+            }
+            if !core.isAccepting {
+                s.phase = .responded
+                return .respond(.error(.unavailable, "the server is shutting down"))
+            }
+            let (path, query) = splitURI(request.rawURI)
+            return .start(HTTPServerRequest(method: s.method, path: path, query: query, headers: s.headers, body: s.body))
+        case .running, .responded:
+            return .wait
+        }
+    }
+    switch next {
+    case .respond(let response):
+        return core.queue(response, on: ConnectionHandle(pointer: connection), for: request)
+    case .start(let input):
+        core.start(request, connection: ConnectionHandle(pointer: connection), input)
+        return MHD_Result.YES
+    case .wait:
+        return MHD_Result.YES
+    }
+}
+
+func splitURI(_ uri: String) -> (path: String, query: String) {
+    guard let q = uri.firstIndex(of: "?") else { return (uri, "") }
+    return (String(uri[..<q]), String(uri[uri.index(after: q)...]))
+}
+
+extension HTTPServerResponse {
+    func with(status: Int) -> HTTPServerResponse {
+        var r = self
+        r.status = status
+        return r
+    }
+}

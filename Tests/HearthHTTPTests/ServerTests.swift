@@ -1,0 +1,147 @@
+import Foundation
+@testable import HearthHTTP
+import HearthModel
+import Synchronization
+import Testing
+
+/// A server on an ephemeral port for one test, stopped at the end.
+func withServer<T>(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, handler: @escaping HTTPServer.Handler,
+                   _ body: (HTTPServer, String) async throws -> T) async throws -> T {
+    var config = HTTPServer.Configuration()
+    configure(&config)
+    let server = HTTPServer(configuration: config, handler: handler)
+    try server.start()
+    do {
+        let result = try await body(server, "http://127.0.0.1:\(server.port)")
+        await server.shutdown(grace: .seconds(5))
+        return result
+    } catch {
+        await server.shutdown(grace: .seconds(5))
+        throw error
+    }
+}
+
+let echo: HTTPServer.Handler = { request in
+    HTTPServerResponse.json([
+        "method": .string(request.method), "path": .string(request.path), "query": .string(request.query),
+        "body": .string(String(decoding: request.body, as: UTF8.self)), "contentType": .string(request.headers["content-type"] ?? ""),
+    ])
+}
+
+@Suite("HTTP server and client over loopback")
+struct ServerTests {
+    let client = HTTPClient()
+
+    @Test("a request reaches the handler with method, raw path, raw query, headers and body")
+    func roundTrip() async throws {
+        try await withServer(handler: echo) { _, base in
+            let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/a/b%20c?x=1&y=%2F", headers: HTTPHeaders([("Content-Type", "text/plain")]), body: Array("hello".utf8)))
+            #expect(r.status == 200)
+            #expect(r.headers["content-type"]?.hasPrefix("application/json") == true)
+            let json = try JSONParser.parse(r.body)
+            #expect(json == ["method": "POST", "path": "/a/b%20c", "query": "x=1&y=%2F", "body": "hello", "contentType": "text/plain"])
+        }
+    }
+
+    @Test("bodies over the limit get 413 with a JSON error, and the connection still works")
+    func bodyLimit() async throws {
+        try await withServer({ $0.maxBodyBytes = 1000 }, handler: echo) { _, base in
+            let big = try await client.send(HTTPClientRequest(method: "POST", url: base + "/", body: [UInt8](repeating: 65, count: 5000)))
+            #expect(big.status == 413)
+            #expect(try JSONParser.parse(big.body)["error"]?["status"] == "INVALID_ARGUMENT")
+            let ok = try await client.send(HTTPClientRequest(method: "POST", url: base + "/", body: [UInt8](repeating: 65, count: 1000)))
+            #expect(ok.status == 200)
+        }
+    }
+
+    @Test("a handler past the request timeout gets 504 and its task is cancelled")
+    func requestTimeout() async throws {
+        let cancelled = Atomic<Bool>(false)
+        try await withServer({ $0.requestTimeout = .milliseconds(200) }, handler: { _ in
+            do { try await Task.sleep(for: .seconds(30)) } catch { cancelled.store(true, ordering: .relaxed) }
+            return .text("late")
+        }) { _, base in
+            let r = try await client.send(HTTPClientRequest(url: base + "/slow"))
+            #expect(r.status == 504)
+            #expect(try JSONParser.parse(r.body)["error"]?["status"] == "DEADLINE_EXCEEDED")
+            for _ in 0..<200 where !cancelled.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(10)) }
+            let wasCancelled = cancelled.load(ordering: .relaxed)
+            #expect(wasCancelled)
+        }
+    }
+
+    @Test("streamed responses arrive chunk by chunk and end")
+    func streaming() async throws {
+        try await withServer(handler: { _ in
+            HTTPServerResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/event-stream")]), body: .stream { writer in
+                for i in 0..<5 {
+                    _ = await writer.write(Array("data: \(i)\n\n".utf8))
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+            })
+        }) { _, base in
+            let r = try await client.send(HTTPClientRequest(url: base + "/events"))
+            #expect(r.status == 200)
+            #expect(r.text == (0..<5).map { "data: \($0)\n\n" }.joined())
+        }
+    }
+
+    @Test("many concurrent keep-alive requests all get their own answers")
+    func concurrency() async throws {
+        try await withServer(handler: echo) { server, base in
+            let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for i in 0..<400 {
+                    group.addTask {
+                        let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/n", body: Array("\(i)".utf8)))
+                        return try JSONParser.parse(r.body)["body"] == .string("\(i)")
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(results.count == 400)
+            #expect(results.allSatisfy { $0 })
+            #expect(server.inFlight == 0)
+        }
+    }
+
+    @Test("shutdown lets an in-flight request finish within the grace period, then refuses connections")
+    func gracefulShutdown() async throws {
+        var config = HTTPServer.Configuration()
+        config.requestTimeout = .seconds(30)
+        let server = HTTPServer(configuration: config) { _ in
+            try? await Task.sleep(for: .milliseconds(300))
+            return .text("done")
+        }
+        try server.start()
+        let base = "http://127.0.0.1:\(server.port)"
+        let inFlight = Task { try await client.send(HTTPClientRequest(url: base + "/slow")) }
+        for _ in 0..<200 where server.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(server.inFlight == 1)
+        await server.shutdown(grace: .seconds(5))
+        let r = try await inFlight.value
+        #expect(r.status == 200)
+        #expect(r.text == "done")
+        await #expect(throws: HTTPClientError.self) { try await client.send(HTTPClientRequest(url: base + "/", timeout: .seconds(2))) }
+    }
+
+    @Test("the client reports unreachable hosts and timeouts as errors, not responses")
+    func clientErrors() async throws {
+        do {
+            _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:1/", timeout: .seconds(2)))
+            Issue.record("no error")
+        } catch {
+            #expect(error.kind == .connection)
+        }
+        try await withServer({ $0.requestTimeout = .seconds(10) }, handler: { _ in
+            try? await Task.sleep(for: .seconds(2))
+            return .text("late")
+        }) { _, base in
+            do {
+                _ = try await client.send(HTTPClientRequest(url: base + "/", timeout: .milliseconds(200)))
+                Issue.record("no timeout")
+            } catch let error as HTTPClientError {
+                #expect(error.kind == .timeout)
+            }
+        }
+    }
+}
