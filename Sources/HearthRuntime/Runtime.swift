@@ -50,6 +50,13 @@ public final class Runtime: Sendable {
         return Runtime(config: config, store: store, keys: keys, clock: clock, log: log)
     }
 
+    /// Metrics of the runtime's parts beyond HTTP and invocations (the delivery engine adds its own).
+    public func extraMetrics() -> [(name: String, help: String, type: String, samples: [(labels: String, value: Double)])] {
+        [("hearth_units_loaded", "Units loaded.", "gauge", [("", Double(table.units.count))]),
+         ("hearth_units_refused", "Units refused at load.", "gauge", [("", Double(loadErrors.count))]),
+         ("hearth_change_feed_sequence", "The change feed's last sequence.", "gauge", [("", Double(store.engine.lastSequence))])]
+    }
+
     /// The caller a verified ID token describes, for invoking callables.
     public func caller(idToken: String) async throws(TokenRejection) -> CallerAuth {
         let verified = try await auth.verifyIDToken(idToken)

@@ -11,8 +11,9 @@ struct ServeCommand: Command {
     static let help = """
         usage: hearth serve [options]
 
-        Loads the configured units, reports the function table and serves until SIGINT or SIGTERM,
-        then shuts down cleanly and exits 0.
+        Loads the configured units and serves them over HTTP (server.host:server.port) until SIGINT
+        or SIGTERM; then stops accepting, lets in-flight requests finish within
+        server.shutdown_grace_seconds, and exits 0.
         \(CommonOptions.help)
         """
 
@@ -27,12 +28,25 @@ struct ServeCommand: Command {
     func run(_ io: CommandIO) async -> Int32 {
         let signals = SignalWaiter([SIGINT, SIGTERM])
         guard let runtime = await RuntimeSetup.start(common, io: io) else { return ExitCode.failure }
+        let door: FrontDoor
+        do {
+            let secrets = try Secrets.load(path: runtime.config.secretsFile.map(runtime.config.resolve))
+            door = try FrontDoor(runtime: runtime, secrets: secrets)
+            try door.start()
+        } catch {
+            io.err("error: cannot serve: \(error)")
+            return ExitCode.failure
+        }
         for entry in runtime.table.entries {
             runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary)])
         }
-        runtime.log.info("ready", ["functions": .int(Int64(runtime.table.entries.count)), "refusedUnits": .int(Int64(runtime.loadErrors.count))])
+        runtime.log.info("ready", ["functions": .int(Int64(runtime.table.entries.count)), "refusedUnits": .int(Int64(runtime.loadErrors.count)),
+                                   "port": .int(Int64(door.port))])
         let signal = await signals.wait()
-        runtime.log.info("shutting down", ["signal": .string(signal == SIGINT ? "SIGINT" : "SIGTERM")])
+        runtime.log.info("shutting down", ["signal": .string(signal == SIGINT ? "SIGINT" : "SIGTERM"),
+                                           "inFlight": .int(Int64(door.runtime.invoker.inFlightCount))])
+        await door.shutdown(grace: .seconds(double: runtime.config.server.shutdownGraceSeconds))
+        runtime.store.close()
         runtime.log.info("stopped")
         return ExitCode.success
     }

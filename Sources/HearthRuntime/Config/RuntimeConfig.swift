@@ -48,6 +48,14 @@ public struct RuntimeConfig: Sendable, Equatable {
         public init() {}
     }
 
+    public struct AppCheck: Sendable, Equatable {
+        /// A JWKS file with the keys App Check tokens are signed with; unset: App Check tokens are
+        /// not verified (and functions with `enforceAppCheck` refuse every call).
+        public var jwksFile: String?
+        public var issuerPrefix = "https://firebaseappcheck.googleapis.com/"
+        public init() {}
+    }
+
     public struct Log: Sendable, Equatable {
         public var level = LogLevel.info
         public var format = RuntimeLog.Format.text
@@ -73,6 +81,9 @@ public struct RuntimeConfig: Sendable, Equatable {
     public var store = Store()
     public var log = Log()
     public var auth = Auth()
+    public var appCheck = AppCheck()
+    /// A TOML file of secrets (mode 0600), beside the environment; relative to the config file.
+    public var secretsFile: String?
     public var rewrites: [Rewrite] = []
     /// The directory relative paths are resolved against (the config file's).
     public var baseDirectory = FileManager.default.currentDirectoryPath
@@ -128,6 +139,13 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.bool("emulator") { auth.emulator = v }
             if let v = s.seconds("clock_skew_seconds", range: 0...3600) { auth.clockSkewSeconds = v }
             if let v = s.string("keys_file") { auth.keysFile = v }
+        }
+        r.section("app_check") { s in
+            if let v = s.string("jwks_file") { appCheck.jwksFile = v }
+            if let v = s.string("issuer_prefix") { appCheck.issuerPrefix = v }
+        }
+        r.section("secrets") { s in
+            if let v = s.string("file") { secretsFile = v }
         }
         r.section("log") { s in
             if let v = s.oneOf("level", LogLevel.self) { log.level = v }
@@ -257,6 +275,8 @@ public struct RuntimeConfig: Sendable, Equatable {
             ],
             "log": ["level": .string(log.level.rawValue), "format": .string(log.format.rawValue)],
             "auth": ["emulator": .bool(emulatorMode), "clock_skew_seconds": .double(auth.clockSkewSeconds), "keys_file": .string(keysPath)],
+            "app_check": ["jwks_file": appCheck.jwksFile.map { .string(resolve($0)) } ?? .null, "issuer_prefix": .string(appCheck.issuerPrefix)],
+            "secrets": ["file": secretsFile.map { .string(resolve($0)) } ?? .null],
             "rewrites": .array(rewrites.map { ["source": .string($0.source), "function": .string($0.function)] }),
         ]
     }

@@ -33,6 +33,7 @@ public final class Invoker: Sendable {
 
     /// Called with each invocation's id once it has finished (to release what it left open).
     let onFinish: @Sendable (UInt64) -> Void
+    public let metrics = Metrics()
 
     public init(clock: any Clock, log: RuntimeLog, onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
         self.clock = clock
@@ -52,6 +53,8 @@ public final class Invoker: Sendable {
                        stream: StreamSink? = nil, logFields: [String: Value] = [:]) async -> InvocationOutcome {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream) }
+        metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
+        defer { metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed) }
         let started = ContinuousClock.now
         let message: [String: Value] = [
             "op": .string(UnitProtocol.invoke), "id": .int(Int64(bitPattern: id)),
@@ -90,6 +93,10 @@ public final class Invoker: Sendable {
         f["trigger"] = .string(entry.trigger.kindName)
         f["invocation"] = .string(Invoker.format(id))
         f["durationMs"] = .double((duration.secondsDouble * 1e6).rounded() / 1e3)
+        switch result {
+        case .success: metrics.invocation(function: entry.name, outcome: "ok", code: "ok", seconds: duration.secondsDouble)
+        case .failure(let e): metrics.invocation(function: entry.name, outcome: "error", code: e.code.rawValue, seconds: duration.secondsDouble)
+        }
         switch result {
         case .success:
             f["outcome"] = "ok"

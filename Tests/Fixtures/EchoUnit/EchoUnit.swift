@@ -38,6 +38,40 @@ public enum EchoUnit: FunctionModule {
             req.logger.info(req.data, ["source": "EchoUnit"])
         }
 
+        fn.onCall("stream") { (req: CallableRequest<Int>) -> String in
+            for i in 0..<req.data {
+                let delivered = try await req.sendChunk(["n": Value.int(Int64(i))] as Value)
+                if !delivered && req.acceptsStreaming { return "client gone" }
+            }
+            return req.acceptsStreaming ? "streamed \(req.data)" : "not streamed"
+        }
+
+        fn.onCall("headers") { (req: CallableRequest<Value>) -> Value in
+            ["instanceIdToken": req.instanceIdToken.map { .string($0) } ?? .null, "appId": req.app.map { .string($0.appId) } ?? .null,
+             "userAgent": req.headers["user-agent"].map { .string($0) } ?? .null]
+        }
+
+        fn.onCall("restricted", cors: .origins(["https://app.example.com", "https://*.example.org"])) { (_: CallableRequest<Value>) in "ok" }
+
+        fn.onCall("guarded", enforceAppCheck: true) { (req: CallableRequest<Value>) in req.app?.appId ?? "none" }
+
+        fn.onRequest("echoRequest") { req in
+            var headers = HTTPHeaders([("Content-Type", req.headers["content-type"] ?? "application/octet-stream")])
+            headers.add("X-Echo-Method", req.method)
+            headers.add("X-Echo-Path", req.path)
+            headers.add("X-Echo-Query", req.query)
+            return HTTPResponse(status: 200, headers: headers, body: req.body)
+        }
+
+        fn.onRequest("whoamiRequest") { req in
+            do {
+                let auth = try await req.verifiedAuth()
+                return try .json(["uid": auth.uid])
+            } catch let e as HTTPSError {
+                return .error(e)
+            }
+        }
+
         fn.onRequest("hello") { req in
             HTTPResponse.text("hello \(req.queryValue("name") ?? "world") via \(req.method) \(req.path)")
         }

@@ -1,0 +1,54 @@
+import Foundation
+import HearthModel
+
+/// CORS as Firebase's v2 `onCall` does by default (`cors: true`): any origin is reflected with
+/// `Vary: Origin`, or `*` when the request has no Origin. A function's `cors` option restricts it to
+/// listed origins (exact, `*` globs, or `/regex/`) or turns it off.
+enum CORS {
+    /// The headers to add to a response for `origin` under `policy`.
+    static func headers(policy: CORSPolicy?, origin: String?) -> HTTPHeaders {
+        var h = HTTPHeaders()
+        switch policy ?? .allowAll {
+        case .disabled:
+            return h
+        case .allowAll:
+            h.add("Access-Control-Allow-Origin", origin ?? "*")
+        case .origins(let allowed):
+            guard let origin, allowed.contains(where: { matches($0, origin) }) else {
+                h.add("Vary", "Origin")
+                return h
+            }
+            h.add("Access-Control-Allow-Origin", origin)
+        }
+        if origin != nil { h.add("Vary", "Origin") }
+        return h
+    }
+
+    /// A preflight answer: the request headers asked for are allowed, methods are POST.
+    static func preflight(policy: CORSPolicy?, origin: String?, requestedHeaders: String?, methods: String = "POST") -> HTTPServerResponseHeaders {
+        var h = headers(policy: policy, origin: origin)
+        guard h["access-control-allow-origin"] != nil else { return HTTPServerResponseHeaders(status: 204, headers: h) }
+        h.add("Access-Control-Allow-Methods", methods)
+        h.add("Access-Control-Allow-Headers", requestedHeaders ?? "Content-Type, Authorization, X-Firebase-AppCheck, Firebase-Instance-ID-Token")
+        h.add("Access-Control-Max-Age", "3600")
+        if requestedHeaders != nil { h.add("Vary", "Access-Control-Request-Headers") }
+        return HTTPServerResponseHeaders(status: 204, headers: h)
+    }
+
+    static func matches(_ pattern: String, _ origin: String) -> Bool {
+        if pattern.count > 2 && pattern.hasPrefix("/") && pattern.hasSuffix("/") {
+            let expression = String(pattern.dropFirst().dropLast())
+            return origin.range(of: expression, options: .regularExpression) != nil
+        }
+        if pattern.contains("*") {
+            let escaped = NSRegularExpression.escapedPattern(for: pattern).replacingOccurrences("\\*", "[^/]*")
+            return origin.range(of: "^" + escaped + "$", options: .regularExpression) != nil
+        }
+        return pattern == origin
+    }
+}
+
+struct HTTPServerResponseHeaders {
+    var status: Int
+    var headers: HTTPHeaders
+}

@@ -1,0 +1,76 @@
+import HearthAuth
+import HearthHTTP
+import HearthModel
+
+/// The admin API under `/__/admin/`, for `Authorization: Bearer <admin token>`. The token comes from
+/// the environment variable named by `server.admin_token_env` (default HEARTH_ADMIN_TOKEN) or the
+/// secrets file entry of that name; with no token configured the whole API is off (404).
+///
+/// - `GET  functions`                    the function table
+/// - `POST functions/{name}:invoke`      `{"data": …, "uid"?: …}` → `{"result"}` or `{"error"}`
+/// - `GET  users[?maxResults&pageToken]`, `GET users/{uid}`, `POST users`, `PATCH users/{uid}`,
+///   `DELETE users/{uid}`, `PUT users/{uid}/claims`
+extension FrontDoor {
+    func admin(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+        guard let token = adminToken else { return .error(.notFound, "the admin API is off: no admin token is configured") }
+        guard let header = request.headers["authorization"], header.hasPrefix("Bearer "),
+              Crypto.constantTimeEqual(Array(header.dropFirst(7).utf8), Array(token.utf8)) else {
+            return .error(.unauthenticated, "the admin API needs Authorization: Bearer <admin token>")
+        }
+        let body: Value
+        if request.body.isEmpty {
+            body = .emptyMap
+        } else {
+            do { body = try JSONParser.parse(request.body, options: JSONReadOptions(tagged: true, callableWrappers: true)) } catch {
+                return .error(.invalidArgument, "the body is not valid JSON: \(error)")
+            }
+        }
+        do {
+            switch (request.method, segments.map(String.init)) {
+            case ("GET", ["functions"]):
+                return .json(["functions": .array(runtime.table.descriptions)])
+            case ("POST", let path) where path.count == 2 && path[0] == "functions" && path[1].hasSuffix(":invoke"):
+                let name = String(path[1].dropLast(":invoke".count))
+                var auth: CallerAuth?
+                if let uid = body["uid"]?.stringValue { auth = try await runtime.caller(asUser: uid) }
+                let outcome = await runtime.call(name, data: body["data"] ?? .null, auth: auth)
+                switch outcome.result {
+                case .success(let v): return .json(["result": v])
+                case .failure(let e):
+                    let visible = FrontDoor.clientError(e)
+                    return .json(["error": visible.callableBody], status: visible.code.httpStatus)
+                }
+            case ("GET", ["users"]):
+                let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
+                let page = try await runtime.auth.listUsers(maxResults: Int(query["maxResults"] ?? "") ?? 1000, pageToken: query["pageToken"])
+                var out: [String: Value] = ["users": try ValueEncoder().encode(page.users)]
+                if let next = page.nextPageToken { out["nextPageToken"] = .string(next) }
+                return .json(.map(out))
+            case ("GET", let path) where path.count == 2 && path[0] == "users":
+                return .json(try ValueEncoder().encode(try await runtime.auth.getUser(uid: path[1])))
+            case ("POST", ["users"]):
+                let request = try ValueDecoder().decode(NewUser.self, from: body)
+                return .json(try ValueEncoder().encode(try await runtime.auth.createUser(request)), status: 201)
+            case ("PATCH", let path) where path.count == 2 && path[0] == "users":
+                let update = try ValueDecoder().decode(UserUpdate.self, from: body)
+                return .json(try ValueEncoder().encode(try await runtime.auth.updateUser(uid: path[1], update)))
+            case ("DELETE", let path) where path.count == 2 && path[0] == "users":
+                try await runtime.auth.deleteUser(uid: path[1])
+                return .json(["deleted": .string(path[1])])
+            case ("PUT", let path) where path.count == 3 && path[0] == "users" && path[2] == "claims":
+                guard case .map(let claims) = body else { return .error(.invalidArgument, "the claims must be a JSON object") }
+                try await runtime.auth.setCustomClaims(uid: path[1], claims)
+                return .json(try ValueEncoder().encode(try await runtime.auth.getUser(uid: path[1])))
+            default:
+                return .error(.notFound, "no admin route \(request.method) /__/admin/\(segments.joined(separator: "/"))")
+            }
+        } catch let e as HTTPSError {
+            return .error(e.code, e.message)
+        } catch let e as DecodingError {
+            return .error(.invalidArgument, describeDecodingError(e))
+        } catch {
+            runtime.log.error("admin request failed", ["path": .string(request.path), "cause": .string("\(error)")])
+            return .error(.internal, "INTERNAL")
+        }
+    }
+}

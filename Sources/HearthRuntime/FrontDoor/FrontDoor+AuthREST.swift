@@ -1,0 +1,206 @@
+import Foundation
+import HearthAuth
+import HearthHTTP
+import HearthModel
+
+/// The Auth REST API in Identity Toolkit's shapes: the client endpoints an app uses (custom-token
+/// sign-in, token refresh) and the account endpoints firebase-admin calls when
+/// `FIREBASE_AUTH_EMULATOR_HOST` points here.
+extension FrontDoor {
+    /// Identity Toolkit's error body: `{"error": {"code", "message": "CODE : detail", "status"}}`;
+    /// client SDKs read the code before the colon.
+    static func toolkitError(_ status: Int, _ code: String, _ detail: String? = nil) -> HTTPServerResponse {
+        let message = detail.map { "\(code) : \($0)" } ?? code
+        let grpc: String
+        switch status {
+        case 400: grpc = "INVALID_ARGUMENT"
+        case 401: grpc = "UNAUTHENTICATED"
+        case 403: grpc = "PERMISSION_DENIED"
+        case 404: grpc = "NOT_FOUND"
+        default: grpc = "INTERNAL"
+        }
+        return .json(["error": ["code": .int(Int64(status)), "message": .string(message), "status": .string(grpc),
+                                "errors": [["message": .string(message), "domain": "global", "reason": "invalid"]]]], status: status)
+    }
+
+    static func toolkitError(_ error: Error) -> HTTPServerResponse {
+        guard let e = error as? HTTPSError else { return toolkitError(500, "INTERNAL_ERROR") }
+        switch e.code {
+        case .alreadyExists:
+            if e.message.contains("email") { return toolkitError(400, "EMAIL_EXISTS") }
+            if e.message.contains("phone") { return toolkitError(400, "PHONE_NUMBER_EXISTS") }
+            if e.message.contains("uid") { return toolkitError(400, "DUPLICATE_LOCAL_ID") }
+            return toolkitError(400, "FEDERATED_USER_ID_ALREADY_LINKED")
+        case .notFound: return toolkitError(400, "USER_NOT_FOUND")
+        case .permissionDenied: return toolkitError(400, e.message == "USER_DISABLED" ? "USER_DISABLED" : "PERMISSION_DENIED")
+        case .invalidArgument:
+            if e.message.hasPrefix("INVALID_") || e.message == "TOKEN_EXPIRED" { return toolkitError(400, e.message) }
+            if e.message.contains("claim") { return toolkitError(400, "INVALID_CLAIMS", e.message) }
+            if e.message.contains("email") { return toolkitError(400, "INVALID_EMAIL", e.message) }
+            if e.message.contains("phone") { return toolkitError(400, "INVALID_PHONE_NUMBER", e.message) }
+            return toolkitError(400, "INVALID_ARGUMENT", e.message)
+        default: return toolkitError(500, "INTERNAL_ERROR")
+        }
+    }
+
+    /// A JSON object body (Identity Toolkit takes JSON; the token endpoint also takes a form).
+    static func jsonBody(_ request: HTTPServerRequest) -> [String: Value]? {
+        if request.headers["content-type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+            var out: [String: Value] = [:]
+            for (k, v) in HTTPText.formItems(String(decoding: request.body, as: UTF8.self)) { out[k] = .string(v) }
+            return out
+        }
+        if request.body.isEmpty { return [:] }
+        return (try? JSONParser.parse(request.body))?.mapValue
+    }
+
+    func identityToolkit(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+        guard segments.first == "v1" else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
+        var rest = Array(segments.dropFirst())
+        // firebase-admin scopes account calls to a project: /v1/projects/{project}/accounts…
+        if rest.count >= 3 && rest[0] == "projects" {
+            guard rest[1] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
+            rest = Array(rest.dropFirst(2))
+        }
+        guard rest.count == 1 else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
+        let operation = String(rest[0])
+        guard let body = FrontDoor.jsonBody(request) else { return FrontDoor.toolkitError(400, "INVALID_JSON") }
+
+        // Client endpoints: no admin rights needed (as with an API key).
+        if operation == "accounts:signInWithCustomToken" {
+            guard request.method == "POST", let token = body["token"]?.stringValue else { return FrontDoor.toolkitError(400, "MISSING_CUSTOM_TOKEN") }
+            do {
+                let result = try await runtime.auth.signInWithCustomToken(token)
+                return .json(["kind": "identitytoolkit#VerifyCustomTokenResponse", "idToken": .string(result.idToken),
+                              "refreshToken": .string(result.refreshToken), "expiresIn": .string(String(result.expiresIn)),
+                              "isNewUser": .bool(result.isNewUser)])
+            } catch { return FrontDoor.toolkitError(error) }
+        }
+
+        guard authorizedAsAdmin(request) else { return FrontDoor.toolkitError(401, "UNAUTHORIZED", "admin credentials required") }
+        let auth = runtime.auth
+        do {
+            switch (request.method, operation) {
+            case ("POST", "accounts"):
+                let user = try await auth.createUser(NewUser(uid: body["localId"]?.stringValue, email: body["email"]?.stringValue,
+                                                             emailVerified: body["emailVerified"]?.boolValue, displayName: body["displayName"]?.stringValue,
+                                                             photoURL: body["photoUrl"]?.stringValue, phoneNumber: body["phoneNumber"]?.stringValue,
+                                                             disabled: body["disabled"]?.boolValue))
+                return .json(["kind": "identitytoolkit#SignupNewUserResponse", "localId": .string(user.uid)])
+            case ("POST", "accounts:lookup"):
+                var users: [UserRecord] = []
+                for uid in body["localId"]?.arrayValue ?? [] { if let u = try await auth.users.user(uid: uid.stringValue ?? "") { users.append(u) } }
+                for email in body["email"]?.arrayValue ?? [] { if let u = try await auth.users.user(email: email.stringValue ?? "") { users.append(u) } }
+                for phone in body["phoneNumber"]?.arrayValue ?? [] { if let u = try await auth.users.user(phoneNumber: phone.stringValue ?? "") { users.append(u) } }
+                for id in body["federatedUserId"]?.arrayValue ?? [] {
+                    if let u = try await auth.users.user(provider: id["providerId"]?.stringValue ?? "", providerUID: id["rawId"]?.stringValue ?? "") { users.append(u) }
+                }
+                var out: [String: Value] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
+                if !users.isEmpty { out["users"] = .array(users.map(FrontDoor.toolkitUser)) }
+                return .json(.map(out))
+            case ("POST", "accounts:update"):
+                guard let uid = body["localId"]?.stringValue else { return FrontDoor.toolkitError(400, "MISSING_LOCAL_ID") }
+                var update = UserUpdate(email: body["email"]?.stringValue, emailVerified: body["emailVerified"]?.boolValue,
+                                        displayName: body["displayName"]?.stringValue, photoURL: body["photoUrl"]?.stringValue,
+                                        phoneNumber: body["phoneNumber"]?.stringValue, disabled: body["disableUser"]?.boolValue)
+                if let attributes = body["customAttributes"]?.stringValue {
+                    guard case .map(let claims)? = try? JSONParser.parse(attributes) else { return FrontDoor.toolkitError(400, "INVALID_CLAIMS") }
+                    update.customClaims = claims
+                }
+                let deleteAttributes = (body["deleteAttribute"]?.arrayValue ?? []).compactMap(\.stringValue)
+                update.deleteDisplayName = deleteAttributes.contains("DISPLAY_NAME")
+                update.deletePhotoURL = deleteAttributes.contains("PHOTO_URL")
+                var providers = (body["deleteProvider"]?.arrayValue ?? []).compactMap(\.stringValue)
+                if let i = providers.firstIndex(of: "phone") {
+                    providers.remove(at: i)
+                    update.deletePhoneNumber = true
+                }
+                if !providers.isEmpty { update.providersToUnlink = providers }
+                _ = try await auth.updateUser(uid: uid, update)
+                if let since = body["validSince"]?.stringValue.flatMap({ Int64($0) }) ?? body["validSince"]?.intValue {
+                    _ = try await auth.users.update(uid: uid) { $0.tokensValidAfterTime = Timestamp(seconds: since) }
+                }
+                return .json(["kind": "identitytoolkit#SetAccountInfoResponse", "localId": .string(uid)])
+            case ("POST", "accounts:delete"):
+                guard let uid = body["localId"]?.stringValue else { return FrontDoor.toolkitError(400, "MISSING_LOCAL_ID") }
+                try await auth.deleteUser(uid: uid)
+                return .json(["kind": "identitytoolkit#DeleteAccountResponse"])
+            case ("POST", "accounts:batchDelete"):
+                var errors: [Value] = []
+                for (i, item) in (body["localIds"]?.arrayValue ?? []).enumerated() {
+                    let uid = item.stringValue ?? ""
+                    do { try await auth.deleteUser(uid: uid) } catch let e as HTTPSError where e.code == .notFound {
+                        continue  // deleting a missing user is not an error, as in Firebase
+                    } catch {
+                        errors.append(["index": .int(Int64(i)), "localId": .string(uid), "message": .string("\(error)")])
+                    }
+                }
+                return .json(errors.isEmpty ? [:] : ["errors": .array(errors)])
+            case ("GET", "accounts:batchGet"), ("POST", "accounts:query"):
+                let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
+                let max = Int(query["maxResults"] ?? "") ?? body["maxResults"]?.intValue.map(Int.init) ?? 1000
+                let page = try await auth.listUsers(maxResults: Swift.max(1, Swift.min(max, 1000)), pageToken: query["nextPageToken"])
+                var out: [String: Value] = ["kind": "identitytoolkit#DownloadAccountResponse", "users": .array(page.users.map(FrontDoor.toolkitUser))]
+                if let next = page.nextPageToken { out["nextPageToken"] = .string(next) }
+                return .json(.map(out))
+            default:
+                return FrontDoor.toolkitError(404, "UNSUPPORTED_OPERATION", "\(request.method) \(operation)")
+            }
+        } catch {
+            return FrontDoor.toolkitError(error)
+        }
+    }
+
+    /// `POST /securetoken.googleapis.com/v1/token` with `grant_type=refresh_token`.
+    func secureToken(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+        guard request.method == "POST", segments == ["v1", "token"] else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
+        guard let body = FrontDoor.jsonBody(request) else { return FrontDoor.toolkitError(400, "INVALID_JSON") }
+        let grant = body["grant_type"]?.stringValue ?? body["grantType"]?.stringValue
+        guard grant == "refresh_token" else { return FrontDoor.toolkitError(400, "INVALID_GRANT_TYPE") }
+        guard let token = body["refresh_token"]?.stringValue ?? body["refreshToken"]?.stringValue else {
+            return FrontDoor.toolkitError(400, "MISSING_REFRESH_TOKEN")
+        }
+        do {
+            let result = try await runtime.auth.refresh(token)
+            return .json(["access_token": .string(result.idToken), "expires_in": .string(String(result.expiresIn)), "token_type": "Bearer",
+                          "refresh_token": .string(result.refreshToken), "id_token": .string(result.idToken),
+                          "user_id": .string(result.uid), "project_id": .string(config.project)])
+        } catch { return FrontDoor.toolkitError(error) }
+    }
+
+    /// Admin calls carry the admin token, or, in emulator mode, `Bearer owner` as firebase-admin sends.
+    func authorizedAsAdmin(_ request: HTTPServerRequest) -> Bool {
+        guard let header = request.headers["authorization"], header.hasPrefix("Bearer ") else { return false }
+        let token = String(header.dropFirst(7))
+        if config.emulatorMode && token == "owner" { return true }
+        guard let admin = adminToken else { return false }
+        return Crypto.constantTimeEqual(Array(token.utf8), Array(admin.utf8))
+    }
+
+    var adminToken: String? { secrets.value(config.server.adminTokenEnv) }
+
+    /// A user in Identity Toolkit's account shape (what firebase-admin's UserRecord reads).
+    static func toolkitUser(_ u: UserRecord) -> Value {
+        var m: [String: Value] = [
+            "localId": .string(u.uid), "emailVerified": .bool(u.emailVerified), "disabled": .bool(u.disabled),
+            "createdAt": .string(String(u.metadata.creationTime.seconds * 1000)),
+            "providerUserInfo": .array(u.providerData.map { p in
+                var info: [String: Value] = ["providerId": .string(p.providerId), "rawId": .string(p.uid), "federatedId": .string(p.uid)]
+                if let v = p.email { info["email"] = .string(v) }
+                if let v = p.displayName { info["displayName"] = .string(v) }
+                if let v = p.photoURL { info["photoUrl"] = .string(v) }
+                if let v = p.phoneNumber { info["phoneNumber"] = .string(v) }
+                return .map(info)
+            }),
+        ]
+        if let v = u.email { m["email"] = .string(v) }
+        if let v = u.displayName { m["displayName"] = .string(v) }
+        if let v = u.photoURL { m["photoUrl"] = .string(v) }
+        if let v = u.phoneNumber { m["phoneNumber"] = .string(v) }
+        if let v = u.metadata.lastSignInTime { m["lastLoginAt"] = .string(String(v.seconds * 1000)) }
+        if let v = u.metadata.lastRefreshTime { m["lastRefreshAt"] = .string(v.rfc3339) }
+        if let v = u.tokensValidAfterTime { m["validSince"] = .string(String(v.seconds)) }
+        if let claims = u.customClaims { m["customAttributes"] = .string(JSONWriter.string(.map(claims), options: .sorted)) }
+        return .map(m)
+    }
+}

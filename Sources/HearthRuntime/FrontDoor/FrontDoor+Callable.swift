@@ -1,0 +1,143 @@
+import HearthAuth
+import HearthHTTP
+import HearthModel
+
+extension FrontDoor {
+    static let badRequest = HTTPServerResponse.error(.invalidArgument, "Bad Request")
+
+    /// The Firebase callable protocol, exactly: POST, `application/json`, a body `{"data": …}`,
+    /// an optional `Authorization: Bearer <ID token>` (present but not valid: 401 before the function
+    /// runs), App Check, CORS, `{"result"}` / `{"error"}`, and streaming over `text/event-stream`.
+    func callable(_ entry: FunctionEntry, _ request: HTTPServerRequest) async -> HTTPServerResponse {
+        let options = entry.spec.options
+        let origin = request.headers["origin"]
+        if request.method == "OPTIONS" {
+            let pre = CORS.preflight(policy: options.cors, origin: origin, requestedHeaders: request.headers["access-control-request-headers"])
+            return HTTPServerResponse(status: pre.status, headers: pre.headers)
+        }
+        let cors = CORS.headers(policy: options.cors, origin: origin)
+        func respond(_ r: HTTPServerResponse) -> HTTPServerResponse {
+            var r = r
+            for (n, v) in cors { r.headers.add(n, v) }
+            return r
+        }
+        guard request.method == "POST" else { return respond(FrontDoor.badRequest) }
+        let contentType = request.headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard contentType == "application/json" else { return respond(FrontDoor.badRequest) }
+        guard case .map(let body)? = try? JSONParser.parse(request.body, options: .callable), body.count == 1, let data = body["data"] else {
+            return respond(FrontDoor.badRequest)
+        }
+
+        var event: [String: Value] = ["data": data]
+        if let authorization = request.headers["authorization"] {
+            guard authorization.hasPrefix("Bearer "), authorization.count > 7 else {
+                runtime.log.warning("callable refused: malformed Authorization header", ["function": .string(entry.name)])
+                return respond(.error(.unauthenticated, "Unauthenticated"))
+            }
+            do {
+                event["auth"] = try await runtime.caller(idToken: String(authorization.dropFirst(7))).value
+            } catch {
+                runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
+                return respond(.error(.unauthenticated, "Unauthenticated"))
+            }
+        }
+        if let token = request.headers["x-firebase-appcheck"] {
+            if let appCheck, let verified = try? appCheck.verify(token) {
+                event["app"] = ["appId": .string(verified.appID), "token": .map(verified.claims)]
+            } else if options.enforceAppCheck == true {
+                runtime.log.warning("callable refused: invalid App Check token", ["function": .string(entry.name)])
+                return respond(.error(.unauthenticated, "Unauthenticated"))
+            }
+        } else if options.enforceAppCheck == true {
+            runtime.log.warning("callable refused: missing App Check token", ["function": .string(entry.name)])
+            return respond(.error(.unauthenticated, "Unauthenticated"))
+        }
+        if let instanceID = request.headers["firebase-instance-id-token"] { event["instanceIdToken"] = .string(instanceID) }
+        var headers: [String: Value] = [:]
+        for (name, value) in request.headers { headers[name.lowercased()] = .string(value) }
+        event["headers"] = .map(headers)
+        let streaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
+        event["acceptsStreaming"] = .bool(streaming)
+        let timeout = Duration.seconds(double: options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds)
+
+        if streaming {
+            var h = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+            for (n, v) in cors { h.add(n, v) }
+            let runtime = self.runtime
+            let invocation = event
+            let heartbeat = options.heartbeatSeconds
+            return HTTPServerResponse(status: 200, headers: h, body: .stream { writer in
+                let beats = heartbeat.map { seconds in
+                    Task {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(double: seconds))
+                            if Task.isCancelled { return }
+                            let open = await writer.write(Array(": ping\n\n".utf8))
+                            if !open { return }
+                        }
+                    }
+                }
+                let outcome = await runtime.invoker.invoke(entry, event: .map(invocation), timeout: timeout, stream: { chunk in
+                    await writer.write(FrontDoor.sse(["message": chunk]))
+                })
+                beats?.cancel()
+                switch outcome.result {
+                case .success(let value): _ = await writer.write(FrontDoor.sse(["result": value]))
+                case .failure(let error): _ = await writer.write(FrontDoor.sse(["error": FrontDoor.clientError(error).callableBody]))
+                }
+            })
+        }
+
+        let outcome = await runtime.invoker.invoke(entry, event: .map(event), timeout: timeout)
+        switch outcome.result {
+        case .success(let value):
+            return respond(.json(["result": value]))
+        case .failure(let error):
+            let visible = FrontDoor.clientError(error)
+            return respond(.json(["error": visible.callableBody], status: visible.code.httpStatus))
+        }
+    }
+
+    /// What a client may see of an error: its code and message, except that an internal failure's
+    /// message is never shown (the real error is in the log).
+    static func clientError(_ error: RemoteError) -> HTTPSError {
+        switch error.code {
+        case .internal, .unknown, .dataLoss: return HTTPSError(.internal, "INTERNAL")
+        case .deadlineExceeded: return HTTPSError(.deadlineExceeded, "DEADLINE_EXCEEDED")
+        default: return error.httpsError
+        }
+    }
+
+    static func sse(_ value: Value) -> [UInt8] {
+        Array("data: ".utf8) + JSONWriter.encode(value, options: .callable) + Array("\n\n".utf8)
+    }
+
+    /// An `onRequest` function: the request goes in whole, the function's response comes out.
+    func onRequest(_ entry: FunctionEntry, _ request: HTTPServerRequest) async -> HTTPServerResponse {
+        let options = entry.spec.options
+        let origin = request.headers["origin"]
+        if request.method == "OPTIONS", let policy = options.cors {
+            let pre = CORS.preflight(policy: policy, origin: origin, requestedHeaders: request.headers["access-control-request-headers"],
+                                     methods: "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+            return HTTPServerResponse(status: pre.status, headers: pre.headers)
+        }
+        let event: Value = ["method": .string(request.method), "path": .string(request.path), "query": .string(request.query),
+                            "headers": request.headers.value, "body": .bytes(request.body)]
+        let timeout = Duration.seconds(double: options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds)
+        let outcome = await runtime.invoker.invoke(entry, event: event, timeout: timeout)
+        var response: HTTPServerResponse
+        switch outcome.result {
+        case .success(let value):
+            let status = Int(value["status"]?.intValue ?? 200)
+            response = HTTPServerResponse(status: (100...599).contains(status) ? status : 500, headers: HTTPHeaders(value: value["headers"]),
+                                          body: .bytes(value["body"]?.bytesValue ?? []))
+        case .failure(let error):
+            let visible = FrontDoor.clientError(error)
+            response = .json(["error": visible.callableBody], status: visible.code.httpStatus)
+        }
+        if options.cors != nil {
+            for (n, v) in CORS.headers(policy: options.cors, origin: origin) { response.headers.add(n, v) }
+        }
+        return response
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import HearthAuth
+import HearthHTTP
+import HearthModel
+import Synchronization
+
+/// The runtime's HTTP face: the Firebase callable protocol, `onRequest` functions behind rewrites,
+/// the Auth REST endpoints an iOS app and firebase-admin use against an emulator, the admin API,
+/// `/healthz` and `/metrics`.
+///
+/// Routes, in order: `/healthz`, `/metrics`, `/__/admin/…`, `/identitytoolkit.googleapis.com/…`,
+/// `/securetoken.googleapis.com/…`, `[[rewrites]]` (first match wins), `/api/**` (404), then
+/// functions at `/{name}` and `/{project}/{region}/{name}`.
+public final class FrontDoor: Sendable {
+    public let runtime: Runtime
+    let server: HTTPServer
+    let secrets: Secrets
+    let appCheck: AppCheckVerifier?
+    let rewrites: [Rewrite]
+    private let ready = Atomic<Bool>(false)
+
+    /// A path glob mapped to an `onRequest` function: `/api/todos` matches exactly, `/api/todos/**`
+    /// matches it and everything beneath, `*` matches one segment.
+    struct Rewrite: Sendable {
+        let source: String
+        let function: String
+        let segments: [Substring]
+
+        init(source: String, function: String) {
+            self.source = source
+            self.function = function
+            segments = source.split(separator: "/", omittingEmptySubsequences: true)
+        }
+
+        func matches(_ path: [Substring]) -> Bool {
+            for (k, segment) in segments.enumerated() {
+                if segment == "**" { return true }  // validated to end the pattern: anything below, or nothing
+                guard k < path.count else { return false }
+                if segment != "*" && segment != path[k] { return false }
+            }
+            return path.count == segments.count
+        }
+    }
+
+    /// Builds the front door; configuration errors (rewrites to unknown or non-`onRequest`
+    /// functions, rewrites shadowing callable routes, unreadable App Check keys) are thrown.
+    public init(runtime: Runtime, secrets: Secrets) throws {
+        self.runtime = runtime
+        self.secrets = secrets
+        let config = runtime.config
+        rewrites = config.rewrites.map { Rewrite(source: $0.source, function: $0.function) }
+        if let file = config.appCheck.jwksFile {
+            let path = config.resolve(file)
+            guard let data = FileManager.default.contents(atPath: path) else { throw ConfigError("app_check.jwks_file: cannot read \(path)") }
+            let keys = try AppCheckVerifier.keys(jwks: try JSONParser.parse([UInt8](data)))
+            appCheck = AppCheckVerifier(keys: keys, projectID: config.project, issuerPrefix: config.appCheck.issuerPrefix, clock: runtime.clock)
+        } else {
+            appCheck = nil
+        }
+        var serverConfig = HTTPServer.Configuration()
+        serverConfig.host = config.server.host
+        serverConfig.port = config.server.port
+        serverConfig.threads = config.server.threads
+        serverConfig.maxBodyBytes = config.server.maxBodyBytes
+        serverConfig.maxHeaderBytes = config.server.maxHeaderBytes
+        serverConfig.maxConnections = config.server.maxConnections
+        // Functions enforce their own timeouts (up to an hour); the server's is a backstop above them.
+        let longest = runtime.table.entries.compactMap(\.spec.options.timeoutSeconds).max() ?? FunctionOptions.defaultTimeoutSeconds
+        serverConfig.requestTimeout = .seconds(double: max(config.server.requestTimeoutSeconds, longest + 5))
+        let box = HandlerBox()
+        server = HTTPServer(configuration: serverConfig) { request in await box.handle(request) }
+        box.door.withLock { $0.door = self }
+        try validateRoutes()
+    }
+
+    /// Refuses rewrites that point nowhere sensible or hide a callable's route.
+    func validateRoutes() throws {
+        var problems: [String] = []
+        let table = runtime.table
+        for (i, rewrite) in rewrites.enumerated() {
+            guard rewrite.source.hasPrefix("/") else {
+                problems.append("rewrites[\(i)].source '\(rewrite.source)' must start with '/'")
+                continue
+            }
+            if let starStar = rewrite.segments.firstIndex(of: "**"), starStar != rewrite.segments.count - 1 {
+                problems.append("rewrites[\(i)].source '\(rewrite.source)': '**' may only end the path")
+            }
+            guard let entry = table[rewrite.function] else {
+                problems.append("rewrites[\(i)] points to '\(rewrite.function)', which no loaded unit declares")
+                continue
+            }
+            if entry.trigger != .request {
+                problems.append("rewrites[\(i)] points to '\(rewrite.function)', a \(entry.trigger.kindName) function; rewrites need onRequest functions")
+            }
+            for callable in table.entries where callable.trigger == .callable {
+                let paths = [["\(callable.name)"], [config.project, config.region, callable.name]].map { $0.map { Substring($0) } }
+                if paths.contains(where: rewrite.matches) {
+                    problems.append("rewrites[\(i)] '\(rewrite.source)' shadows the route of callable '\(callable.name)'")
+                }
+            }
+        }
+        if !problems.isEmpty { throw ConfigError(problems) }
+    }
+
+    var config: RuntimeConfig { runtime.config }
+
+    public var port: Int { server.port }
+
+    public func start() throws {
+        try server.start()
+        ready.store(true, ordering: .relaxed)
+        runtime.log.info("listening", ["address": .string("http://\(config.server.host):\(server.port)"), "project": .string(config.project)])
+    }
+
+    /// Stops accepting, finishes in-flight requests within `grace`, stops.
+    public func shutdown(grace: Duration) async {
+        ready.store(false, ordering: .relaxed)
+        await server.shutdown(grace: grace)
+    }
+
+    var metrics: Metrics { runtime.invoker.metrics }
+
+    // MARK: routing
+
+    func handle(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        let started = ContinuousClock.now
+        metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
+        defer { metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed) }
+        let (route, response) = await route(request)
+        metrics.request(route: route, status: response.status, seconds: (ContinuousClock.now - started).secondsDouble)
+        return response
+    }
+
+    func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {
+        let raw = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        let segments = raw.map { Substring(HTTPText.percentDecode($0, plusAsSpace: false)) }
+        switch segments.first {
+        case "healthz" where segments.count == 1: return ("health", health())
+        case "metrics" where segments.count == 1: return ("metrics", metricsResponse())
+        case "__" where segments.count >= 2 && segments[1] == "admin": return ("admin", await admin(request, Array(segments.dropFirst(2))))
+        case "identitytoolkit.googleapis.com": return ("auth", await identityToolkit(request, Array(segments.dropFirst())))
+        case "securetoken.googleapis.com": return ("auth", await secureToken(request, Array(segments.dropFirst())))
+        default: break
+        }
+        if let rewrite = rewrites.first(where: { $0.matches(segments) }) {
+            guard let entry = runtime.table[rewrite.function], entry.trigger == .request else {
+                return ("rewrite", .error(.notFound, "no onRequest function '\(rewrite.function)'"))
+            }
+            return ("request", await onRequest(entry, request))
+        }
+        if segments.first == "api" {
+            return ("api", .error(.notFound, "no route for \(request.path)"))
+        }
+        var name: Substring?
+        if segments.count == 1 { name = segments[0] }
+        if segments.count == 3 && segments[0] == Substring(config.project) { name = segments[2] }
+        guard let name, let entry = runtime.table[String(name)] else {
+            return ("other", .error(.notFound, "no function at \(request.path)"))
+        }
+        switch entry.trigger {
+        case .callable: return ("callable", await callable(entry, request))
+        case .request: return ("request", await onRequest(entry, request))
+        default: return ("other", .error(.notFound, "'\(entry.name)' is a \(entry.trigger.kindName) function and has no HTTP route"))
+        }
+    }
+
+    // MARK: health and metrics
+
+    func health() -> HTTPServerResponse {
+        let table = runtime.table
+        let body: Value = [
+            "status": ready.load(ordering: .relaxed) ? "ok" : "unavailable",
+            "functions": .int(Int64(table.entries.count)),
+            "units": .array(table.units.map { .string($0.name) }),
+            "refusedUnits": .array(runtime.loadErrors.map { .string($0.unit) }),
+        ]
+        return .json(body, status: ready.load(ordering: .relaxed) ? 200 : 503)
+    }
+
+    func metricsResponse() -> HTTPServerResponse {
+        let text = metrics.render(extra: runtime.extraMetrics())
+        return HTTPServerResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]), body: .bytes(Array(text.utf8)))
+    }
+}
+
+/// Lets the server's handler reach the front door that owns the server (set once, right after
+/// init). Weak, so the door and its server do not keep each other alive.
+final class HandlerBox: Sendable {
+    struct Reference { weak var door: FrontDoor? }
+    let door = Mutex(Reference())
+
+    func handle(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        guard let door = door.withLock({ $0.door }) else { return .error(.unavailable, "the server is stopping") }
+        return await door.handle(request)
+    }
+}
