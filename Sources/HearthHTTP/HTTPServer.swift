@@ -9,7 +9,7 @@ import Synchronization
 /// request's Swift handler runs as a task while its connection is suspended, so no pool thread ever
 /// waits for a handler (the pattern NOTES.md measured at ~80k requests/s).
 ///
-/// Limits: header size (the per-connection memory pool), body size (413 with a JSON error),
+/// Limits: head size (431) and body size (413), both with a JSON error,
 /// connections, idle connections (closed after `connectionTimeout`, which also bounds slow clients),
 /// and a per-request timeout (504). `shutdown(grace:)` stops accepting, lets in-flight requests
 /// finish within the grace period, then stops.
@@ -60,7 +60,9 @@ public final class HTTPServer: Sendable {
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(max(1, configuration.threads)),
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeoutSeconds),
-            MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, max(configuration.maxHeaderBytes, 4096) + 4096,
+            // Room for a head somewhat over the limit, so the server can read it and answer 431 itself;
+            // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes).
+            MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, 2 * max(configuration.maxHeaderBytes, 4096) + 16 * 1024,
             MHD_OPTION.URI_LOG_CALLBACK.rawValue, unsafeBitCast(uriLogCallback, to: OpaquePointer.self), cls,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, unsafeBitCast(completedCallback, to: OpaquePointer.self), cls,
             MHD_OPTION.END.rawValue,

@@ -29,6 +29,7 @@ final class RequestState: Sendable {
         var headersRead = false
         var body: [UInt8] = []
         var tooLarge = false
+        var headTooLarge = false
         var phase = Phase.receiving
         /// Set while the connection is suspended waiting for the handler (or for stream data).
         var suspended = false
@@ -316,10 +317,15 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
         let box = HeaderBox()
         _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
         let declared = box.headers["content-length"].flatMap { Int($0) } ?? 0
+        let methodName = method.map { String(cString: $0) } ?? "GET"
+        // The request line and header lines as sent (name, ": ", value, CRLF).
+        let headBytes = methodName.utf8.count + request.rawURI.utf8.count + 11
+            + box.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
         request.state.withLock { s in
-            s.method = method.map { String(cString: $0) } ?? "GET"
+            s.method = methodName
             s.headers = box.headers
             if declared > max { s.tooLarge = true }
+            if headBytes > core.configuration.maxHeaderBytes { s.headTooLarge = true }
         }
         return MHD_Result.YES
     }
@@ -328,7 +334,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
     if uploadSize.pointee > 0 {
         let n = uploadSize.pointee
         request.state.withLock { s in
-            guard !s.tooLarge else { return }
+            guard !s.tooLarge && !s.headTooLarge else { return }
             if s.body.count + n > max {
                 s.tooLarge = true
                 s.body = []
@@ -352,6 +358,11 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
             s.phase = .responded
             return .respond(response)
         case .receiving:
+            if s.headTooLarge {
+                s.phase = .responded
+                let limit = core.configuration.maxHeaderBytes
+                return .respond(.error(.invalidArgument, "the request head is larger than \(limit) bytes").with(status: 431))
+            }
             if s.tooLarge {
                 s.phase = .responded
                 return .respond(.error(.invalidArgument, "the request body is larger than \(max) bytes").with(status: 413))

@@ -66,6 +66,10 @@ public struct RuntimeConfig: Sendable, Equatable {
     public struct Rewrite: Sendable, Equatable {
         public var source: String
         public var function: String
+        public init(source: String, function: String) {
+            self.source = source
+            self.function = function
+        }
     }
 
     /// The project id, used in token issuers and callable URLs. A `demo-` prefix enables the

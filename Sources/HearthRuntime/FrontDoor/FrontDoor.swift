@@ -153,7 +153,7 @@ public final class FrontDoor: Sendable {
         }
         var name: Substring?
         if segments.count == 1 { name = segments[0] }
-        if segments.count == 3 && segments[0] == Substring(config.project) { name = segments[2] }
+        if segments.count == 3 && segments[0] == Substring(config.project) && segments[1] == Substring(config.region) { name = segments[2] }
         guard let name, let entry = runtime.table[String(name)] else {
             return ("other", .error(.notFound, "no function at \(request.path)"))
         }

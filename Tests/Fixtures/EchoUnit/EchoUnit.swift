@@ -53,6 +53,17 @@ public enum EchoUnit: FunctionModule {
 
         fn.onCall("restricted", cors: .origins(["https://app.example.com", "https://*.example.org"])) { (_: CallableRequest<Value>) in "ok" }
 
+        fn.onCall("regexOrigins", cors: .origins(["/^https:\\/\\/dev-[0-9]+\\.example\\.net$/"])) { (_: CallableRequest<Value>) in "ok" }
+
+        fn.onCall("noCors", cors: .disabled) { (_: CallableRequest<Value>) in "ok" }
+
+        // Streams one chunk, then works for `data` seconds of wall time (heartbeats every 50 ms).
+        fn.onCall("pulse", heartbeatSeconds: 0.05) { (req: CallableRequest<Double>) -> String in
+            _ = try await req.sendChunk("started" as Value)
+            try await Task.sleep(for: .seconds(req.data))
+            return "done"
+        }
+
         fn.onCall("guarded", enforceAppCheck: true) { (req: CallableRequest<Value>) in req.app?.appId ?? "none" }
 
         fn.onRequest("echoRequest") { req in
