@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthModel"]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
-        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore"], exclude: ["Fixtures"]),
+        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore", "HearthHTTP", "HearthAuth"], exclude: ["Fixtures"]),
         .testTarget(name: "MembersTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore"]),

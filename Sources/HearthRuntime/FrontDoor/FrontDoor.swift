@@ -148,19 +148,21 @@ public final class FrontDoor: Sendable {
             }
             return ("request", await onRequest(entry, request))
         }
+        // Not-found answers carry the default CORS headers, so a browser app sees the 404 itself.
+        let cors = CORS.headers(policy: nil, origin: request.headers["origin"])
         if segments.first == "api" {
-            return ("api", .error(.notFound, "no route for \(request.path)"))
+            return ("api", .error(.notFound, "no route for \(request.path)", headers: cors))
         }
         var name: Substring?
         if segments.count == 1 { name = segments[0] }
         if segments.count == 3 && segments[0] == Substring(config.project) && segments[1] == Substring(config.region) { name = segments[2] }
         guard let name, let entry = runtime.table[String(name)] else {
-            return ("other", .error(.notFound, "no function at \(request.path)"))
+            return ("other", .error(.notFound, "no function at \(request.path)", headers: cors))
         }
         switch entry.trigger {
         case .callable: return ("callable", await callable(entry, request))
         case .request: return ("request", await onRequest(entry, request))
-        default: return ("other", .error(.notFound, "'\(entry.name)' is a \(entry.trigger.kindName) function and has no HTTP route"))
+        default: return ("other", .error(.notFound, "'\(entry.name)' is a \(entry.trigger.kindName) function and has no HTTP route", headers: cors))
         }
     }
 

@@ -1,0 +1,251 @@
+import Foundation
+import HearthAuth
+import HearthHTTP
+import HearthModel
+@testable import HearthRuntime
+import Testing
+
+/// One request of the callable protocol table and what must come back.
+struct CallableCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var method = "POST"
+    var path: String
+    var headers: [(String, String)] = [("Content-Type", "application/json")]
+    var body: String
+    var status: Int
+    /// The whole response body, as JSON.
+    var response: String
+
+    var testDescription: String { name }
+
+    static let badRequest = #"{"error":{"status":"INVALID_ARGUMENT","message":"Bad Request"}}"#
+    static let unauthenticated = #"{"error":{"status":"UNAUTHENTICATED","message":"Unauthenticated"}}"#
+
+    static let all: [CallableCase] = [
+        CallableCase(name: "an object round-trips", path: "/echo", body: #"{"data":{"a":1,"b":[true,null,"x"],"c":1.5}}"#,
+                     status: 200, response: #"{"result":{"a":1,"b":[true,null,"x"],"c":1.5}}"#),
+        CallableCase(name: "the project/region route", path: "/hearth-local/us-central1/echo", body: #"{"data":"hi"}"#,
+                     status: 200, response: #"{"result":"hi"}"#),
+        CallableCase(name: "another region is not served", path: "/hearth-local/europe-west1/echo", body: #"{"data":"hi"}"#,
+                     status: 404, response: #"{"error":{"status":"NOT_FOUND","message":"no function at /hearth-local/europe-west1/echo"}}"#),
+        CallableCase(name: "another project is not served", path: "/other/us-central1/echo", body: #"{"data":"hi"}"#,
+                     status: 404, response: #"{"error":{"status":"NOT_FOUND","message":"no function at /other/us-central1/echo"}}"#),
+        CallableCase(name: "null data", path: "/echo", body: #"{"data":null}"#, status: 200, response: #"{"result":null}"#),
+        CallableCase(name: "content type case and parameters are ignored", path: "/echo", headers: [("Content-Type", "Application/JSON; charset=utf-8")],
+                     body: #"{"data":[1,2]}"#, status: 200, response: #"{"result":[1,2]}"#),
+        CallableCase(name: "text/plain is refused", path: "/echo", headers: [("Content-Type", "text/plain")], body: #"{"data":1}"#,
+                     status: 400, response: badRequest),
+        CallableCase(name: "a missing content type is refused", path: "/echo", headers: [], body: #"{"data":1}"#, status: 400, response: badRequest),
+        CallableCase(name: "application/jsonx is refused", path: "/echo", headers: [("Content-Type", "application/jsonx")], body: #"{"data":1}"#,
+                     status: 400, response: badRequest),
+        CallableCase(name: "GET is refused", method: "GET", path: "/echo", body: "", status: 400, response: badRequest),
+        CallableCase(name: "PUT is refused", method: "PUT", path: "/echo", body: #"{"data":1}"#, status: 400, response: badRequest),
+        CallableCase(name: "invalid JSON", path: "/echo", body: #"{"data":"#, status: 400, response: badRequest),
+        CallableCase(name: "an empty body", path: "/echo", body: "", status: 400, response: badRequest),
+        CallableCase(name: "a key besides data", path: "/echo", body: #"{"data":1,"extra":2}"#, status: 400, response: badRequest),
+        CallableCase(name: "no data key", path: "/echo", body: "{}", status: 400, response: badRequest),
+        CallableCase(name: "an array body", path: "/echo", body: "[1]", status: 400, response: badRequest),
+        CallableCase(name: "a string body", path: "/echo", body: #""data""#, status: 400, response: badRequest),
+        CallableCase(name: "trailing garbage", path: "/echo", body: #"{"data":1} x"#, status: 400, response: badRequest),
+        CallableCase(name: "an unknown function", path: "/nope", body: #"{"data":1}"#,
+                     status: 404, response: #"{"error":{"status":"NOT_FOUND","message":"no function at /nope"}}"#),
+        CallableCase(name: "a schedule function has no HTTP route", path: "/tick", body: #"{"data":1}"#,
+                     status: 404, response: #"{"error":{"status":"NOT_FOUND","message":"'tick' is a schedule function and has no HTTP route"}}"#),
+        CallableCase(name: "Basic credentials are refused before the function runs", path: "/echo",
+                     headers: [("Content-Type", "application/json"), ("Authorization", "Basic dXNlcjpwYXNz")], body: #"{"data":1}"#,
+                     status: 401, response: unauthenticated),
+        CallableCase(name: "an unverifiable bearer token is refused even by a function that ignores auth", path: "/echo",
+                     headers: [("Content-Type", "application/json"), ("Authorization", "Bearer not.a.token")], body: #"{"data":1}"#,
+                     status: 401, response: unauthenticated),
+        CallableCase(name: "an empty bearer token", path: "/echo",
+                     headers: [("Content-Type", "application/json"), ("Authorization", "Bearer ")], body: #"{"data":1}"#,
+                     status: 401, response: unauthenticated),
+        CallableCase(name: "a lower-case scheme", path: "/echo",
+                     headers: [("Content-Type", "application/json"), ("Authorization", "bearer abc")], body: #"{"data":1}"#,
+                     status: 401, response: unauthenticated),
+        CallableCase(name: "no Authorization: auth is null", path: "/whoami", body: #"{"data":null}"#, status: 200, response: #"{"result":null}"#),
+        CallableCase(name: "an Int64Value wrapper is decoded exactly and large results are wrapped", path: "/echo",
+                     body: #"{"data":{"@type":"type.googleapis.com/google.protobuf.Int64Value","value":"9007199254740993"}}"#,
+                     status: 200, response: #"{"result":{"@type":"type.googleapis.com/google.protobuf.Int64Value","value":"9007199254740993"}}"#),
+        CallableCase(name: "a small Int64Value comes back as a plain number", path: "/add",
+                     body: #"{"data":{"a":{"@type":"type.googleapis.com/google.protobuf.Int64Value","value":"40"},"b":2}}"#,
+                     status: 200, response: #"{"result":{"sum":42}}"#),
+        CallableCase(name: "a UInt64Value wrapper", path: "/echo",
+                     body: #"{"data":{"@type":"type.googleapis.com/google.protobuf.UInt64Value","value":"18446744073709551615"}}"#,
+                     status: 200, response: #"{"result":{"@type":"type.googleapis.com/google.protobuf.UInt64Value","value":"18446744073709551615"}}"#),
+        CallableCase(name: "integers keep every digit", path: "/echo", body: #"{"data":[9007199254740991,-9007199254740991,0,-0.5]}"#,
+                     status: 200, response: #"{"result":[9007199254740991,-9007199254740991,0,-0.5]}"#),
+        CallableCase(name: "a malformed Int64Value wrapper is a bad request", path: "/echo",
+                     body: #"{"data":{"@type":"type.googleapis.com/google.protobuf.Int64Value","value":"12x"}}"#, status: 400, response: badRequest),
+        CallableCase(name: "data the function cannot decode is INVALID_ARGUMENT", path: "/add", body: #"{"data":{"a":"one","b":2}}"#,
+                     status: 400, response: #"{"error":{"status":"INVALID_ARGUMENT","message":"invalid request data: a: expected integer, found string"}}"#),
+        CallableCase(name: "an HTTPSError keeps status, message and details", path: "/fail",
+                     body: #"{"data":{"code":"not-found","message":"no such list","details":{"listId":7}}}"#,
+                     status: 404, response: #"{"error":{"status":"NOT_FOUND","message":"no such list","details":{"listId":7}}}"#),
+        CallableCase(name: "permission-denied is 403", path: "/fail", body: #"{"data":{"code":"permission-denied","message":"not yours"}}"#,
+                     status: 403, response: #"{"error":{"status":"PERMISSION_DENIED","message":"not yours"}}"#),
+        CallableCase(name: "resource-exhausted is 429", path: "/fail", body: #"{"data":{"code":"resource-exhausted","message":"slow down"}}"#,
+                     status: 429, response: #"{"error":{"status":"RESOURCE_EXHAUSTED","message":"slow down"}}"#),
+        CallableCase(name: "already-exists is 409", path: "/fail", body: #"{"data":{"code":"already-exists","message":"taken"}}"#,
+                     status: 409, response: #"{"error":{"status":"ALREADY_EXISTS","message":"taken"}}"#),
+        CallableCase(name: "failed-precondition is 400", path: "/fail", body: #"{"data":{"code":"failed-precondition","message":"not yet"}}"#,
+                     status: 400, response: #"{"error":{"status":"FAILED_PRECONDITION","message":"not yet"}}"#),
+        CallableCase(name: "unavailable is 503", path: "/fail", body: #"{"data":{"code":"unavailable","message":"later"}}"#,
+                     status: 503, response: #"{"error":{"status":"UNAVAILABLE","message":"later"}}"#),
+        CallableCase(name: "any other error is INTERNAL with nothing of the cause", path: "/opaque", body: #"{"data":1}"#,
+                     status: 500, response: #"{"error":{"status":"INTERNAL","message":"INTERNAL"}}"#),
+        CallableCase(name: "an /api path without a rewrite is a JSON 404", path: "/api/todos", body: #"{"data":1}"#,
+                     status: 404, response: #"{"error":{"status":"NOT_FOUND","message":"no route for /api/todos"}}"#),
+    ]
+}
+
+@Suite("Callable protocol over HTTP")
+struct CallableProtocolTests {
+    @Test("callable requests and their exact answers", arguments: CallableCase.all)
+    func table(_ c: CallableCase) async throws {
+        try await withFrontDoor { door in
+            let r = try await door.send(c.method, c.path, headers: c.headers, body: c.body)
+            #expect(r.status == c.status, "\(r.text)")
+            #expect(r.headers["content-type"] == "application/json; charset=utf-8")
+            #expect(r.json == (try JSONParser.parse(Array(c.response.utf8), options: .callable)), "\(r.text)")
+            // No Origin: CORS allows any with `*`.
+            #expect(r.headers["access-control-allow-origin"] == "*")
+        }
+    }
+
+    @Test("a verified ID token gives the function the uid and every claim")
+    func verifiedToken() async throws {
+        try await withFrontDoor { door in
+            let token = try await door.idToken("alice", claims: ["role": "admin"])
+            _ = try await door.runtime.auth.setCustomClaims(uid: "alice", ["plan": "pro"])
+            let fresh = try await door.idToken("alice")
+            let r = try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(fresh)")])
+            #expect(r.status == 200)
+            #expect(r.json?["result"]?["uid"] == "alice")
+            #expect(r.json?["result"]?["claims"]?["plan"] == "pro")
+            #expect(r.json?["result"]?["claims"]?["sub"] == "alice")
+            #expect(r.json?["result"]?["claims"]?["aud"] == "hearth-local")
+            #expect(r.json?["result"]?["claims"]?["firebase"]?["sign_in_provider"] == "custom")
+            let withRole = try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(token)")])
+            #expect(withRole.json?["result"]?["claims"]?["role"] == "admin")
+        }
+    }
+
+    @Test("revoked, expired, tampered and foreign tokens are 401 before the function runs")
+    func rejectedTokens() async throws {
+        let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
+        try await withFrontDoor(clock: clock) { door in
+            let token = try await door.idToken("bob")
+            #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(token)")]).status == 200)
+
+            var parts = token.split(separator: ".").map(String.init)
+            parts[1] = Base64.encodeURL(Array(#"{"sub":"mallory","aud":"hearth-local"}"#.utf8))
+            let tampered = parts.joined(separator: ".")
+            #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(tampered)")]).json == (try JSONParser.parse(Array(CallableCase.unauthenticated.utf8))))
+
+            let unsigned = JWT.unsigned(["sub": "bob", "aud": "hearth-local", "iss": "https://securetoken.google.com/hearth-local"])
+            #expect(try await door.call("echo", 1, headers: [("Authorization", "Bearer \(unsigned)")]).status == 401)
+
+            clock.advance(by: .seconds(3600 + 301))  // past expiry and the allowed skew
+            #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(token)")]).status == 401)
+
+            let second = try await door.idToken("bob")
+            #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(second)")]).status == 200)
+            clock.advance(by: .seconds(1))
+            try await door.runtime.auth.revokeRefreshTokens(uid: "bob")
+            #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(second)")]).status == 401)
+            #expect(door.log.contains("invalid ID token"))
+        }
+    }
+
+    @Test("App Check, instance id and request headers reach the function")
+    func contextHeaders() async throws {
+        try await withFrontDoor { door in
+            let r = try await door.call("headers", .null, headers: [("Firebase-Instance-ID-Token", "fcm-123"), ("User-Agent", "HearthTest/1.0")])
+            #expect(r.json?["result"] == ["instanceIdToken": "fcm-123", "appId": .null, "userAgent": "HearthTest/1.0"])
+        }
+    }
+
+    @Test("the real cause of an INTERNAL error is in the log, never in the response")
+    func internalErrorsLogged() async throws {
+        try await withFrontDoor { door in
+            let r = try await door.call("opaque", 1)
+            #expect(!r.text.contains("hunter2"))
+            #expect(door.log.contains("hunter2"))
+        }
+    }
+
+    @Test("a function past its timeout answers 504 DEADLINE_EXCEEDED and its handler is cancelled")
+    func timeout() async throws {
+        let clock = ManualClock()
+        try await withFrontDoor(clock: clock) { door in
+            async let response = door.call("sleep", 60)
+            // The handler sleeps on the runtime clock and the invoker waits for its 5 s timeout.
+            try await eventually { clock.sleeperCount == 2 }
+            clock.advance(by: .seconds(5))
+            let r = try await response
+            #expect(r.status == 504)
+            #expect(r.json == ["error": ["status": "DEADLINE_EXCEEDED", "message": "DEADLINE_EXCEEDED"]])
+            try await eventually { clock.sleeperCount == 0 }  // the handler's sleep was cancelled
+            #expect(door.log.contains("ran longer than its timeout of 5.0 s"))
+        }
+    }
+
+    @Test("streaming: chunks as message frames, then the result, with status 200")
+    func streaming() async throws {
+        try await withFrontDoor { door in
+            let r = try await door.call("stream", 3, headers: [("Accept", "text/event-stream")])
+            #expect(r.status == 200)
+            #expect(r.headers["content-type"] == "text/event-stream")
+            #expect(r.text == #"data: {"message":{"n":0}}"# + "\n\n" + #"data: {"message":{"n":1}}"# + "\n\n"
+                + #"data: {"message":{"n":2}}"# + "\n\n" + #"data: {"result":"streamed 3"}"# + "\n\n")
+            #expect(!r.text.contains(": ping"))  // heartbeats are off by default
+
+            let plain = try await door.call("stream", 3)
+            #expect(plain.json == ["result": "not streamed"])
+        }
+    }
+
+    @Test("streaming: an error ends the stream as an error frame")
+    func streamingError() async throws {
+        try await withFrontDoor { door in
+            let r = try await door.call("fail", ["code": "not-found", "message": "gone"], headers: [("Accept", "text/event-stream")])
+            #expect(r.status == 200)
+            #expect(r.text == #"data: {"error":{"status":"NOT_FOUND","message":"gone"}}"# + "\n\n")
+            let bad = try await door.send("POST", "/stream", headers: [("Content-Type", "application/json"), ("Accept", "text/event-stream")], body: "{")
+            #expect(bad.status == 400)
+        }
+    }
+
+    @Test("streaming: heartbeats as comment lines when the function asks for them")
+    func heartbeats() async throws {
+        try await withFrontDoor { door in
+            let r = try await door.call("pulse", 0.3, headers: [("Accept", "text/event-stream")])
+            #expect(r.status == 200)
+            #expect(r.text.hasPrefix(#"data: {"message":"started"}"# + "\n\n"))
+            #expect(r.text.contains(": ping\n\n"))
+            #expect(r.text.hasSuffix(#"data: {"result":"done"}"# + "\n\n"))
+        }
+    }
+
+    @Test("every invocation is one structured log line with its id, and handler logs carry it")
+    func invocationLog() async throws {
+        try await withFrontDoor { door in
+            _ = try await door.call("log", "hello from the handler")
+            _ = try await door.call("fail", ["code": "not-found", "message": "gone"])
+            let lines = door.log.all.compactMap { try? JSONParser.parse(Array($0.utf8)) }
+            let invocations = lines.filter { $0["message"] == "invocation" }
+            let ok = try #require(invocations.first { $0["function"] == "log" })
+            #expect(ok["unit"] == "EchoUnit")
+            #expect(ok["trigger"] == "callable")
+            #expect(ok["outcome"] == "ok")
+            #expect(ok["durationMs"]?.doubleValue != nil)
+            #expect(ok["time"]?.stringValue != nil)
+            let handlerLine = try #require(lines.first { $0["message"] == "hello from the handler" })
+            #expect(handlerLine["invocation"] == ok["invocation"])
+            let failed = try #require(invocations.first { $0["function"] == "fail" })
+            #expect(failed["outcome"] == "error")
+            #expect(failed["code"] == "not-found")
+        }
+    }
+}
