@@ -91,9 +91,10 @@ public final class HTTPServer: Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
         core.abandonInFlight()
-        // Give resumed connections a moment to send their answers before the daemon goes.
+        // Give resumed connections a moment to send their answers (a request leaves `inFlight` when
+        // libmicrohttpd reports it complete, after the answer is written) before the daemon goes.
         let drain = clock.now + .seconds(2)
-        while core.suspendedCount > 0 && clock.now < drain {
+        while core.inFlight.load(ordering: .relaxed) > 0 && clock.now < drain {
             try? await Task.sleep(for: .milliseconds(5))
         }
         let stopping = daemon.withLock { d -> UInt in

@@ -142,10 +142,6 @@ final class ServerCore: Sendable {
         watchdog.withLock { $0?.cancel(); $0 = nil }
     }
 
-    var suspendedCount: Int {
-        live.withLock { $0.values.reduce(0) { n, r in n + (r.state.withLock { $0.suspended || ($0.stream?.state.withLock { $0.suspended } ?? false) } ? 1 : 0) } }
-    }
-
     // MARK: running handlers
 
     func start(_ request: RequestState, connection: ConnectionHandle, _ input: HTTPServerRequest) {

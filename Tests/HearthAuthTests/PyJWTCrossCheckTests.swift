@@ -4,8 +4,13 @@ import HearthModel
 import HearthTesting
 import Testing
 
-/// Runs the PyJWT script (Fixtures/pyjwt_check.py) and returns its stdout.
-func pyjwt(_ arguments: [String]) throws -> String {
+/// Runs the PyJWT script (Fixtures/pyjwt_check.py) and returns its stdout; the wait happens on a
+/// thread of its own, not on the test executor.
+func pyjwt(_ arguments: [String]) async throws -> String {
+    try await onOwnThread { try pyjwtBlocking(arguments) }
+}
+
+func pyjwtBlocking(_ arguments: [String]) throws -> String {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/pyjwt_check.py").path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -39,20 +44,20 @@ struct PyJWTCrossCheckTests {
         try await auth.setCustomClaims(uid: "py", ["big": .int(9_007_199_254_740_993)])
         let token = try auth.mintIDToken(for: try await auth.getUser(uid: user.uid), signInProvider: "custom")
         let jwks = JSONWriter.string(try auth.keys.jwks())
-        let claims = try JSONParser.parse(try pyjwt(["verify", token, jwks, "hearth-xcheck"]))
+        let claims = try JSONParser.parse(try await pyjwt(["verify", token, jwks, "hearth-xcheck"]))
         #expect(claims["sub"] == "py")
         #expect(claims["email"] == "py@example.com")
         #expect(claims["big"] == .int(9_007_199_254_740_993), "64-bit claims stay exact")
         // A token from a rotated-out key still verifies while the key is retained.
         try auth.keys.rotate(clock: app.clock)
         let jwksAfter = JSONWriter.string(try auth.keys.jwks())
-        #expect(try JSONParser.parse(try pyjwt(["verify", token, jwksAfter, "hearth-xcheck"]))["sub"] == "py")
+        #expect(try JSONParser.parse(try await pyjwt(["verify", token, jwksAfter, "hearth-xcheck"]))["sub"] == "py")
     }
 
     @Test("Hearth verifies tokens PyJWT signed with RS256 and ES256 test keys, and refuses them tampered", arguments: [JWTAlgorithm.rs256, .es256])
-    func hearthVerifiesPyJWT(algorithm: JWTAlgorithm) throws {
+    func hearthVerifiesPyJWT(algorithm: JWTAlgorithm) async throws {
         let key = algorithm == .rs256 ? try Key.generateRSA() : try Key.generateP256()
-        let token = try pyjwt(["sign", algorithm.rawValue, try key.privatePEM(), #"{"sub": "from-python", "n": 12345678901234567}"#])
+        let token = try await pyjwt(["sign", algorithm.rawValue, try key.privatePEM(), #"{"sub": "from-python", "n": 12345678901234567}"#])
         let decoded = try JWT.decode(token)
         let publicKey = try Key.publicKey(pem: try key.publicPEM())
         try JWT.verifySignature(decoded, keys: ["pyjwt-test": publicKey])

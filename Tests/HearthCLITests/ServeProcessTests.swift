@@ -33,7 +33,7 @@ final class ChildProcess: @unchecked Sendable {  // `stderrText` is guarded by `
     }
 
     /// Waits until stderr contains `text`, for at most `seconds`.
-    func waitFor(_ text: String, seconds: Double = 30) async throws {
+    func waitFor(_ text: String, seconds: Double = 90) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !stderrText.contains(text) {
             guard process.isRunning else { throw Failure("process exited before printing '\(text)':\n\(stderrText)") }
@@ -43,7 +43,7 @@ final class ChildProcess: @unchecked Sendable {  // `stderrText` is guarded by `
     }
 
     /// Waits for the process to exit, for at most `seconds`; kills it if it does not.
-    func waitForExit(seconds: Double = 30) async throws -> Int32 {
+    func waitForExit(seconds: Double = 90) async throws -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning {
             guard Date() < deadline else {
@@ -54,6 +54,14 @@ final class ChildProcess: @unchecked Sendable {  // `stderrText` is guarded by `
             try await Task.sleep(for: .milliseconds(20))
         }
         return process.terminationStatus
+    }
+
+    /// The port `hearth serve` reported in its `ready` line.
+    func servingPort(seconds: Double = 30) async throws -> Int {
+        try await waitFor("ready", seconds: seconds)
+        guard let range = stderrText.range(of: #"port[=":]+([0-9]+)"#, options: .regularExpression),
+              let port = Int(stderrText[range].filter(\.isNumber)) else { throw Failure("no port in:\n\(stderrText)") }
+        return port
     }
 
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
@@ -69,7 +77,7 @@ struct ServeProcessTests {
     @Test("serve loads the units, reports the function table, and exits 0 on SIGTERM and on SIGINT", arguments: [SIGTERM, SIGINT])
     func serveStopsOnSignal(signal: Int32) async throws {
         let dir = TempDir()
-        _ = dir.write("runtime.toml", "units_dir = \"\(buildDirectory)\"\nunits = [\"EchoUnit\", \"BrokenUnit\"]\n")
+        _ = dir.write("runtime.toml", "units_dir = \"\(buildDirectory)\"\nunits = [\"EchoUnit\", \"BrokenUnit\"]\n[server]\nport = 0\n")
         let child = try ChildProcess(["serve"], directory: dir.path)
         try await child.waitFor("ready")
         #expect(child.stderrText.contains("name=echo"))

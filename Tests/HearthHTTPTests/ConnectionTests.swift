@@ -1,12 +1,13 @@
 import Foundation
 @testable import HearthHTTP
 import HearthModel
+import HearthTesting
 import Synchronization
 import Testing
 
 /// Connection-level behaviour with raw sockets: many keep-alive connections, slow clients,
 /// oversized heads, the connection limit. Socket reads block, so they run on threads of their own
-/// (`blocking`), never on the executor the server's handlers need.
+/// (`onOwnThread`), never on the executor the server's handlers need.
 @Suite("HTTP server connections")
 struct ConnectionTests {
     let client = HTTPClient()
@@ -19,7 +20,7 @@ struct ConnectionTests {
     func manyKeepAliveConnections() async throws {
         try await withServer({ $0.threads = 2 }, handler: echo) { server, _ in
             let port = server.port
-            let wrong = try await blocking { () -> [String] in
+            let wrong = try await onOwnThread { () -> [String] in
                 var wrong: [String] = []
                 let connections = try (0..<300).map { _ in try RawConnection(port: port) }
                 for round in 0..<3 {
@@ -45,7 +46,7 @@ struct ConnectionTests {
     func slowClientsDoNotBlock() async throws {
         try await withServer({ $0.threads = 1; $0.connectionTimeoutSeconds = 1 }, handler: echo) { server, base in
             let port = server.port
-            let stalled = try await blocking {
+            let stalled = try await onOwnThread {
                 try (0..<40).map { i in
                     let c = try RawConnection(port: port)
                     if i.isMultiple(of: 2) {
@@ -60,14 +61,14 @@ struct ConnectionTests {
             let answers = try await withThrowingTaskGroup(of: Int.self) { group in
                 for i in 0..<20 {
                     group.addTask {
-                        try await client.send(HTTPClientRequest(method: "POST", url: base + "/fast", body: Array("\(i)".utf8), timeout: .seconds(5))).status
+                        try await client.send(HTTPClientRequest(method: "POST", url: base + "/fast", body: Array("\(i)".utf8), timeout: .seconds(90))).status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             #expect(answers == Array(repeating: 200, count: 20))
-            // The idle timeout (1 s here) then closes each stalled connection; reads give up after 10 s.
-            let closed = try await blocking { try stalled.map { try $0.waitForClose() } }
+            // The idle timeout (1 s here) then closes each stalled connection; reads give up after 90 s.
+            let closed = try await onOwnThread { try stalled.map { try $0.waitForClose() } }
             #expect(closed == Array(repeating: true, count: 40))
         }
     }
@@ -80,7 +81,7 @@ struct ConnectionTests {
             return await echo(request)
         }) { server, _ in
             let port = server.port
-            let (big, small) = try await blocking { () -> (Int, Int) in
+            let (big, small) = try await onOwnThread { () -> (Int, Int) in
                 let c = try RawConnection(port: port)
                 try c.send("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "x", count: 8000))\r\n\r\n")
                 let big = try c.readResponse().status
@@ -98,7 +99,7 @@ struct ConnectionTests {
     func connectionLimit() async throws {
         try await withServer({ $0.maxConnections = 8; $0.threads = 1 }, handler: echo) { server, _ in
             let port = server.port
-            let (statuses, answeredWhileFull, afterFreeing) = try await blocking { () -> ([Int], Bool, Int) in
+            let (statuses, answeredWhileFull, afterFreeing) = try await onOwnThread { () -> ([Int], Bool, Int) in
                 var held = try (0..<8).map { _ in try RawConnection(port: port) }
                 var statuses: [Int] = []
                 for c in held {
@@ -110,7 +111,7 @@ struct ConnectionTests {
                 waiting.setReadTimeout(milliseconds: 500)
                 let answeredWhileFull = (try? waiting.readResponse()) != nil
                 held.removeLast()  // closes one
-                waiting.setReadTimeout(milliseconds: 10_000)
+                waiting.setReadTimeout(milliseconds: 90_000)
                 return (statuses, answeredWhileFull, try waiting.readResponse().status)
             }
             #expect(statuses == Array(repeating: 200, count: 8))
@@ -123,7 +124,7 @@ struct ConnectionTests {
     func expectContinue() async throws {
         try await withServer(handler: echo) { server, _ in
             let port = server.port
-            let (interim, final) = try await blocking { () -> (Int, RawConnection.Response) in
+            let (interim, final) = try await onOwnThread { () -> (Int, RawConnection.Response) in
                 let c = try RawConnection(port: port)
                 try c.send("POST /e HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
                 let interim = try c.readResponse().status

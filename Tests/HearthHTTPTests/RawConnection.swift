@@ -21,7 +21,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeoutSeconds: Int = 10) throws {
+    init(port: Int, timeoutSeconds: Int = 90) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
         var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
@@ -107,14 +107,3 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     }
 }
 
-/// Runs blocking socket work on a thread of its own: blocking one of Swift's few executor threads
-/// would starve the very server handlers the test is waiting for.
-func blocking<T>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import HearthModel
 import HearthStore
+import HearthTesting
 import Testing
 
 @Suite("Store crash safety with a real process")
@@ -17,22 +18,28 @@ struct StoreCrashTests {
         process.standardOutput = pipe
         try process.run()
 
-        // Read progress lines until enough commits are reported, then kill without warning.
-        var reported = 0
-        var buffer = Data()
-        let deadline = Date().addingTimeInterval(60)
-        while reported < 1500 && Date() < deadline && process.isRunning {
-            let chunk = pipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            while let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                if line.hasPrefix("committed "), let n = Int(line.dropFirst(10)) { reported = n }
+        // Read progress lines until enough commits are reported, then kill without warning. The
+        // reads block, so they run on a thread of their own.
+        let handle = pipe.fileHandleForReading
+        let pid = process.processIdentifier
+        let reported = try await onOwnThread { () -> Int in
+            var reported = 0
+            var buffer = Data()
+            let deadline = Date().addingTimeInterval(60)
+            while reported < 1500 && Date() < deadline {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    if line.hasPrefix("committed "), let n = Int(line.dropFirst(10)) { reported = n }
+                }
             }
+            kill(pid, SIGKILL)
+            return reported
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try await onOwnThread { process.waitUntilExit() }
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(reported >= 1500, "the writer reported \(reported) commits before the deadline")
 

@@ -222,7 +222,8 @@ struct CallableProtocolTests {
         try await withFrontDoor { door in
             let r = try await door.call("pulse", 0.3, headers: [("Accept", "text/event-stream")])
             #expect(r.status == 200)
-            #expect(r.text.hasPrefix(#"data: {"message":"started"}"# + "\n\n"))
+            // Heartbeats run on their own timer, so they may come before or after the first chunk.
+            #expect(r.text.contains(#"data: {"message":"started"}"# + "\n\n"))
             #expect(r.text.contains(": ping\n\n"))
             #expect(r.text.hasSuffix(#"data: {"result":"done"}"# + "\n\n"))
         }

@@ -14,7 +14,7 @@ struct DoorFixture: Sendable {
 
     /// Sends a raw request; `body` is sent as is.
     func send(_ method: String = "POST", _ path: String, headers: [(String, String)] = [], body: String = "",
-              timeout: Duration = .seconds(20)) async throws -> HTTPClientResponse {
+              timeout: Duration = .seconds(90)) async throws -> HTTPClientResponse {
         try await client.send(HTTPClientRequest(method: method, url: base + path, headers: HTTPHeaders(headers.map { (name: $0.0, value: $0.1) }),
                                                 body: Array(body.utf8), timeout: timeout))
     }
@@ -44,7 +44,7 @@ func withFrontDoor<T: Sendable>(units: [String] = ["EchoUnit"], clock: any Clock
     try door.start()
     let fixture = DoorFixture(runtime: runtime, door: door, log: log, client: HTTPClient())
     let result: Result<T, Error>
-    do { result = .success(try await withTimeout(60) { try await body(fixture) }) } catch { result = .failure(error) }
+    do { result = .success(try await withTimeout(180) { try await body(fixture) }) } catch { result = .failure(error) }
     await door.shutdown(grace: .seconds(5))
     runtime.store.close()
     return try result.get()

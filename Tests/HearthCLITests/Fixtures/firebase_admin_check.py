@@ -1,0 +1,82 @@
+"""Drives a running `hearth serve` with the real firebase-admin SDK, as an app's backend tooling would.
+
+usage: firebase_admin_check.py HOST:PORT PROJECT
+
+Points firebase-admin at Hearth as an Auth emulator (FIREBASE_AUTH_EMULATOR_HOST), then: creates a
+user, looks it up by uid and email, sets custom claims, mints a custom token, exchanges it over the
+Auth REST API, calls the `whoami` callable with the resulting ID token, verifies that token with the
+SDK, lists users, deletes the user and checks it is gone. Prints one JSON line of results; any
+failure raises (non-zero exit) with the reason.
+"""
+import json
+import os
+import sys
+import urllib.request
+
+host, project = sys.argv[1], sys.argv[2]
+os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = host
+
+import firebase_admin  # noqa: E402  (the variable must be set before the SDK reads it)
+from firebase_admin import auth  # noqa: E402
+
+app = firebase_admin.initialize_app(options={"projectId": project})
+
+
+def post(path, body, headers=None):
+    request = urllib.request.Request(
+        f"http://{host}{path}", data=json.dumps(body).encode(), method="POST",
+        headers={"Content-Type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(request, timeout=20) as response:
+        return json.loads(response.read())
+
+
+results = {}
+user = auth.create_user(uid="py-user", email="py@example.com", display_name="Py User", email_verified=True)
+assert user.uid == "py-user", user.uid
+by_uid = auth.get_user("py-user")
+assert by_uid.email == "py@example.com" and by_uid.display_name == "Py User" and by_uid.email_verified, by_uid._data
+by_email = auth.get_user_by_email("py@example.com")
+assert by_email.uid == "py-user", by_email.uid
+results["lookup"] = "ok"
+
+try:
+    auth.create_user(email="py@example.com")
+    raise AssertionError("a duplicate email was accepted")
+except auth.EmailAlreadyExistsError:
+    results["duplicate"] = "EmailAlreadyExistsError"
+
+auth.set_custom_user_claims("py-user", {"role": "editor", "level": 3})
+assert auth.get_user("py-user").custom_claims == {"role": "editor", "level": 3}
+auth.update_user("py-user", display_name="Renamed", disabled=False)
+assert auth.get_user("py-user").display_name == "Renamed"
+
+custom = auth.create_custom_token("py-user", {"plan": "pro"})
+custom = custom.decode() if isinstance(custom, bytes) else custom
+signed_in = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken?key=fake-api-key",
+                 {"token": custom, "returnSecureToken": True})
+id_token = signed_in["idToken"]
+assert signed_in["refreshToken"] and signed_in["expiresIn"] == "3600", signed_in
+
+called = post("/whoami", {"data": None}, {"Authorization": f"Bearer {id_token}"})
+claims = called["result"]["claims"]
+assert called["result"]["uid"] == "py-user", called
+assert claims["role"] == "editor" and claims["level"] == 3 and claims["plan"] == "pro", claims
+results["callable_claims"] = {k: claims[k] for k in ("role", "level", "plan")}
+
+decoded = auth.verify_id_token(id_token)
+assert decoded["uid"] == "py-user" and decoded["role"] == "editor", decoded
+results["verify_id_token"] = "ok"
+
+listed = [u.uid for u in auth.list_users().iterate_all()]
+assert "py-user" in listed, listed
+
+auth.delete_user("py-user")
+try:
+    auth.get_user("py-user")
+    raise AssertionError("the deleted user is still there")
+except auth.UserNotFoundError:
+    results["deleted"] = "UserNotFoundError"
+
+batch = auth.delete_users(["never-1", "never-2"])
+assert batch.success_count == 2 and batch.failure_count == 0, (batch.success_count, batch.failure_count)
+print(json.dumps(results, sort_keys=True))

@@ -1,0 +1,121 @@
+import Foundation
+import HearthHTTP
+import HearthModel
+import Testing
+
+/// `hearth serve` as a real process over real HTTP: draining on SIGTERM, and the firebase-admin SDK.
+@Suite("hearth serve over HTTP")
+struct ServeHTTPTests {
+    let client = HTTPClient()
+
+    /// Starts `hearth serve` on an ephemeral port; `extra` lines go in its [server] table.
+    func serve(_ dir: TempDir, extra: String = "", project: String = "hearth-local") async throws -> (ChildProcess, String) {
+        _ = dir.write("runtime.toml", """
+            project = "\(project)"
+            units_dir = "\(buildDirectory)"
+            units = ["EchoUnit"]
+            [server]
+            port = 0
+            \(extra.isEmpty ? "shutdown_grace_seconds = 10" : extra)
+            """)
+        let child = try ChildProcess(["serve"], directory: dir.path)
+        let port = try await child.servingPort()
+        return (child, "http://127.0.0.1:\(port)")
+    }
+
+    func call(_ base: String, _ function: String, _ data: Value, timeout: Duration = .seconds(20)) async throws -> HTTPClientResponse {
+        try await client.send(HTTPClientRequest(method: "POST", url: base + "/" + function, headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                                body: JSONWriter.encode(["data": data]), timeout: timeout))
+    }
+
+    /// Waits until the server reports `count` invocations in flight.
+    func waitForInFlight(_ base: String, _ count: Int) async throws {
+        for _ in 0..<3000 {
+            let metrics = try await client.send(HTTPClientRequest(url: base + "/metrics", timeout: .seconds(60))).text
+            if metrics.contains("hearth_invocations_in_flight \(count)\n") { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw Failure("never saw \(count) invocations in flight")
+    }
+
+    @Test("SIGTERM: stop accepting, finish the in-flight request, exit 0")
+    func drainsOnSIGTERM() async throws {
+        let dir = TempDir()
+        let (child, base) = try await serve(dir)
+        let health = try await client.send(HTTPClientRequest(url: base + "/healthz"))
+        #expect(health.status == 200)
+        let inFlight = Task { try await call(base, "sleep", 1.0) }
+        try await waitForInFlight(base, 1)
+        kill(child.process.processIdentifier, SIGTERM)
+        try await child.waitFor("shutting down")
+        // New requests are turned away while the in-flight one finishes: refused on a new connection,
+        // 503 on a kept-alive one.
+        do {
+            let late = try await HTTPClient().send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(30)))
+            #expect(late.status == 503)
+        } catch {
+            #expect(error.kind == .connection)
+        }
+        let r = try await inFlight.value
+        #expect(r.status == 200)
+        #expect(try JSONParser.parse(r.body) == ["result": "woke"])
+        #expect(try await child.waitForExit() == 0)
+        #expect(child.stderrText.contains("inFlight=1"))
+    }
+
+    @Test("past the grace period an unfinished request gets 503 and the process still exits 0")
+    func graceExpires() async throws {
+        let dir = TempDir()
+        let (child, base) = try await serve(dir, extra: "shutdown_grace_seconds = 0.2")
+        let inFlight = Task { try await call(base, "sleep", 4.5) }
+        try await waitForInFlight(base, 1)
+        kill(child.process.processIdentifier, SIGTERM)
+        let r = try await inFlight.value
+        #expect(r.status == 503)
+        #expect(try JSONParser.parse(r.body)["error"]?["status"] == "UNAVAILABLE")
+        #expect(try await child.waitForExit(seconds: 60) == 0)
+    }
+
+    @Test("the real firebase-admin SDK manages users, mints a custom token that signs in, and the ID token reaches a callable")
+    func firebaseAdmin() async throws {
+        let dir = TempDir()
+        let (child, base) = try await serve(dir, project: "demo-todo")
+        let host = String(base.dropFirst("http://".count))
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/firebase_admin_check.py").path
+        let output = try await runPython([script, host, "demo-todo"])
+        let results = try JSONParser.parse(Array(output.utf8))
+        #expect(results["lookup"] == "ok")
+        #expect(results["duplicate"] == "EmailAlreadyExistsError")
+        #expect(results["callable_claims"] == ["role": "editor", "level": 3, "plan": "pro"])
+        #expect(results["verify_id_token"] == "ok")
+        #expect(results["deleted"] == "UserNotFoundError")
+        kill(child.process.processIdentifier, SIGTERM)
+        #expect(try await child.waitForExit() == 0)
+    }
+}
+
+/// Runs python3 with `arguments`, waiting (without blocking a thread) for at most `seconds`; the
+/// script's stdout, or a failure with its stderr.
+func runPython(_ arguments: [String], seconds: Double = 120) async throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3"] + arguments
+    let outFile = NSTemporaryDirectory() + "hearth-py-\(UUID().uuidString)"
+    FileManager.default.createFile(atPath: outFile + ".out", contents: nil)
+    FileManager.default.createFile(atPath: outFile + ".err", contents: nil)
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile + ".out"))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile + ".err"))
+    try process.run()
+    let deadline = Date().addingTimeInterval(seconds)
+    while process.isRunning {
+        guard Date() < deadline else {
+            process.terminate()
+            throw Failure("python did not finish within \(seconds) s")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    let out = (try? String(contentsOfFile: outFile + ".out", encoding: .utf8)) ?? ""
+    let err = (try? String(contentsOfFile: outFile + ".err", encoding: .utf8)) ?? ""
+    guard process.terminationStatus == 0 else { throw Failure("python exited \(process.terminationStatus):\n\(err)") }
+    return out.trimmingCharacters(in: .whitespacesAndNewlines)
+}
