@@ -72,6 +72,18 @@ public protocol HTTPResponseWriter: Sendable {
 
 /// Percent-decoding and form parsing.
 public enum HTTPText {
+    /// The media type of a Content-Type value, lower-cased, without parameters or surrounding
+    /// blanks: `Application/JSON; charset=utf-8` → `application/json`.
+    public static func mediaType(_ contentType: String?) -> String? {
+        guard let contentType else { return nil }
+        let bytes = contentType.utf8
+        let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
+        var part = bytes[bytes.startIndex..<end]
+        while let first = part.first, first == 32 || first == 9 { part = part.dropFirst() }
+        while let last = part.last, last == 32 || last == 9 { part = part.dropLast() }
+        return String(decoding: part.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
     public static func percentDecode<S: StringProtocol>(_ s: S, plusAsSpace: Bool) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count)

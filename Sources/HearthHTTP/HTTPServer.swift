@@ -61,8 +61,9 @@ public final class HTTPServer: Sendable {
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeoutSeconds),
             // Room for a head somewhat over the limit, so the server can read it and answer 431 itself;
-            // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes).
-            MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, 2 * max(configuration.maxHeaderBytes, 4096) + 16 * 1024,
+            // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes). Not
+            // more: libmicrohttpd clears the pool between the requests of a kept-alive connection.
+            MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, max(configuration.maxHeaderBytes, 4096) + 12 * 1024,
             MHD_OPTION.URI_LOG_CALLBACK.rawValue, unsafeBitCast(uriLogCallback, to: OpaquePointer.self), cls,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, unsafeBitCast(completedCallback, to: OpaquePointer.self), cls,
             MHD_OPTION.END.rawValue,

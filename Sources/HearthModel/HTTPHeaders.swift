@@ -6,22 +6,35 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// The first value of `name`.
     public subscript(name: String) -> String? {
-        let lower = name.lowercased()
-        return fields.first { $0.name.lowercased() == lower }?.value
+        fields.first { HTTPHeaders.sameName($0.name, name) }?.value
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        let lower = name.lowercased()
-        return fields.filter { $0.name.lowercased() == lower }.map(\.value)
+        fields.filter { HTTPHeaders.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// Header names compare ASCII case-insensitively (names are tokens: ASCII only), without
+    /// allocating lower-cased copies on every lookup.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                for i in 0..<x.count where x[i] != y[i] {
+                    // ASCII letters differ only in bit 0x20; anything else must match exactly.
+                    guard x[i] | 0x20 == y[i] | 0x20, (x[i] | 0x20) >= 0x61, (x[i] | 0x20) <= 0x7A else { return false }
+                }
+                return true
+            }
+        }
     }
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
     /// Replaces every value of `name` with one.
     public mutating func set(_ name: String, _ value: String) {
-        let lower = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lower }
+        fields.removeAll { HTTPHeaders.sameName($0.name, name) }
         fields.append((name, value))
     }
 

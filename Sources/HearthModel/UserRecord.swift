@@ -119,3 +119,14 @@ public struct UserUpdate: Sendable, Equatable, Codable {
     }
 }
 
+
+/// The part of a user that token verification checks.
+public struct UserTokenState: Sendable, Equatable {
+    public var disabled: Bool
+    public var tokensValidAfterTime: Timestamp?
+
+    public init(disabled: Bool, tokensValidAfterTime: Timestamp?) {
+        self.disabled = disabled
+        self.tokensValidAfterTime = tokensValidAfterTime
+    }
+}

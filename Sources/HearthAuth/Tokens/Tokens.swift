@@ -145,8 +145,8 @@ extension AuthService {
         }
         let uid = claims["sub"]?.stringValue ?? ""
         if checkRevoked {
-            let user: UserRecord?
-            do { user = try await users.user(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
+            let user: UserTokenState?
+            do { user = try await users.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
             guard let user else { throw .userNotFound }
             if user.disabled { throw .userDisabled }
             if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue, iat < after.seconds { throw .revoked }

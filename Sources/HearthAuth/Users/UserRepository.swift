@@ -14,6 +14,14 @@ public protocol UserRepository: Sendable {
     func storeRefreshToken(hash: [UInt8], uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) async throws
     func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp)?
     func revokeRefreshTokens(uid: String) async throws
+    /// What token verification checks of a user; nil when there is no such user.
+    func tokenState(uid: String) async throws -> UserTokenState?
+}
+
+extension UserRepository {
+    public func tokenState(uid: String) async throws -> UserTokenState? {
+        try await user(uid: uid).map { UserTokenState(disabled: $0.disabled, tokensValidAfterTime: $0.tokensValidAfterTime) }
+    }
 }
 
 /// Firebase's rules for user fields (https://firebase.google.com/docs/auth/admin/manage-users).

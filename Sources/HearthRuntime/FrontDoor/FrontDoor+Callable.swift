@@ -22,8 +22,7 @@ extension FrontDoor {
             return r
         }
         guard request.method == "POST" else { return respond(FrontDoor.badRequest) }
-        let contentType = request.headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard contentType == "application/json" else { return respond(FrontDoor.badRequest) }
+        guard HTTPText.mediaType(request.headers["content-type"]) == "application/json" else { return respond(FrontDoor.badRequest) }
         guard case .map(let body)? = try? JSONParser.parse(request.body, options: .callable), body.count == 1, let data = body["data"] else {
             return respond(FrontDoor.badRequest)
         }

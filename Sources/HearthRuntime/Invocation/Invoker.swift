@@ -26,6 +26,7 @@ public final class Invoker: Sendable {
 
     let clock: any Clock
     let log: RuntimeLog
+    let deadlines: Deadlines
     /// Host work started by invocations' service calls, cancelled with them.
     public let serviceTasks = ServiceTasks()
     private let nextID: Atomic<UInt64>
@@ -38,6 +39,7 @@ public final class Invoker: Sendable {
     public init(clock: any Clock, log: RuntimeLog, onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
         self.clock = clock
         self.log = log
+        deadlines = Deadlines(clock: clock)
         self.onFinish = onFinish
         // Ids are unique within the process; a random start keeps them distinct across restarts in logs.
         nextID = Atomic(UInt64.random(in: 1...(1 << 40)))
@@ -63,7 +65,18 @@ public final class Invoker: Sendable {
         let unit = entry.unit
         let reply: [String: Value]?
         if let timeout {
-            reply = await firstOf(timeout: timeout) { await unit.send(message) }
+            // Whichever comes first: the unit's reply or the deadline (one shared timer for all).
+            let deadline = clock.now() + timeout
+            let deadlines = self.deadlines
+            reply = await withCheckedContinuation { (continuation: CheckedContinuation<[String: Value]?, Never>) in
+                let race = Race<[String: Value]>()
+                race.install(continuation)
+                let token = deadlines.schedule(at: deadline) { race.finish(nil) }
+                unit.send(message) { answer in
+                    race.finish(answer)
+                    deadlines.cancel(token)
+                }
+            }
         } else {
             reply = await unit.send(message)
         }
@@ -114,26 +127,6 @@ public final class Invoker: Sendable {
     public static func format(_ id: UInt64) -> String {
         let hex = String(id, radix: 16)
         return String(repeating: "0", count: max(0, 12 - hex.count)) + hex
-    }
-
-    /// The operation's result, or nil when `timeout` passes first on the runtime's clock. The
-    /// operation keeps running after a timeout; the caller decides what to tell it.
-    func firstOf<T: Sendable>(timeout: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
-        let deadline = clock.now() + timeout
-        let clock = self.clock
-        let race = Race<T>()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            race.install(continuation)
-            let timer = Task {
-                do { try await clock.sleep(until: deadline) } catch { return }
-                race.finish(nil)
-            }
-            Task {
-                let value = await operation()
-                race.finish(value)
-                timer.cancel()
-            }
-        }
     }
 }
 

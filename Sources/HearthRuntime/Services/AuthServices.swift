@@ -8,6 +8,7 @@ struct StoreUserRepository: UserRepository {
 
     func create(_ user: UserRecord, time: Timestamp) async throws { try await table.create(user, time: time) }
     func user(uid: String) async throws -> UserRecord? { try table.get(uid: uid) }
+    func tokenState(uid: String) async throws -> UserTokenState? { try table.tokenState(uid: uid) }
     func user(email: String) async throws -> UserRecord? { try table.get(email: email) }
     func user(phoneNumber: String) async throws -> UserRecord? { try table.get(phoneNumber: phoneNumber) }
     func user(provider: String, providerUID: String) async throws -> UserRecord? { try table.get(provider: provider, providerUID: providerUID) }

@@ -23,29 +23,36 @@ public final class LoadedUnit: Sendable {
 
     /// Sends one message to the unit and waits for its reply.
     func send(_ message: [String: Value]) async -> [String: Value] {
-        let bytes = UnitProtocol.encode(message)
-        let reply = await withCheckedContinuation { (continuation: CheckedContinuation<[UInt8], Never>) in
-            let box = Unmanaged.passRetained(HostReplyBox(continuation))
-            bytes.withUnsafeBufferPointer { p in
-                exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, box.toOpaque(), hostReplyTrampoline)
-            }
+        await withCheckedContinuation { continuation in
+            send(message) { continuation.resume(returning: $0) }
         }
-        do {
-            return try reply.withUnsafeBufferPointer { (p) throws(HTTPSError) in try UnitProtocol.decode(p) }
-        } catch {
-            return ["error": RemoteError(error).value]
+    }
+
+    /// Sends a message; `reply` gets the unit's answer (or a decoding failure as an error reply),
+    /// on whichever thread the unit answers from.
+    func send(_ message: [String: Value], reply: @escaping @Sendable ([String: Value]) -> Void) {
+        let bytes = UnitProtocol.encode(message)
+        let box = Unmanaged.passRetained(HostReplyBox(reply))
+        bytes.withUnsafeBufferPointer { p in
+            exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, box.toOpaque(), hostReplyTrampoline)
         }
     }
 }
 
 final class HostReplyBox {
-    let continuation: CheckedContinuation<[UInt8], Never>
-    init(_ continuation: CheckedContinuation<[UInt8], Never>) { self.continuation = continuation }
+    let reply: @Sendable ([String: Value]) -> Void
+    init(_ reply: @escaping @Sendable ([String: Value]) -> Void) { self.reply = reply }
 }
 
 let hostReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let box = Unmanaged<HostReplyBox>.fromOpaque(context!).takeRetainedValue()
-    box.continuation.resume(returning: bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
+    let message: [String: Value]
+    do {
+        message = try UnitProtocol.decode(UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : length))
+    } catch {
+        message = ["error": RemoteError(wrapping: error).value]
+    }
+    box.reply(message)
 }
 
 /// Why a unit was refused: the unit, the library file and the reason.

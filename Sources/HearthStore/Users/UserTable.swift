@@ -45,6 +45,19 @@ public final class UserTable: Sendable {
 
     // MARK: reads
 
+    /// What verifying a token needs of a user (disabled, tokens revoked before), read from the stored
+    /// record without decoding all of it: every request with an ID token asks.
+    public func tokenState(uid: String) throws -> UserTokenState? {
+        try engine.readers.withReader { db in
+            try db.query("SELECT record FROM users WHERE uid = ?", [.text(uid)]) { s in
+                let record = try BinaryValueCodec.decode(s.blob(0))
+                let after: Timestamp?
+                if case .timestamp(let t)? = record["tokensValidAfterTime"] { after = t } else { after = nil }
+                return UserTokenState(disabled: record["disabled"]?.boolValue ?? false, tokensValidAfterTime: after)
+            }.first
+        }
+    }
+
     public func get(uid: String) throws -> UserRecord? {
         try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) }
     }
