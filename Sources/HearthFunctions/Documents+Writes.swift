@@ -4,6 +4,7 @@ import HearthModel
 public final class WriteBatch: Sendable {
     let channel: HostChannel
     private let pending = Mutex<[DocumentWrite]>([])
+    private let tasks = Mutex<[Value]>([])
 
     init(channel: HostChannel) { self.channel = channel }
 
@@ -19,12 +20,21 @@ public final class WriteBatch: Sendable {
 
     func add(_ write: DocumentWrite) { pending.withLock { $0.append(write) } }
 
-    /// Commits every write, or none of them.
+    /// Adds a task to `queue` when the batch commits (and not if it fails).
+    public func enqueue<T: Encodable>(_ queue: String, _ payload: T, options: TaskOptions = TaskOptions()) throws {
+        let task = try options.wire(queue: queue, payload)
+        tasks.withLock { $0.append(task) }
+    }
+
+    /// Commits every write and enqueue, or none of them.
     @discardableResult
     public func commit() async throws -> [WriteResult] {
         let writes = pending.withLock { $0 }
-        guard !writes.isEmpty else { return [] }
-        let reply = try await channel.call("docs.commit", ["writes": try DocumentsWire.encode(writes)])
+        let enqueues = tasks.withLock { $0 }
+        guard !writes.isEmpty || !enqueues.isEmpty else { return [] }
+        var arguments: [String: Value] = ["writes": try DocumentsWire.encode(writes)]
+        if !enqueues.isEmpty { arguments["enqueues"] = .array(enqueues) }
+        let reply = try await channel.call("docs.commit", arguments)
         return try DocumentsWire.commitResult(reply).writeResults
     }
 }
@@ -35,6 +45,7 @@ public final class Transaction: Sendable {
     let id: Value
     let channel: HostChannel
     private let state = Mutex<[DocumentWrite]>([])
+    private let tasks = Mutex<[Value]>([])
 
     init(id: Value, channel: HostChannel) {
         self.id = id
@@ -42,6 +53,13 @@ public final class Transaction: Sendable {
     }
 
     var writes: [DocumentWrite] { state.withLock { $0 } }
+    var enqueues: [Value] { tasks.withLock { $0 } }
+
+    /// Adds a task to `queue` if the transaction commits (a retried transaction enqueues once).
+    public func enqueue<T: Encodable>(_ queue: String, _ payload: T, options: TaskOptions = TaskOptions()) throws {
+        let task = try options.wire(queue: queue, payload)
+        tasks.withLock { $0.append(task) }
+    }
 
     private func ensureNoWrites() throws {
         if !state.withLock({ $0.isEmpty }) { throw HTTPSError(.invalidArgument, "transactions must do all reads before any write") }

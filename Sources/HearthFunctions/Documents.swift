@@ -57,7 +57,9 @@ public struct Documents: Sendable {
             let transaction = Transaction(id: id, channel: channel)
             do {
                 let value = try await body(transaction)
-                _ = try await channel.call("tx.commit", ["txn": id, "writes": try DocumentsWire.encode(transaction.writes)])
+                var arguments: [String: Value] = ["txn": id, "writes": try DocumentsWire.encode(transaction.writes)]
+                if !transaction.enqueues.isEmpty { arguments["enqueues"] = .array(transaction.enqueues) }
+                _ = try await channel.call("tx.commit", arguments)
                 return value
             } catch let error as HTTPSError where error.code == .aborted {
                 _ = try? await channel.call("tx.rollback", ["txn": id])

@@ -44,6 +44,8 @@ public final class ManualClock: Clock {
         let id: UInt64
         let deadline: Timestamp
         let continuation: CheckedContinuation<Void, Error>
+        /// `ClockTag.current` of the sleeping task: which invocation is waiting for time.
+        let tag: UInt64?
     }
 
     struct State {
@@ -66,17 +68,22 @@ public final class ManualClock: Clock {
     /// The earliest deadline a sleeper waits for.
     public var nextDeadline: Timestamp? { state.withLock { $0.sleepers.map(\.deadline).min() } }
 
+    /// The tags (`ClockTag.current`) of the tasks sleeping now. A sleeper leaves this set the moment
+    /// `advance` wakes it, before it runs again.
+    public var sleepingTags: Set<UInt64> { state.withLock { Set($0.sleepers.compactMap(\.tag)) } }
+
     public func sleep(until deadline: Timestamp) async throws {
         let id: UInt64 = state.withLock { s in
             s.nextID += 1
             return s.nextID
         }
+        let tag = ClockTag.current
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
                 let resumeNow: Bool = state.withLock { s in
                     if deadline <= s.now { return true }
                     if Task.isCancelled { return true }
-                    s.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+                    s.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation, tag: tag))
                     return false
                 }
                 if resumeNow {
@@ -120,4 +127,11 @@ public final class ManualClock: Clock {
     public func set(_ time: Timestamp) {
         state.withLock { $0.now = time }
     }
+}
+
+/// Marks what a task's sleeps on a `ManualClock` are for (the host sets it to the invocation id
+/// around a handler's `clock.sleep`), so a test driver can tell work that waits for time from work
+/// still running.
+public enum ClockTag {
+    @TaskLocal public static var current: UInt64?
 }

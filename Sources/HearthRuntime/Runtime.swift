@@ -14,11 +14,21 @@ public final class Runtime: Sendable {
     public let log: RuntimeLog
     public let invoker: Invoker
     public let services: HostServices
-    private let state: Mutex<State>
+    /// The delivery queue (deliveries, task ids, schedule state) in the runtime's database.
+    public let deliveries: DeliveryStore
+    /// Runs triggers, tasks and schedules; started by `startDeliveries`.
+    public let engine: DeliveryEngine
+    private let state: SharedState
 
     struct State {
         var table = FunctionTable.empty
         var loadErrors: [UnitLoadError] = []
+    }
+
+    /// The runtime's mutable state, shared with services that consult the function table.
+    final class SharedState: Sendable {
+        private let mutex = Mutex(State())
+        func withLock<T>(_ body: (inout State) -> T) -> T { mutex.withLock { body(&$0) } }
     }
 
     /// The current function table.
@@ -39,8 +49,50 @@ public final class Runtime: Sendable {
         self.auth = auth
         let invoker = Invoker(clock: clock, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })
         self.invoker = invoker
-        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth)
-        self.state = Mutex(State())
+        let sqlite = store.engine as! SQLiteEngine
+        let deliveries = DeliveryStore(engine: sqlite)
+        self.deliveries = deliveries
+        let state = SharedState()
+        self.state = state
+        let tasks = TaskRequests(clock: clock, dedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), isQueue: { name in
+            state.withLock { $0.table[name]?.trigger == .task }
+        })
+        self.taskRequests = tasks
+        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries)
+        let engineConfiguration = DeliveryEngine.Configuration(
+            nodeID: Runtime.nodeID(config: config), pollInterval: clock is SystemClock ? .seconds(double: config.delivery.pollIntervalSeconds) : nil,
+            taskDedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), defaultConcurrency: config.delivery.defaultConcurrency)
+        engine = DeliveryEngine(configuration: engineConfiguration, deliveries: deliveries, users: UserTable(engine: sqlite), feed: sqlite,
+                                invoker: invoker, clock: clock, log: log)
+    }
+
+    /// Checks task requests (from units, the CLI and the admin API).
+    let taskRequests: TaskRequests
+
+    /// Enqueues tasks given as `{queue, data, id?, scheduleDelaySeconds?, scheduleTime?, dispatchDeadlineSeconds?}`; returns their ids.
+    public func enqueue(_ tasks: [Value]) async throws -> [String] {
+        let parsed = try taskRequests.parseList(.array(tasks))
+        try await deliveries.enqueue(parsed)
+        return parsed.map(\.id)
+    }
+
+    /// Starts the delivery engine on the loaded function table; with `driving`, deliveries run as
+    /// they come due (`hearth serve`); without, the caller drives it (`TestRuntime`).
+    public func startDeliveries(driving: Bool) async throws {
+        try await engine.start(table: table, driving: driving)
+    }
+
+    /// This node's id for delivery leases, kept in the data directory so a restart takes back its
+    /// own unfinished deliveries.
+    static func nodeID(config: RuntimeConfig) -> String {
+        let path = config.resolve(config.dataDirectory) + "/node-id"
+        if let data = FileManager.default.contents(atPath: path), let id = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty {
+            return id
+        }
+        let id = UUID().uuidString.lowercased()
+        try? FileManager.default.createDirectory(atPath: config.resolve(config.dataDirectory), withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: path, contents: Data((id + "\n").utf8))
+        return id
     }
 
     /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).
@@ -77,10 +129,20 @@ public final class Runtime: Sendable {
         return CallerAuth(uid: verified.uid, claims: verified.claims, rawToken: token)
     }
 
+    /// What is wrong with a schedule expression in a zone (nil when valid): units declaring one are refused at load.
+    @Sendable static func scheduleProblem(_ expression: String, _ zone: String) -> String? {
+        do {
+            _ = try Schedule(expression, timeZone: zone)
+            return nil
+        } catch {
+            return String(describing: error)
+        }
+    }
+
     /// Loads every configured unit. A unit that fails is refused (logged and listed in `loadErrors`);
     /// the others load.
     public func loadUnits() async {
-        let loader = UnitLoader(services: services)
+        let loader = UnitLoader(services: services, validateSchedule: Runtime.scheduleProblem)
         var loaded: [LoadedUnit] = []
         var errors: [UnitLoadError] = []
         for unit in config.units {
@@ -118,7 +180,8 @@ public final class Runtime: Sendable {
     }
 
     /// The services units can call: the clock, logs, stream chunks, documents and transactions.
-    static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService) -> HostServices {
+    static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
+                             tasks: TaskRequests, deliveries: DeliveryStore) -> HostServices {
         let sync: [String: HostServices.SyncHandler] = [
             "clock.now": { _ in .timestamp(clock.now()) },
             "log": { request in
@@ -134,7 +197,7 @@ public final class Runtime: Sendable {
         var async: [String: HostServices.AsyncHandler] = [
             "clock.sleep": { request in
                 guard let until = request.arguments["until"]?.timestampValue else { throw HTTPSError.invalidArgument("clock.sleep: missing 'until'") }
-                try await clock.sleep(until: until)
+                try await ClockTag.$current.withValue(request.invocation) { try await clock.sleep(until: until) }
                 return .null
             },
             "stream.send": { request in
@@ -142,7 +205,8 @@ public final class Runtime: Sendable {
                 return .bool(await sink(request.arguments["chunk"] ?? .null))
             },
         ]
-        async.merge(DocumentServices.handlers(store: store)) { a, _ in a }
+        async.merge(DocumentServices.handlers(store: store, tasks: tasks)) { a, _ in a }
+        async.merge(TaskServices.handlers(requests: tasks, deliveries: deliveries)) { a, _ in a }
         async.merge(AuthServices.handlers(auth: auth)) { a, _ in a }
         return HostServices(async: async, sync: sync, tasks: invoker.serviceTasks)
     }

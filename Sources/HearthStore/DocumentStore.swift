@@ -31,10 +31,10 @@ public final class DocumentStore: Sendable {
 
     public func count(_ spec: QuerySpec) async throws -> Int { try await engine.count(spec) }
 
-    /// Commits writes atomically (at most 500).
+    /// Commits writes atomically (at most 500), with the tasks in `enqueues`.
     @discardableResult
-    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = []) async throws -> CommitResult {
-        try await engine.commit(writes, validations: validations).0
+    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) async throws -> CommitResult {
+        try await engine.commit(writes, validations: validations, enqueues: enqueues).0
     }
 
     /// Runs `body` as a serializable transaction: its reads lock documents, its writes are buffered

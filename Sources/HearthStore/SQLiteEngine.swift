@@ -23,6 +23,8 @@ public final class SQLiteEngine: StorageEngine {
     let collections = CollectionRegistry()
     let indexes = IndexRegistry()
     let notifier: ChangeNotifier
+    /// Notified after commits that may give the delivery engine work.
+    public let activity = ActivitySignal()
 
     public init(path: String, options: Options = Options(), clock: any Clock) async throws {
         self.path = path
@@ -49,9 +51,10 @@ public final class SQLiteEngine: StorageEngine {
         }
     }
 
-    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange]) {
-        let (result, changes) = try await writer.commit(writes, validations: validations)
+    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
+        let (result, changes) = try await writer.commit(writes, validations: validations, enqueues: enqueues)
         if let last = changes.last { notifier.committed(upTo: last.sequence) }
+        if !changes.isEmpty || !enqueues.isEmpty { activity.notify() }
         return (result, changes)
     }
 

@@ -14,8 +14,9 @@ public struct DocumentListing: Sendable, Hashable {
 /// the feed if and only if its write committed.
 public protocol StorageEngine: Sendable {
     func getAll(_ paths: [DocumentPath]) async throws -> [StoredDocument?]
-    /// Applies writes atomically after checking `validations` (aborting on a mismatch).
-    func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange])
+    /// Applies writes atomically after checking `validations` (aborting on a mismatch), together with
+    /// `enqueues` (tasks that commit with the writes or not at all).
+    func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange])
     func query(_ spec: QuerySpec) async throws -> [StoredDocument]
     func count(_ spec: QuerySpec) async throws -> Int
     /// Collections directly under a document (the root when nil) that hold documents at any depth.
@@ -39,4 +40,10 @@ public protocol StorageEngine: Sendable {
     /// Problems the database's own consistency check finds (empty when sound).
     func integrityCheck() async throws -> [String]
     func close()
+}
+
+extension StorageEngine {
+    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange]) {
+        try await commit(writes, validations: validations, enqueues: [])
+    }
 }

@@ -8,7 +8,7 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T)
         let thread = Thread {
             do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
         }
-        thread.stackSize = 1 << 20
+        thread.stackSize = 8 << 20  // Process.run and friends need more than a small stack
         thread.start()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 import HearthModel
 import HearthRuntime
 import HearthStore
@@ -29,6 +30,77 @@ public final class TestRuntime: Sendable {
         runtime = try await Runtime.open(config: config, clock: clock)
         await runtime.loadUnits()
         if let refused = runtime.loadErrors.first { throw refused }
+        try await runtime.startDeliveries(driving: false)
+    }
+
+    // MARK: time and deliveries
+
+    /// Runs every delivery due now (document and auth triggers of what was written, tasks due,
+    /// schedules due, retries due) until nothing due is left and every running handler has either
+    /// finished or is waiting for time.
+    public func settle() async {
+        await runtime.engine.settle()
+    }
+
+    /// Moves the clock forward by `duration`, stopping at every deadline on the way (a delivery or
+    /// retry coming due, a schedule's instant, a handler's sleep or timeout) to run what is due
+    /// then, in order. Nothing sleeps on the wall clock.
+    public func advance(by duration: Duration) async {
+        await advance(to: clock.now() + duration)
+    }
+
+    /// Moves the clock forward to `target`; see `advance(by:)`.
+    public func advance(to target: Timestamp) async {
+        await settle()
+        while true {
+            let engineNext = await runtime.engine.nextDeadline()
+            let candidates = [engineNext, clock.nextDeadline].compactMap { $0 }.filter { $0 <= target }
+            guard let step = candidates.min() else { break }
+            clock.advance(to: max(step, clock.now()))
+            await settle()
+        }
+        clock.advance(to: target)
+        await settle()
+    }
+
+    /// Writes documents as a client would (their triggers run at the next `settle`/`advance`).
+    public func write(_ documents: [String: Value], merge: Bool = false) async throws {
+        var writes: [DocumentWrite] = []
+        for (path, value) in documents.sorted(by: { $0.key < $1.key }) {
+            guard case .map(let fields) = value else { throw HTTPSError(.invalidArgument, "data for \(path) must be a map") }
+            writes.append(merge ? .merge(try DocumentPath(path), fields) : .set(try DocumentPath(path), fields))
+        }
+        try await store.commit(writes)
+    }
+
+    /// Deletes a document (its triggers run at the next `settle`/`advance`).
+    public func delete(_ path: String) async throws {
+        try await store.commit([.delete(try DocumentPath(path))])
+    }
+
+    /// Enqueues a task as `tasks.queue(queue).enqueue(data, …)` would; returns its id.
+    @discardableResult
+    public func enqueue(_ queue: String, _ data: Value, id: String? = nil, scheduleDelay: Duration? = nil) async throws -> String {
+        var task: [String: Value] = ["queue": .string(queue), "data": data]
+        if let id { task["id"] = .string(id) }
+        if let scheduleDelay { task["scheduleDelaySeconds"] = .double(scheduleDelay.secondsDouble) }
+        return try await runtime.enqueue([.map(task)])[0]
+    }
+
+    /// Creates an auth user (its `onUserCreated` triggers run at the next `settle`/`advance`).
+    @discardableResult
+    public func createUser(_ user: NewUser) async throws -> UserRecord {
+        try await runtime.auth.createUser(user)
+    }
+
+    /// Deletes an auth user (its `onUserDeleted` triggers run at the next `settle`/`advance`).
+    public func deleteUser(_ uid: String) async throws {
+        try await runtime.auth.deleteUser(uid: uid)
+    }
+
+    /// Deliveries waiting, running or dead, optionally only one function's.
+    public func deliveries(function: String? = nil, state: DeliveryState? = nil) throws -> [Delivery] {
+        try runtime.deliveries.list(function: function, state: state, limit: 100_000)
     }
 
     public var store: DocumentStore { runtime.store }

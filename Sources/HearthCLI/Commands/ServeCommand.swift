@@ -32,6 +32,7 @@ struct ServeCommand: Command {
         do {
             let secrets = try Secrets.load(path: runtime.config.secretsFile.map(runtime.config.resolve))
             door = try FrontDoor(runtime: runtime, secrets: secrets)
+            try await runtime.startDeliveries(driving: true)
             try door.start()
         } catch {
             io.err("error: cannot serve: \(error)")
@@ -45,7 +46,10 @@ struct ServeCommand: Command {
         let signal = await signals.wait()
         runtime.log.info("shutting down", ["signal": .string(signal == SIGINT ? "SIGINT" : "SIGTERM"),
                                            "inFlight": .int(Int64(door.runtime.invoker.inFlightCount))])
-        await door.shutdown(grace: .seconds(double: runtime.config.server.shutdownGraceSeconds))
+        let grace = Duration.seconds(double: runtime.config.server.shutdownGraceSeconds)
+        async let http: Void = door.shutdown(grace: grace)
+        async let deliveries: Void = runtime.engine.stop(grace: grace)
+        _ = await (http, deliveries)
         runtime.store.close()
         runtime.log.info("stopped")
         return ExitCode.success

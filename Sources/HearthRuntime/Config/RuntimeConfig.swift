@@ -56,6 +56,17 @@ public struct RuntimeConfig: Sendable, Equatable {
         public init() {}
     }
 
+    /// The delivery engine (triggers, tasks, schedules).
+    public struct Delivery: Sendable, Equatable {
+        /// How often a serving runtime looks for work other processes queued in the database.
+        public var pollIntervalSeconds = 1.0
+        /// How long an enqueued task id stays reserved (a second enqueue with it is `already-exists`).
+        public var taskDedupeWindowHours = 24.0
+        /// Concurrency of trigger functions that set none.
+        public var defaultConcurrency = 100
+        public init() {}
+    }
+
     public struct Log: Sendable, Equatable {
         public var level = LogLevel.info
         public var format = RuntimeLog.Format.text
@@ -86,6 +97,7 @@ public struct RuntimeConfig: Sendable, Equatable {
     public var log = Log()
     public var auth = Auth()
     public var appCheck = AppCheck()
+    public var delivery = Delivery()
     /// A TOML file of secrets (mode 0600), beside the environment; relative to the config file.
     public var secretsFile: String?
     public var rewrites: [Rewrite] = []
@@ -147,6 +159,11 @@ public struct RuntimeConfig: Sendable, Equatable {
         r.section("app_check") { s in
             if let v = s.string("jwks_file") { appCheck.jwksFile = v }
             if let v = s.string("issuer_prefix") { appCheck.issuerPrefix = v }
+        }
+        r.section("delivery") { s in
+            if let v = s.seconds("poll_interval_seconds", range: 0.01...3600) { delivery.pollIntervalSeconds = v }
+            if let v = s.seconds("task_dedupe_window_hours", range: 0...8760) { delivery.taskDedupeWindowHours = v }
+            if let v = s.int("default_concurrency", range: 1...100_000) { delivery.defaultConcurrency = v }
         }
         r.section("secrets") { s in
             if let v = s.string("file") { secretsFile = v }
@@ -281,6 +298,8 @@ public struct RuntimeConfig: Sendable, Equatable {
             "auth": ["emulator": .bool(emulatorMode), "clock_skew_seconds": .double(auth.clockSkewSeconds), "keys_file": .string(keysPath)],
             "app_check": ["jwks_file": appCheck.jwksFile.map { .string(resolve($0)) } ?? .null, "issuer_prefix": .string(appCheck.issuerPrefix)],
             "secrets": ["file": secretsFile.map { .string(resolve($0)) } ?? .null],
+            "delivery": ["poll_interval_seconds": .double(delivery.pollIntervalSeconds), "task_dedupe_window_hours": .double(delivery.taskDedupeWindowHours),
+                         "default_concurrency": .int(Int64(delivery.defaultConcurrency))],
             "rewrites": .array(rewrites.map { ["source": .string($0.source), "function": .string($0.function)] }),
         ]
     }

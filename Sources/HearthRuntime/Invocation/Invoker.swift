@@ -22,6 +22,10 @@ public final class Invoker: Sendable {
         let function: String
         let unit: String
         let stream: StreamSink?
+        /// The delivery this invocation attempts, for engine-run invocations.
+        let delivery: Int64?
+        /// When it times out.
+        let deadline: Timestamp?
     }
 
     let clock: any Clock
@@ -49,12 +53,18 @@ public final class Invoker: Sendable {
 
     func record(for invocation: UInt64) -> InFlight? { inFlight.withLock { $0[invocation] } }
 
+    /// The running invocations that attempt deliveries, with their timeouts.
+    public var deliveryInvocations: [UInt64: Timestamp?] {
+        inFlight.withLock { $0.filter { $0.value.delivery != nil }.mapValues(\.deadline) }
+    }
+
     /// Runs `entry` with `event`. Past `timeout` the caller gets `deadline-exceeded` and the unit is
     /// asked to cancel the handler's task.
     public func invoke(_ entry: FunctionEntry, event: Value, timeout: Duration? = nil,
-                       stream: StreamSink? = nil, logFields: [String: Value] = [:]) async -> InvocationOutcome {
+                       stream: StreamSink? = nil, delivery: Int64? = nil, logFields: [String: Value] = [:]) async -> InvocationOutcome {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream) }
+        let deadline = timeout.map { clock.now() + $0 }
+        inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline) }
         metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
         defer { metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed) }
         let started = ContinuousClock.now
@@ -66,7 +76,7 @@ public final class Invoker: Sendable {
         let reply: [String: Value]?
         if let timeout {
             // Whichever comes first: the unit's reply or the deadline (one shared timer for all).
-            let deadline = clock.now() + timeout
+            let deadline = deadline ?? clock.now() + timeout
             let deadlines = self.deadlines
             reply = await withCheckedContinuation { (continuation: CheckedContinuation<[String: Value]?, Never>) in
                 let race = Race<[String: Value]>()

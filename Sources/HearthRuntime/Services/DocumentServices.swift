@@ -1,16 +1,17 @@
 import HearthModel
 import HearthStore
 
-/// The `docs.*` and `tx.*` host services: the document store as units reach it.
+/// The `docs.*` and `tx.*` host services: the document store as units reach it. Batches and
+/// transactions may carry task `enqueues`, committed with their writes or not at all.
 enum DocumentServices {
-    static func handlers(store: DocumentStore) -> [String: HostServices.AsyncHandler] {
+    static func handlers(store: DocumentStore, tasks: TaskRequests) -> [String: HostServices.AsyncHandler] {
         [
             "docs.get": { request in
                 let paths = try paths(request)
                 return .array(try await store.getAll(paths).map { $0?.value ?? .null })
             },
             "docs.commit": { request in
-                try encode(try await store.commit(try writes(request)))
+                try encode(try await store.commit(try writes(request), enqueues: try tasks.parseList(request.arguments["enqueues"])))
             },
             "docs.query": { request in
                 .array(try await store.query(try query(request)).map(\.value))
@@ -43,7 +44,8 @@ enum DocumentServices {
                 .array(try await store.transactions.query(try txn(request), try query(request)).map(\.value))
             },
             "tx.commit": { request in
-                try encode(try await store.transactions.commit(try txn(request), try writes(request)))
+                try encode(try await store.transactions.commit(try txn(request), try writes(request),
+                                                               enqueues: try tasks.parseList(request.arguments["enqueues"])))
             },
             "tx.rollback": { request in
                 store.transactions.rollback(try txn(request))

@@ -107,6 +107,45 @@ enum Schema {
         """
         DROP INDEX IF EXISTS changes_by_time;
         """,
+        // 6: the delivery engine. A delivery is one event for one function (a document change, a
+        // user event, a task, a schedule firing) with its attempts and state: pending (0), running
+        // under a lease (1) or dead (2); a delivery that succeeds is deleted. `(function, event_id)`
+        // is unique, so an event is queued for a function at most once. Task ids stay reserved in
+        // `task_ids` for the dedupe window after they are enqueued; `schedules` keeps each
+        // schedule's last firing, so a restart never fires an instant twice.
+        """
+        CREATE TABLE deliveries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            function TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            ordering_key TEXT,
+            payload BLOB NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            first_attempt_time INTEGER,
+            due_time INTEGER NOT NULL,
+            state INTEGER NOT NULL DEFAULT 0,
+            lease_owner TEXT,
+            lease_until INTEGER,
+            last_error TEXT,
+            last_status INTEGER,
+            dispatch_deadline REAL,
+            create_time INTEGER NOT NULL,
+            UNIQUE (function, event_id)
+        );
+        CREATE INDEX deliveries_due ON deliveries(function, state, due_time);
+        CREATE INDEX deliveries_order ON deliveries(function, ordering_key, id) WHERE ordering_key IS NOT NULL;
+        CREATE INDEX deliveries_leases ON deliveries(state, lease_until);
+        CREATE TABLE task_ids (
+            queue TEXT NOT NULL,
+            id TEXT NOT NULL,
+            enqueue_time INTEGER NOT NULL,
+            PRIMARY KEY (queue, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE schedules (
+            function TEXT PRIMARY KEY,
+            last_fire INTEGER NOT NULL
+        );
+        """,
     ]
 
     static var version: Int { migrations.count }

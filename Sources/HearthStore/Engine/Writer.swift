@@ -73,7 +73,7 @@ actor Writer {
 
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
     /// it appended to the feed (one per document whose contents changed).
-    func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = []) throws -> (CommitResult, [DocumentChange]) {
+    func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) throws -> (CommitResult, [DocumentChange]) {
         guard writes.count <= Writer.maxWritesPerCommit else {
             throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
         }
@@ -128,6 +128,7 @@ actor Writer {
                     changes.append(record)
                 }
             }
+            for task in enqueues { try DeliveryStore.insertTask(db, task, now: commitTime) }
             let results = zip(writes, transformResults).map { write, transforms in
                 WriteResult(updateTime: finalTimes[write.path] ?? nil, transformResults: transforms)
             }

@@ -91,14 +91,14 @@ public final class TransactionManager: Sendable {
     }
 
     /// Commits the transaction's writes if nothing it read has changed; the transaction ends either way.
-    public func commit(_ txn: UInt64, _ writes: [DocumentWrite]) async throws -> CommitResult {
+    public func commit(_ txn: UInt64, _ writes: [DocumentWrite], enqueues: [TaskEnqueue] = []) async throws -> CommitResult {
         try touch(txn)
         let open = state.withLock { $0.open[txn] }
         guard let open else { throw HTTPSError(.failedPrecondition, "transaction \(txn) is not open") }
         defer { rollback(txn) }
         var validations: [ReadValidation] = open.reads.map { .document($0.key, updateTime: $0.value) }
         validations += open.queries.map { .query($0.0, results: $0.1) }
-        return try await engine.commit(writes, validations: validations).0
+        return try await engine.commit(writes, validations: validations, enqueues: enqueues).0
     }
 
     /// Ends a transaction without writing, releasing its locks. Unknown ids are ignored.

@@ -112,6 +112,7 @@ public final class UserTable: Sendable {
             try UserTable.writeProviders(db, user)
             try UserTable.logEvent(db, .created, user, time: time)
         }
+        engine.activity.notify()
     }
 
     /// Applies `change` to a user atomically and returns the result; `not-found` for an unknown uid.
@@ -136,7 +137,8 @@ public final class UserTable: Sendable {
     /// Deletes a user with its refresh tokens and logs the deletion (with the record as it was).
     @discardableResult
     public func delete(uid: String, time: Timestamp) async throws -> UserRecord {
-        try await engine.writer.withTransaction { db in
+        defer { engine.activity.notify() }
+        return try await engine.writer.withTransaction { db in
             guard let user = try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) else {
                 throw HTTPSError(.notFound, "no user record for uid \(uid)")
             }

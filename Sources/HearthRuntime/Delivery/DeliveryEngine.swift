@@ -1,0 +1,625 @@
+import Foundation
+import HearthModel
+import HearthStore
+import Synchronization
+
+extension Delivery: DeliveryTimeoutSource {}
+
+/// Runs everything asynchronous: document and user triggers, task queues and schedules. Each is a
+/// delivery in the database (see `DeliveryStore`): queued once per function and event, claimed
+/// under a lease, run through the invoker, then deleted, retried by the function's `RetryPolicy`,
+/// or kept as a dead letter.
+///
+/// The engine never sleeps on its own: `nextDeadline()` says when something will be due and
+/// `runDue(at:)` does what is due. `start(driving: true)` runs a loop that sleeps on the runtime's
+/// clock until the next deadline or until the store reports new work (a commit, an enqueue, a user
+/// event: no polling on that path); tests leave the loop off and drive the engine with a
+/// `ManualClock` through `settle()` and `advance(by:)` (see `TestRuntime`).
+public actor DeliveryEngine {
+    public struct Configuration: Sendable {
+        /// Names this process's leases; a restarted process with the same id takes back its own
+        /// running deliveries at once (others' wait for their lease to end).
+        public var nodeID: String
+        /// How often the driving loop looks for work other processes queued (nil: never).
+        public var pollInterval: Duration?
+        /// How long an enqueued task id stays reserved.
+        public var taskDedupeWindow: Duration
+        /// Concurrency of trigger functions that set none.
+        public var defaultConcurrency: Int
+        /// Lease beyond an attempt's timeout, after which another process may run the delivery.
+        public var leaseMargin: Duration
+        /// Changes or user events read per routing step.
+        public var routeBatch: Int
+
+        public init(nodeID: String = UUID().uuidString, pollInterval: Duration? = nil, taskDedupeWindow: Duration = .seconds(86_400),
+                    defaultConcurrency: Int = 100, leaseMargin: Duration = .seconds(60), routeBatch: Int = 500) {
+            self.nodeID = nodeID
+            self.pollInterval = pollInterval
+            self.taskDedupeWindow = taskDedupeWindow
+            self.defaultConcurrency = defaultConcurrency
+            self.leaseMargin = leaseMargin
+            self.routeBatch = routeBatch
+        }
+    }
+
+    struct DocumentRoute {
+        let function: String
+        let kind: DocumentEventKind
+        let pattern: PathPattern
+        var cursor: Int64
+    }
+
+    struct UserRoute {
+        let function: String
+        let kind: UserEventKind
+        var cursor: Int64
+    }
+
+    struct ScheduleState {
+        let function: String
+        let schedule: Schedule
+        var next: Timestamp?
+    }
+
+    let configuration: Configuration
+    let deliveries: DeliveryStore
+    let users: UserTable
+    let feed: any StorageEngine
+    let invoker: Invoker
+    let clock: any Clock
+    let log: RuntimeLog
+    public nonisolated let stats = DeliveryStats()
+
+    var lanes: [String: Lane] = [:]
+    var documentRoutes: [DocumentRoute] = []
+    var userRoutes: [UserRoute] = []
+    var schedules: [String: ScheduleState] = [:]
+    var completions: [DeliveryOutcome] = []
+    var running: [Int64: Task<Void, Never>] = [:]
+    var stopping = false
+    var started = false
+    var lastPrune: Timestamp?
+    /// A `runDue` pass is under way (passes never overlap).
+    var inPass = false
+    private nonisolated let wakeup = Wakeup()
+    private var driver: Task<Void, Never>?
+
+    public init(configuration: Configuration, deliveries: DeliveryStore, users: UserTable, feed: any StorageEngine,
+                invoker: Invoker, clock: any Clock, log: RuntimeLog) {
+        self.configuration = configuration
+        self.deliveries = deliveries
+        self.users = users
+        self.feed = feed
+        self.invoker = invoker
+        self.clock = clock
+        self.log = log
+        let wakeup = self.wakeup
+        deliveries.activity.subscribe { wakeup.notify() }
+    }
+
+    // MARK: lifecycle
+
+    /// Takes the event functions of `table`: recovers this node's unfinished deliveries, places
+    /// each trigger function's feed cursor (a new function starts at the end of the feed),
+    /// registers schedules (a new one first fires at its next instant after now), and with
+    /// `driving` starts the loop that runs deliveries as they come due.
+    public func start(table: FunctionTable, driving: Bool) async throws {
+        let now = clock.now()
+        let recovered = try await deliveries.recoverLeases(owner: configuration.nodeID, now: now)
+        if recovered > 0 { log.log(.notice, "deliveries recovered", ["count": .int(Int64(recovered)), "node": .string(configuration.nodeID)]) }
+        let feedEnd = feed.lastSequence
+        let userEnd = try deliveries.lastUserEventSequence()
+        var wantedCursors: Set<String> = []
+        for entry in table.entries where entry.trigger.isEvent {
+            lanes[entry.name] = Lane(entry: entry, now: now, defaultConcurrency: configuration.defaultConcurrency)
+            stats.register(entry.name)
+            switch entry.trigger {
+            case .document(let kind, let pattern):
+                let name = DeliveryEngine.documentCursor(entry.name)
+                wantedCursors.insert(name)
+                let cursor = try await deliveries.cursor(name, initial: feedEnd)
+                documentRoutes.append(DocumentRoute(function: entry.name, kind: kind, pattern: try PathPattern(pattern), cursor: cursor))
+            case .user(let kind):
+                let name = DeliveryEngine.userCursor(entry.name)
+                wantedCursors.insert(name)
+                userRoutes.append(UserRoute(function: entry.name, kind: kind, cursor: try await deliveries.cursor(name, initial: userEnd)))
+            case .schedule(let expression, let zone):
+                let schedule = try Schedule(expression, timeZone: zone)
+                try await deliveries.registerSchedule(entry.name, at: now)
+                let last = try deliveries.lastFire(schedule: entry.name) ?? now
+                schedules[entry.name] = ScheduleState(function: entry.name, schedule: schedule, next: schedule.nextFire(after: last))
+            default:
+                break
+            }
+        }
+        // Cursors of trigger functions no longer loaded would hold back pruning of the feed forever.
+        for (name, _) in try await feed.cursors() where DeliveryEngine.isTriggerCursor(name) && !wantedCursors.contains(name) {
+            try await feed.removeCursor(name)
+            log.log(.notice, "feed cursor removed", ["cursor": .string(name), "reason": "its function is not loaded"])
+        }
+        started = true
+        if driving {
+            driver = Task { [weak self] in await self?.drive() }
+        }
+    }
+
+    /// Stops claiming, lets running deliveries finish within `grace` (wall time), records what
+    /// finished, and leaves the rest pending (or running under this node's lease, which the next
+    /// start with the same node id takes back).
+    public func stop(grace: Duration) async {
+        stopping = true
+        wakeup.notify()
+        driver?.cancel()
+        let deadline = ContinuousClock.now + grace
+        while !running.isEmpty && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        for task in running.values { task.cancel() }
+        await flushCompletions()
+    }
+
+    static func documentCursor(_ function: String) -> String { "trigger:" + function }
+    static func userCursor(_ function: String) -> String { "user-trigger:" + function }
+    static func isTriggerCursor(_ name: String) -> Bool { name.hasPrefix("trigger:") || name.hasPrefix("user-trigger:") }
+
+    // MARK: the loop
+
+    private func drive() async {
+        while !stopping && !Task.isCancelled {
+            await runDue(at: clock.now())
+            var deadline = await nextDeadline()
+            if let poll = configuration.pollInterval {
+                let next = clock.now() + poll
+                deadline = deadline.map { min($0, next) } ?? next
+            }
+            await wakeup.wait(until: deadline, clock: clock)
+        }
+    }
+
+    /// The earliest time something becomes due: a pending delivery of a function that has room
+    /// (and a token), a schedule's next instant, or the end of a lease. Nil when nothing is waiting.
+    public func nextDeadline() async -> Timestamp? {
+        let now = clock.now()
+        var earliest: Timestamp?
+        func consider(_ t: Timestamp?) { if let t { earliest = earliest.map { min($0, t) } ?? t } }
+        refreshDirtyLanes()
+        for (_, lane) in lanes where lane.capacity > 0 && !lane.blocked {
+            guard let due = lane.nextDue else { continue }
+            var l = lane
+            l.refill(at: now)
+            consider(max(due, l.tokenTime(after: now)))
+        }
+        for state in schedules.values { consider(state.next) }
+        consider(try? deliveries.nextLeaseEnd())
+        if !completions.isEmpty { consider(now) }
+        return earliest
+    }
+
+    /// Does everything due at `now`: records finished attempts, queues new document changes and
+    /// user events, fires due schedules, takes back deliveries whose lease ended, and starts as
+    /// many due deliveries as each function's concurrency and rate allow.
+    public func runDue(at now: Timestamp) async {
+        guard started, !inPass else { return }
+        inPass = true
+        defer { inPass = false }
+        await flushCompletions()
+        do {
+            while try await routeDocuments(now: now) {}
+            while try await routeUserEvents(now: now) {}
+            try await fireSchedules(now: now)
+            if let lease = try deliveries.nextLeaseEnd(), lease <= now {
+                let n = try await deliveries.recoverLeases(owner: nil, now: now)
+                if n > 0 { markAllDirty() }
+            }
+            try await pruneTaskIDs(now: now)
+            guard !stopping else { return }
+            try await claimAndStart(now: now)
+        } catch {
+            log.error("delivery engine step failed", ["error": .string("\(error)")])
+        }
+    }
+
+    /// Runs until nothing is due at the clock's current time and every running delivery is either
+    /// finished or waiting for time on a `ManualClock` (its handler sleeps on the host clock): every
+    /// delivery due now has been attempted, and retries due now too. For tests and replay, with the
+    /// loop off. Gives up (returning) after `wallSeconds` of waiting for handlers that neither finish
+    /// nor wait for time.
+    public func settle(wallSeconds: Double = 60) async {
+        let giveUp = ContinuousClock.now + .seconds(wallSeconds)
+        while ContinuousClock.now < giveUp {
+            await runDue(at: clock.now())
+            if running.isEmpty {
+                if !completions.isEmpty { continue }
+                guard let next = await nextDeadline(), next <= clock.now() else { return }
+                continue
+            }
+            // Wait until a running delivery finishes, or until all of them wait for time.
+            let before = Set(running.keys)
+            while Set(running.keys) == before && !allRunningWaitForTime() && ContinuousClock.now < giveUp {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+            if Set(running.keys) == before && allRunningWaitForTime() {
+                // Anything else due now was started by the pass above; nothing moves until time does.
+                if completions.isEmpty, let next = await nextDeadline(), next <= clock.now(), hasRoomForDueWork() { continue }
+                return
+            }
+        }
+        log.warning("settle gave up: deliveries neither finish nor wait for time", ["running": .int(Int64(running.count))])
+    }
+
+    /// Whether every running delivery's handler is asleep on the (manual) clock.
+    private func allRunningWaitForTime() -> Bool {
+        guard let manual = clock as? ManualClock else { return false }
+        let invocations = invoker.deliveryInvocations
+        guard invocations.count == running.count else { return false }
+        // Asleep, and not past a timeout that is about to end the attempt.
+        let now = clock.now()
+        let sleeping = manual.sleepingTags
+        return invocations.allSatisfy { id, deadline in sleeping.contains(id) && (deadline.map { $0 > now } ?? true) }
+    }
+
+    /// Whether some lane with due work could start more now.
+    private func hasRoomForDueWork() -> Bool {
+        let now = clock.now()
+        return lanes.values.contains { lane in
+            guard lane.capacity > 0, !lane.blocked, let due = lane.nextDue, due <= now else { return false }
+            var l = lane
+            l.refill(at: now)
+            return l.availableTokens > 0
+        }
+    }
+
+    /// Whether deliveries are running now (tests).
+    public var runningCount: Int { running.count }
+
+    // MARK: routing the feeds
+
+    /// Queues deliveries for one batch of document changes; true when there may be more.
+    private func routeDocuments(now: Timestamp) async throws -> Bool {
+        guard let floor = documentRoutes.map(\.cursor).min() else { return false }
+        let changes = try await feed.changes(after: floor, limit: configuration.routeBatch)
+        guard let last = changes.last else { return false }
+        var batch: [NewDelivery] = []
+        var touched: Set<String> = []
+        for change in changes {
+            for route in documentRoutes where change.sequence > route.cursor && route.kind.accepts(change.kind) {
+                guard let params = route.pattern.match(change.path) else { continue }
+                batch.append(NewDelivery(function: route.function, eventID: String(change.sequence), orderingKey: change.path.description,
+                                         payload: DeliveryEngine.documentEvent(change, params: params), dueTime: min(change.commitTime, now)))
+                touched.insert(route.function)
+            }
+        }
+        var cursors: [String: Int64] = [:]
+        for i in documentRoutes.indices where documentRoutes[i].cursor < last.sequence {
+            documentRoutes[i].cursor = last.sequence
+            cursors[DeliveryEngine.documentCursor(documentRoutes[i].function)] = last.sequence
+        }
+        try await deliveries.add(batch, cursors: cursors)
+        for function in touched { markDirty(function, due: batch.first { $0.function == function }?.dueTime) }
+        return changes.count == configuration.routeBatch
+    }
+
+    static func documentEvent(_ change: DocumentChange, params: [String: String]) -> Value {
+        var event: [String: Value] = [
+            "id": .string(String(change.sequence)), "time": .timestamp(change.commitTime), "kind": .string(change.kind.rawValue),
+            "path": .string(change.path.description), "params": .map(params.mapValues { .string($0) }),
+        ]
+        if let before = change.before { event["before"] = before.value }
+        if let after = change.after { event["after"] = after.value }
+        return .map(event)
+    }
+
+    /// Queues deliveries for one batch of user events; true when there may be more.
+    private func routeUserEvents(now: Timestamp) async throws -> Bool {
+        guard let floor = userRoutes.map(\.cursor).min() else { return false }
+        let events = try users.events(after: floor, limit: configuration.routeBatch)
+        guard let last = events.last else { return false }
+        var batch: [NewDelivery] = []
+        for event in events {
+            for route in userRoutes where event.sequence > route.cursor && event.kind == route.kind {
+                let payload: Value = ["id": .string("user-\(event.sequence)"), "time": .timestamp(event.time), "kind": .string(event.kind.rawValue),
+                                      "user": try ValueEncoder().encode(event.user)]
+                batch.append(NewDelivery(function: route.function, eventID: "user-\(event.sequence)", orderingKey: event.user.uid,
+                                         payload: payload, dueTime: min(event.time, now)))
+            }
+        }
+        var cursors: [String: Int64] = [:]
+        for i in userRoutes.indices where userRoutes[i].cursor < last.sequence {
+            userRoutes[i].cursor = last.sequence
+            cursors[DeliveryEngine.userCursor(userRoutes[i].function)] = last.sequence
+        }
+        try await deliveries.add(batch, cursors: cursors)
+        for d in batch { markDirty(d.function, due: d.dueTime) }
+        return events.count == configuration.routeBatch
+    }
+
+    // MARK: schedules
+
+    /// Fires each schedule whose next instant has come: once, for the latest instant that has
+    /// passed (after downtime, missed instants do not fire one by one).
+    private func fireSchedules(now: Timestamp) async throws {
+        for (name, state) in schedules {
+            guard let next = state.next, next <= now else { continue }
+            var instant = next
+            var steps = 0
+            while let following = state.schedule.nextFire(after: instant), following <= now, steps < 1_000_000 {
+                instant = following
+                steps += 1
+            }
+            try await fire(name, instant: instant, manual: false)
+            schedules[name]?.next = state.schedule.nextFire(after: instant)
+        }
+    }
+
+    /// Queues a firing of schedule `name` for `instant`. Manual firings (`hearth schedule run`)
+    /// leave the schedule's own timing alone.
+    @discardableResult
+    func fire(_ name: String, instant: Timestamp, manual: Bool) async throws -> Bool {
+        let payload: Value = ["jobName": .string(name), "scheduleTime": .timestamp(instant)]
+        if manual {
+            let added = try await deliveries.add([NewDelivery(function: name, eventID: "manual-" + instant.rfc3339, payload: payload, dueTime: instant)])
+            markDirty(name, due: instant)
+            return added > 0
+        }
+        let fired = try await deliveries.fire(schedule: name, instant: instant,
+                                              delivery: NewDelivery(function: name, eventID: instant.rfc3339, payload: payload, dueTime: instant))
+        if fired { markDirty(name, due: instant) }
+        return fired
+    }
+
+    /// Fires a schedule now, outside its timing (`hearth schedule run`, the admin API).
+    public func runSchedule(_ name: String) async throws {
+        guard schedules[name] != nil else { throw HTTPSError(.notFound, "no schedule function named '\(name)'") }
+        try await fire(name, instant: clock.now(), manual: true)
+        wakeup.notify()
+    }
+
+    /// Each schedule with its next firing instant.
+    public func scheduleTable() -> [(function: String, expression: String, timeZone: String, next: Timestamp?)] {
+        schedules.values.sorted { $0.function < $1.function }.map { ($0.function, $0.schedule.expression, $0.schedule.timeZone, $0.next) }
+    }
+
+    private func pruneTaskIDs(now: Timestamp) async throws {
+        if let last = lastPrune, now - last < .seconds(3600) { return }
+        lastPrune = now
+        try await deliveries.pruneTaskIDs(enqueuedBefore: now - configuration.taskDedupeWindow)
+    }
+
+    // MARK: claiming and running
+
+    private func markDirty(_ function: String, due: Timestamp?) {
+        guard var lane = lanes[function] else { return }
+        lane.dirty = true
+        if let due { lane.nextDue = lane.nextDue.map { min($0, due) } ?? due }
+        lanes[function] = lane
+    }
+
+    private func markAllDirty() {
+        for name in Array(lanes.keys) { lanes[name]?.dirty = true }
+    }
+
+    private func refreshDirtyLanes() {
+        for (name, lane) in lanes where lane.dirty {
+            lanes[name]?.nextDue = (try? deliveries.nextDue(function: name)) ?? nil
+            lanes[name]?.dirty = false
+        }
+    }
+
+    private func claimAndStart(now: Timestamp) async throws {
+        refreshDirtyLanes()
+        var requests: [(function: String, limit: Int)] = []
+        for (name, var lane) in lanes {
+            lane.refill(at: now)
+            lanes[name] = lane
+            guard !lane.blocked, let due = lane.nextDue, due <= now else { continue }
+            let limit = min(lane.capacity, lane.availableTokens, 500)
+            if limit > 0 { requests.append((name, limit)) }
+        }
+        guard !requests.isEmpty else { return }
+        let snapshot = lanes
+        let margin = configuration.leaseMargin
+        let claimed = try await deliveries.claim(requests, now: now, owner: configuration.nodeID) { function in
+            // Long enough for the longest attempt (a task's own deadline is at most 1800 s).
+            now + max(snapshot[function].map { $0.timeout(for: NoDeadline()) } ?? .seconds(60), .seconds(1800)) + margin
+        }
+        var started: [String: Int] = [:]
+        for delivery in claimed { started[delivery.function, default: 0] += 1 }
+        for (function, limit) in requests {
+            let n = started[function] ?? 0
+            lanes[function]?.dirty = true
+            // Fewer than asked although some were due: the rest wait on an earlier delivery of the
+            // same document (or there were fewer due than room).
+            if n < limit, let due = try deliveries.nextDue(function: function), due <= now { lanes[function]?.blocked = true }
+        }
+        for delivery in claimed { start(delivery, now: now) }
+    }
+
+    private struct NoDeadline: DeliveryTimeoutSource { var dispatchDeadlineSeconds: Double? { nil } }
+
+    private func start(_ delivery: Delivery, now: Timestamp) {
+        guard var lane = lanes[delivery.function] else { return }
+        lane.take()
+        lane.running += 1
+        lanes[delivery.function] = lane
+        stats.started(delivery.function, latency: triggerLatency(delivery))
+        let entry = lane.entry
+        let event = DeliveryEngine.event(for: delivery, entry: entry)
+        let timeout = lane.timeout(for: delivery)
+        let invoker = self.invoker
+        running[delivery.id] = Task { [weak self] in
+            let outcome = await invoker.invoke(entry, event: event, timeout: timeout, delivery: delivery.id,
+                                               logFields: ["delivery": .int(delivery.id), "attempt": .int(Int64(delivery.attempts))])
+            await self?.finished(delivery, outcome)
+        }
+    }
+
+    /// Commit (or enqueue) to start, for document and user triggers: what the latency benchmark reads.
+    private func triggerLatency(_ delivery: Delivery) -> Duration? {
+        guard clock is SystemClock, delivery.attempts == 1, let time = delivery.payload["time"]?.timestampValue else { return nil }
+        return clock.now() - time
+    }
+
+    /// The event a handler receives.
+    static func event(for delivery: Delivery, entry: FunctionEntry) -> Value {
+        guard entry.trigger == .task else { return delivery.payload }
+        var event = delivery.payload.mapValue ?? [:]
+        event["queueName"] = .string(delivery.function)
+        event["id"] = .string(delivery.eventID)
+        event["retryCount"] = .int(Int64(delivery.attempts - 1))
+        event["executionCount"] = .int(Int64(delivery.attempts - 1))
+        if let status = delivery.lastStatus { event["previousResponse"] = .int(Int64(status)) }
+        if let reason = delivery.lastError { event["retryReason"] = .string(reason) }
+        return .map(event)
+    }
+
+    private func finished(_ delivery: Delivery, _ outcome: InvocationOutcome) {
+        running[delivery.id] = nil
+        guard var lane = lanes[delivery.function] else { return }
+        lane.running -= 1
+        lane.blocked = false
+        lane.dirty = true
+        let now = clock.now()
+        switch outcome.result {
+        case .success:
+            completions.append(.succeeded(id: delivery.id))
+            stats.finished(delivery.function, .succeeded)
+        case .failure(let error):
+            let status = error.code.httpStatus
+            let reason = "\(error.code.rawValue): \(error.message)"
+            let due = now + lane.retry.backoff(afterAttempt: delivery.attempts, random: { Double.random(in: 0..<1) })
+            if lane.retry.allowsRetry(afterAttempts: delivery.attempts, firstAttempt: delivery.firstAttemptTime ?? now, next: due) {
+                completions.append(.retry(id: delivery.id, due: due, error: reason, status: status))
+                lane.nextDue = lane.nextDue.map { min($0, due) } ?? due
+                stats.finished(delivery.function, .failed)
+            } else {
+                completions.append(.dead(id: delivery.id, error: reason, status: status))
+                stats.finished(delivery.function, .dead)
+                log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id),
+                                                        "event": .string(delivery.eventID), "attempts": .int(Int64(delivery.attempts)), "error": .string(reason)])
+            }
+        }
+        lanes[delivery.function] = lane
+        wakeup.notify()
+    }
+
+    private func flushCompletions() async {
+        guard !completions.isEmpty else { return }
+        let batch = completions
+        completions = []
+        do {
+            try await deliveries.complete(batch)
+        } catch {
+            // The attempts ran; their rows stay running until the lease ends, then run again.
+            log.error("recording delivery outcomes failed", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])
+        }
+    }
+
+    // MARK: operations
+
+    /// Makes a dead letter pending again.
+    public func retryDead(id: Int64) async throws {
+        guard try await deliveries.retryDead(id: id, now: clock.now()) else { throw HTTPSError(.notFound, "no dead delivery with id \(id)") }
+        if let d = try deliveries.delivery(id: id) { markDirty(d.function, due: d.dueTime) }
+        wakeup.notify()
+    }
+
+    /// Deletes a delivery that is not running.
+    public func drop(id: Int64) async throws {
+        guard try await deliveries.drop(id: id) else { throw HTTPSError(.notFound, "no pending or dead delivery with id \(id)") }
+        markAllDirty()
+    }
+}
+
+/// Counters of what the engine did, by function, for metrics (readable without the actor).
+public final class DeliveryStats: Sendable {
+    public enum Result: Sendable { case succeeded, failed, dead }
+
+    public struct Counters: Sendable {
+        public var started = 0
+        public var succeeded = 0
+        /// Failed attempts that will be retried.
+        public var failed = 0
+        public var dead = 0
+    }
+
+    private let state = Mutex<(counters: [String: Counters], latencies: [Double])>(([:], []))
+
+    func register(_ function: String) { state.withLock { if $0.counters[function] == nil { $0.counters[function] = Counters() } } }
+
+    func started(_ function: String, latency: Duration?) {
+        state.withLock { s in
+            s.counters[function, default: Counters()].started += 1
+            if let latency, s.latencies.count < 1_000_000 { s.latencies.append(latency.secondsDouble) }
+        }
+    }
+
+    func finished(_ function: String, _ result: Result) {
+        state.withLock { s in
+            switch result {
+            case .succeeded: s.counters[function, default: Counters()].succeeded += 1
+            case .failed: s.counters[function, default: Counters()].failed += 1
+            case .dead: s.counters[function, default: Counters()].dead += 1
+            }
+        }
+    }
+
+    public var counters: [String: Counters] { state.withLock { $0.counters } }
+
+    /// Seconds from commit to the start of a trigger's first attempt, as recorded (benchmarks).
+    public func takeLatencies() -> [Double] { state.withLock { s in defer { s.latencies = [] }; return s.latencies } }
+}
+
+/// Wakes the engine's loop: sleeps until a deadline on the clock or until notified, whichever is first.
+final class Wakeup: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var timer: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func notify() {
+        let (waiter, timer) = state.withLock { s -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            guard let w = s.waiter else {
+                s.pending = true
+                return (nil, nil)
+            }
+            s.waiter = nil
+            defer { s.timer = nil }
+            return (w, s.timer)
+        }
+        timer?.cancel()
+        waiter?.resume()
+    }
+
+    /// Returns at `deadline` (never, when nil), on `notify()`, or at once if notified since the last wait.
+    func wait(until deadline: Timestamp?, clock: any Clock) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now: Bool = state.withLock { s in
+                    if s.pending || Task.isCancelled {
+                        s.pending = false
+                        return true
+                    }
+                    s.waiter = c
+                    return false
+                }
+                if now {
+                    c.resume()
+                    return
+                }
+                if let deadline {
+                    let timer = Task { [weak self] in
+                        do { try await clock.sleep(until: deadline) } catch { return }
+                        self?.notify()
+                    }
+                    state.withLock { s in if s.waiter != nil { s.timer = timer } else { timer.cancel() } }
+                }
+            }
+        } onCancel: {
+            notify()
+        }
+        state.withLock { $0.pending = false }
+    }
+}

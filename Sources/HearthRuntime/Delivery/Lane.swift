@@ -1,0 +1,82 @@
+import HearthModel
+
+/// One event function's dispatch state in the engine: its policies, token bucket, running count,
+/// and what the engine knows of its queue.
+struct Lane: Sendable {
+    let entry: FunctionEntry
+    let retry: RetryPolicy
+    let concurrency: Int
+    /// Dispatches per second; nil means unlimited.
+    let rate: Double?
+    /// Tokens the bucket holds at most: a tenth of a second's worth, at least one.
+    let burst: Double
+    var tokens: Double
+    var refilled: Timestamp
+    var running = 0
+    /// The earliest due time of a pending delivery, as last read; nil when none.
+    var nextDue: Timestamp?
+    /// The queue changed since `nextDue` was read.
+    var dirty = true
+    /// Due deliveries exist but wait for an earlier one of the same ordering key: nothing to do
+    /// until one of this lane's deliveries completes.
+    var blocked = false
+
+    init(entry: FunctionEntry, now: Timestamp, defaultConcurrency: Int) {
+        self.entry = entry
+        let options = entry.spec.options
+        switch entry.trigger {
+        case .task:
+            retry = options.retry ?? .taskQueueDefault
+            let limits = options.rateLimits ?? .taskQueueDefault
+            concurrency = limits.maxConcurrentDispatches ?? RateLimits.taskQueueDefault.maxConcurrentDispatches!
+            rate = limits.maxDispatchesPerSecond
+        default:
+            retry = options.retry ?? .none
+            concurrency = options.rateLimits?.maxConcurrentDispatches ?? defaultConcurrency
+            rate = options.rateLimits?.maxDispatchesPerSecond
+        }
+        burst = max(1, ((rate ?? 0) / 10).rounded(.down))
+        tokens = burst
+        refilled = now
+    }
+
+    var name: String { entry.name }
+
+    /// How long one attempt may run.
+    func timeout(for delivery: DeliveryTimeoutSource) -> Duration {
+        let options = entry.spec.options
+        let seconds = delivery.dispatchDeadlineSeconds ?? options.dispatchDeadlineSeconds ?? options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds
+        return .seconds(double: seconds)
+    }
+
+    // MARK: token bucket
+
+    mutating func refill(at now: Timestamp) {
+        guard let rate, now > refilled else { return }
+        tokens = min(burst, tokens + (now - refilled).secondsDouble * rate)
+        refilled = now
+    }
+
+    /// Whole dispatches the bucket allows now (after `refill`).
+    var availableTokens: Int {
+        guard rate != nil else { return Int.max }
+        return Int((tokens + 1e-9).rounded(.down))
+    }
+
+    mutating func take() {
+        if rate != nil { tokens = max(0, tokens - 1) }
+    }
+
+    /// When the next token is there (now, when one already is).
+    func tokenTime(after now: Timestamp) -> Timestamp {
+        guard let rate, tokens + 1e-9 < 1 else { return now }
+        return now + .seconds(double: (1 - tokens) / rate)
+    }
+
+    var capacity: Int { max(0, concurrency - running) }
+}
+
+/// What a delivery's timeout depends on.
+protocol DeliveryTimeoutSource {
+    var dispatchDeadlineSeconds: Double? { get }
+}

@@ -1,0 +1,449 @@
+import HearthModel
+import Synchronization
+
+/// Where a delivery stands. One that succeeds is deleted.
+public enum DeliveryState: Int64, Sendable, Codable {
+    case pending = 0
+    /// Claimed by a runner until its lease ends.
+    case running = 1
+    /// Failed for good (retries exhausted or none allowed); kept until retried or dropped.
+    case dead = 2
+
+    public var name: String {
+        switch self {
+        case .pending: return "pending"
+        case .running: return "running"
+        case .dead: return "dead"
+        }
+    }
+}
+
+/// An event to queue for a function.
+public struct NewDelivery: Sendable, Hashable {
+    public var function: String
+    /// Stable across attempts; `(function, eventID)` is queued at most once.
+    public var eventID: String
+    /// Deliveries with the same key run one at a time, in the order they were queued (a document path).
+    public var orderingKey: String?
+    public var payload: Value
+    public var dueTime: Timestamp
+    /// Tasks: how long one attempt may run, seconds.
+    public var dispatchDeadlineSeconds: Double?
+
+    public init(function: String, eventID: String, orderingKey: String? = nil, payload: Value, dueTime: Timestamp,
+                dispatchDeadlineSeconds: Double? = nil) {
+        self.function = function
+        self.eventID = eventID
+        self.orderingKey = orderingKey
+        self.payload = payload
+        self.dueTime = dueTime
+        self.dispatchDeadlineSeconds = dispatchDeadlineSeconds
+    }
+}
+
+/// A queued delivery as stored.
+public struct Delivery: Sendable, Hashable {
+    public var id: Int64
+    public var function: String
+    public var eventID: String
+    public var orderingKey: String?
+    public var payload: Value
+    /// Attempts started so far (a claim starts one).
+    public var attempts: Int
+    public var firstAttemptTime: Timestamp?
+    public var dueTime: Timestamp
+    public var state: DeliveryState
+    public var lastError: String?
+    /// The previous attempt's outcome as an HTTP status (Firebase's `previousResponse`).
+    public var lastStatus: Int?
+    public var dispatchDeadlineSeconds: Double?
+    public var createTime: Timestamp
+
+    /// As the admin API and `hearth deliveries list` show it.
+    public var summary: Value {
+        var m: [String: Value] = [
+            "id": .int(id), "function": .string(function), "eventId": .string(eventID), "state": .string(state.name),
+            "attempts": .int(Int64(attempts)), "dueTime": .timestamp(dueTime), "createTime": .timestamp(createTime), "payload": payload,
+        ]
+        if let orderingKey { m["orderingKey"] = .string(orderingKey) }
+        if let firstAttemptTime { m["firstAttemptTime"] = .timestamp(firstAttemptTime) }
+        if let lastError { m["lastError"] = .string(lastError) }
+        if let lastStatus { m["lastStatus"] = .int(Int64(lastStatus)) }
+        return .map(m)
+    }
+}
+
+/// What became of one attempt.
+public enum DeliveryOutcome: Sendable, Hashable {
+    case succeeded(id: Int64)
+    /// Failed; try again at `due`.
+    case retry(id: Int64, due: Timestamp, error: String, status: Int)
+    /// Failed for good.
+    case dead(id: Int64, error: String, status: Int)
+}
+
+/// A task to add to a queue (which is a function's name).
+public struct TaskEnqueue: Sendable, Hashable {
+    public var queue: String
+    public var id: String
+    public var payload: Value
+    public var scheduleTime: Timestamp
+    public var dispatchDeadlineSeconds: Double?
+    /// How long the id stays reserved after this enqueue.
+    public var dedupeWindow: Duration
+
+    public init(queue: String, id: String, payload: Value, scheduleTime: Timestamp, dispatchDeadlineSeconds: Double? = nil,
+                dedupeWindow: Duration = .seconds(86_400)) {
+        self.queue = queue
+        self.id = id
+        self.payload = payload
+        self.scheduleTime = scheduleTime
+        self.dispatchDeadlineSeconds = dispatchDeadlineSeconds
+        self.dedupeWindow = dedupeWindow
+    }
+}
+
+/// Counts of one function's deliveries.
+public struct DeliveryCounts: Sendable, Hashable {
+    public var pending = 0
+    public var running = 0
+    public var dead = 0
+    /// The earliest due time among pending deliveries.
+    public var oldestPendingDue: Timestamp?
+
+    public init() {}
+}
+
+/// The delivery queue in the runtime's SQLite database: deliveries, reserved task ids, schedule
+/// state and the feed cursors of trigger functions. Every change goes through the store's single
+/// writer, so claims, completions and enqueues are atomic; a claim is a lease in the database,
+/// so two processes sharing the file never run one delivery at once.
+public final class DeliveryStore: Sendable {
+    let engine: SQLiteEngine
+
+    public init(engine: SQLiteEngine) { self.engine = engine }
+
+    /// Called after the database gains deliveries, user events or changes (from this process).
+    public var activity: ActivitySignal { engine.activity }
+
+    // MARK: adding
+
+    /// Queues deliveries (those already queued, by function and event id, are skipped) and moves the
+    /// named feed cursors, in one transaction. Returns how many were new.
+    @discardableResult
+    public func add(_ deliveries: [NewDelivery], cursors: [String: Int64] = [:]) async throws -> Int {
+        guard !deliveries.isEmpty || !cursors.isEmpty else { return 0 }
+        let now = RowEncoding.micros(engine.writer.clock.now())
+        let added = try await engine.writer.withTransaction { db -> Int in
+            var added = 0
+            for d in deliveries {
+                try db.run("""
+                    INSERT OR IGNORE INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(BinaryValueCodec.encode(d.payload)),
+                          .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadlineSeconds.map { .real($0) } ?? .null, .integer(now)])
+                added += db.changes
+            }
+            for (name, cursor) in cursors { try DeliveryStore.setCursor(db, name, cursor, now: now) }
+            return added
+        }
+        if added > 0 { activity.notify() }
+        return added
+    }
+
+    /// Adds tasks to their queues in one transaction (all or none). A task id used in its queue
+    /// within the dedupe window, or still queued, is `already-exists`.
+    public func enqueue(_ tasks: [TaskEnqueue]) async throws {
+        guard !tasks.isEmpty else { return }
+        let now = engine.writer.clock.now()
+        try await engine.writer.withTransaction { db in
+            for task in tasks { try DeliveryStore.insertTask(db, task, now: now) }
+        }
+        activity.notify()
+    }
+
+    /// The insert behind every enqueue, also run inside document commits (so a task enqueued in a
+    /// transaction or batch commits with its writes or not at all).
+    static func insertTask(_ db: Connection, _ task: TaskEnqueue, now: Timestamp) throws {
+        let window = RowEncoding.micros(now - task.dedupeWindow)
+        if let previous = try db.scalarInt("SELECT enqueue_time FROM task_ids WHERE queue = ? AND id = ?", [.text(task.queue), .text(task.id)]),
+           previous > window {
+            throw HTTPSError(.alreadyExists, "a task with id '\(task.id)' was already enqueued in queue '\(task.queue)' (ids are reserved for \(Int(task.dedupeWindow.secondsDouble)) s)")
+        }
+        if try db.scalarInt("SELECT 1 FROM deliveries WHERE function = ? AND event_id = ?", [.text(task.queue), .text(task.id)]) != nil {
+            throw HTTPSError(.alreadyExists, "a task with id '\(task.id)' is still queued in '\(task.queue)'")
+        }
+        try db.run("INSERT OR REPLACE INTO task_ids(queue, id, enqueue_time) VALUES (?, ?, ?)",
+                   [.text(task.queue), .text(task.id), .integer(RowEncoding.micros(now))])
+        try db.run("""
+            INSERT INTO deliveries(function, event_id, payload, due_time, dispatch_deadline, create_time) VALUES (?, ?, ?, ?, ?, ?)
+            """, [.text(task.queue), .text(task.id), .blob(BinaryValueCodec.encode(task.payload)), .integer(RowEncoding.micros(task.scheduleTime)),
+                  task.dispatchDeadlineSeconds.map { .real($0) } ?? .null, .integer(RowEncoding.micros(now))])
+    }
+
+    /// Removes a task that has not started yet; false when the queue has no such pending task.
+    public func deleteTask(queue: String, id: String) async throws -> Bool {
+        try await engine.writer.withTransaction { db in
+            try db.run("DELETE FROM deliveries WHERE function = ? AND event_id = ? AND state = 0", [.text(queue), .text(id)])
+            return db.changes > 0
+        }
+    }
+
+    /// Forgets task ids reserved before `cutoff`; returns how many.
+    @discardableResult
+    public func pruneTaskIDs(enqueuedBefore cutoff: Timestamp) async throws -> Int {
+        try await engine.writer.withTransaction { db in
+            try db.run("DELETE FROM task_ids WHERE enqueue_time < ?", [.integer(RowEncoding.micros(cutoff))])
+            return db.changes
+        }
+    }
+
+    // MARK: claiming and completing
+
+    /// Claims up to `limit` due deliveries of each function (never one whose ordering key has an
+    /// earlier delivery pending or running), marking them running under a lease held by `owner`
+    /// until `leaseUntil`, and counting the attempt. Oldest due first.
+    public func claim(_ requests: [(function: String, limit: Int)], now: Timestamp, owner: String,
+                      leaseUntil: (String) -> Timestamp) async throws -> [Delivery] {
+        let wanted = requests.filter { $0.limit > 0 }
+        guard !wanted.isEmpty else { return [] }
+        let nowMicros = RowEncoding.micros(now)
+        let leases = Dictionary(wanted.map { ($0.function, RowEncoding.micros(leaseUntil($0.function))) }, uniquingKeysWith: { a, _ in a })
+        return try await engine.writer.withTransaction { db in
+            var claimed: [Delivery] = []
+            for (function, limit) in wanted {
+                let rows = try db.query("""
+                    SELECT \(DeliveryStore.columns) FROM deliveries AS d
+                    WHERE d.function = ? AND d.state = 0 AND d.due_time <= ?
+                      AND (d.ordering_key IS NULL OR NOT EXISTS (
+                          SELECT 1 FROM deliveries AS e
+                          WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (0, 1)))
+                    ORDER BY d.due_time, d.id LIMIT ?
+                    """, [.text(function), .integer(nowMicros), .integer(Int64(limit))], DeliveryStore.row)
+                for var d in rows {
+                    d.attempts += 1
+                    d.firstAttemptTime = d.firstAttemptTime ?? now
+                    d.state = .running
+                    try db.run("""
+                        UPDATE deliveries SET state = 1, attempts = ?, first_attempt_time = ?, lease_owner = ?, lease_until = ? WHERE id = ?
+                        """, [.integer(Int64(d.attempts)), .integer(RowEncoding.micros(d.firstAttemptTime!)), .text(owner),
+                              .integer(leases[function]!), .integer(d.id)])
+                    claimed.append(d)
+                }
+            }
+            return claimed
+        }
+    }
+
+    /// Records what became of attempts, in one transaction. Outcomes for deliveries no longer
+    /// running (dropped meanwhile) change nothing.
+    public func complete(_ outcomes: [DeliveryOutcome]) async throws {
+        guard !outcomes.isEmpty else { return }
+        try await engine.writer.withTransaction { db in
+            for outcome in outcomes {
+                switch outcome {
+                case .succeeded(let id):
+                    try db.run("DELETE FROM deliveries WHERE id = ? AND state = 1", [.integer(id)])
+                case .retry(let id, let due, let error, let status):
+                    try db.run("""
+                        UPDATE deliveries SET state = 0, due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL
+                        WHERE id = ? AND state = 1
+                        """, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(id)])
+                case .dead(let id, let error, let status):
+                    try db.run("""
+                        UPDATE deliveries SET state = 2, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL
+                        WHERE id = ? AND state = 1
+                        """, [.text(error), .integer(Int64(status)), .integer(id)])
+                }
+            }
+        }
+        activity.notify()
+    }
+
+    /// Makes running deliveries pending again: those leased by `owner` (this node, restarted) and
+    /// those whose lease ended before `now` (their runner died). Returns how many.
+    @discardableResult
+    public func recoverLeases(owner: String?, now: Timestamp) async throws -> Int {
+        try await engine.writer.withTransaction { db in
+            try db.run("""
+                UPDATE deliveries SET state = 0, lease_owner = NULL, lease_until = NULL
+                WHERE state = 1 AND (lease_until <= ? OR lease_owner = ?)
+                """, [.integer(RowEncoding.micros(now)), owner.map { .text($0) } ?? .null])
+            return db.changes
+        }
+    }
+
+    // MARK: reading
+
+    /// The earliest due time among a function's pending deliveries.
+    public func nextDue(function: String) throws -> Timestamp? {
+        try engine.readers.withReader { db in
+            try db.scalarInt("SELECT min(due_time) FROM deliveries WHERE function = ? AND state = 0", [.text(function)]).map(RowEncoding.time)
+        }
+    }
+
+    /// The earliest end of a lease among running deliveries.
+    public func nextLeaseEnd() throws -> Timestamp? {
+        try engine.readers.withReader { db in
+            try db.scalarInt("SELECT min(lease_until) FROM deliveries WHERE state = 1").map(RowEncoding.time)
+        }
+    }
+
+    public func delivery(id: Int64) throws -> Delivery? {
+        try engine.readers.withReader { db in
+            try db.query("SELECT \(DeliveryStore.columns) FROM deliveries AS d WHERE d.id = ?", [.integer(id)], DeliveryStore.row).first
+        }
+    }
+
+    /// Deliveries, oldest first, optionally only one function's and only one state's.
+    public func list(function: String? = nil, state: DeliveryState? = nil, limit: Int = 100) throws -> [Delivery] {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        if let function { conditions.append("d.function = ?"); values.append(.text(function)) }
+        if let state { conditions.append("d.state = ?"); values.append(.integer(state.rawValue)) }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        values.append(.integer(Int64(limit)))
+        return try engine.readers.withReader { db in
+            try db.query("SELECT \(DeliveryStore.columns) FROM deliveries AS d \(whereClause) ORDER BY d.id LIMIT ?", values, DeliveryStore.row)
+        }
+    }
+
+    /// Counts by function and state, and each function's oldest pending due time.
+    public func counts() throws -> [String: DeliveryCounts] {
+        try engine.readers.withReader { db in
+            var out: [String: DeliveryCounts] = [:]
+            let rows = try db.query("SELECT function, state, count(*), min(due_time) FROM deliveries GROUP BY function, state") {
+                ($0.text(0), $0.int64(1), Int($0.int64(2)), $0.int64(3))
+            }
+            for (function, state, count, due) in rows {
+                var c = out[function] ?? DeliveryCounts()
+                switch DeliveryState(rawValue: state) {
+                case .pending?:
+                    c.pending = count
+                    c.oldestPendingDue = RowEncoding.time(due)
+                case .running?: c.running = count
+                case .dead?: c.dead = count
+                case nil: break
+                }
+                out[function] = c
+            }
+            return out
+        }
+    }
+
+    // MARK: dead letters
+
+    /// Makes a dead delivery pending again, due at `now`, with its attempts reset. False when there
+    /// is no dead delivery with that id.
+    public func retryDead(id: Int64, now: Timestamp) async throws -> Bool {
+        let done = try await engine.writer.withTransaction { db in
+            try db.run("""
+                UPDATE deliveries SET state = 0, attempts = 0, first_attempt_time = NULL, due_time = ? WHERE id = ? AND state = 2
+                """, [.integer(RowEncoding.micros(now)), .integer(id)])
+            return db.changes > 0
+        }
+        if done { activity.notify() }
+        return done
+    }
+
+    /// Deletes a delivery that is not running; false when there is none with that id (or it is running).
+    public func drop(id: Int64) async throws -> Bool {
+        try await engine.writer.withTransaction { db in
+            try db.run("DELETE FROM deliveries WHERE id = ? AND state != 1", [.integer(id)])
+            return db.changes > 0
+        }
+    }
+
+    // MARK: schedules
+
+    /// A schedule's last firing instant, if it ever fired or was registered.
+    public func lastFire(schedule function: String) throws -> Timestamp? {
+        try engine.readers.withReader { db in
+            try db.scalarInt("SELECT last_fire FROM schedules WHERE function = ?", [.text(function)]).map(RowEncoding.time)
+        }
+    }
+
+    /// Records `instant` as a schedule's last firing without queueing anything (a new schedule
+    /// starts from now), unless it already has a later one.
+    public func registerSchedule(_ function: String, at instant: Timestamp) async throws {
+        _ = try await engine.writer.withTransaction { db in
+            try db.run("INSERT INTO schedules(function, last_fire) VALUES (?, ?) ON CONFLICT(function) DO NOTHING",
+                       [.text(function), .integer(RowEncoding.micros(instant))])
+        }
+    }
+
+    /// Fires a schedule for `instant`: queues `delivery` and records the instant, atomically, unless
+    /// the schedule already fired at or after it (another process did). Returns whether it fired.
+    public func fire(schedule function: String, instant: Timestamp, delivery: NewDelivery) async throws -> Bool {
+        let micros = RowEncoding.micros(instant)
+        let fired = try await engine.writer.withTransaction { db -> Bool in
+            if let last = try db.scalarInt("SELECT last_fire FROM schedules WHERE function = ?", [.text(function)]), last >= micros { return false }
+            try db.run("INSERT INTO schedules(function, last_fire) VALUES (?, ?) ON CONFLICT(function) DO UPDATE SET last_fire = excluded.last_fire",
+                       [.text(function), .integer(micros)])
+            try db.run("""
+                INSERT OR IGNORE INTO deliveries(function, event_id, payload, due_time, create_time) VALUES (?, ?, ?, ?, ?)
+                """, [.text(delivery.function), .text(delivery.eventID), .blob(BinaryValueCodec.encode(delivery.payload)),
+                      .integer(RowEncoding.micros(delivery.dueTime)), .integer(RowEncoding.micros(engine.writer.clock.now()))])
+            return db.changes > 0
+        }
+        if fired { activity.notify() }
+        return fired
+    }
+
+    // MARK: feed cursors
+
+    /// A consumer's cursor in the change feed or the user event log; created at `initial` when missing.
+    public func cursor(_ name: String, initial: Int64) async throws -> Int64 {
+        if let existing = try engine.readers.withReader({ db in try db.scalarInt("SELECT cursor FROM consumers WHERE name = ?", [.text(name)]) }) {
+            return existing
+        }
+        let now = RowEncoding.micros(engine.writer.clock.now())
+        return try await engine.writer.withTransaction { db in
+            try db.run("INSERT INTO consumers(name, cursor, updated_time) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
+                       [.text(name), .integer(initial), .integer(now)])
+            return try db.scalarInt("SELECT cursor FROM consumers WHERE name = ?", [.text(name)]) ?? initial
+        }
+    }
+
+    static func setCursor(_ db: Connection, _ name: String, _ cursor: Int64, now: Int64) throws {
+        try db.run("""
+            INSERT INTO consumers(name, cursor, updated_time) VALUES (?, ?, ?)
+            ON CONFLICT(name) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_time = excluded.updated_time
+            """, [.text(name), .integer(cursor), .integer(now)])
+    }
+
+    /// The user event log's last sequence.
+    public func lastUserEventSequence() throws -> Int64 {
+        try engine.readers.withReader { db in try db.scalarInt("SELECT max(seq) FROM user_events") ?? 0 }
+    }
+
+    // MARK: rows
+
+    static let columns = """
+        d.id, d.function, d.event_id, d.ordering_key, d.payload, d.attempts, d.first_attempt_time, d.due_time, d.state,
+        d.last_error, d.last_status, d.dispatch_deadline, d.create_time
+        """
+
+    static func row(_ s: Statement) throws -> Delivery {
+        Delivery(id: s.int64(0), function: s.text(1), eventID: s.text(2), orderingKey: s.isNull(3) ? nil : s.text(3),
+                 payload: try BinaryValueCodec.decode(s.blob(4)), attempts: Int(s.int64(5)),
+                 firstAttemptTime: s.isNull(6) ? nil : RowEncoding.time(s.int64(6)), dueTime: RowEncoding.time(s.int64(7)),
+                 state: DeliveryState(rawValue: s.int64(8)) ?? .pending, lastError: s.isNull(9) ? nil : s.text(9),
+                 lastStatus: s.isNull(10) ? nil : Int(s.int64(10)), dispatchDeadlineSeconds: s.isNull(11) ? nil : s.double(11),
+                 createTime: RowEncoding.time(s.int64(12)))
+    }
+}
+
+/// A wake-up call: the store notifies it when work may have arrived (deliveries queued, user
+/// events logged, document changes committed); the delivery engine listens.
+public final class ActivitySignal: Sendable {
+    private let handlers = Mutex<[@Sendable () -> Void]>([])
+
+    public init() {}
+
+    public func subscribe(_ handler: @escaping @Sendable () -> Void) { handlers.withLock { $0.append(handler) } }
+
+    public func notify() {
+        for handler in handlers.withLock({ $0 }) { handler() }
+    }
+}

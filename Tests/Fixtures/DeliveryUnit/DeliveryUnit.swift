@@ -1,0 +1,169 @@
+import HearthFunctions
+
+/// A unit for the delivery engine's tests: triggers and queues that record every run in documents
+/// (`runs/{function}-{eventId}` counts runs, so duplicates show), fail on request, sleep on the
+/// host clock, and enqueue tasks in every way a handler can.
+public enum DeliveryUnit: FunctionModule {
+    struct Work: Codable, Sendable {
+        /// Fail while the attempt's retry count is below this.
+        var failUntil: Int?
+        /// Sleep this many seconds on the host clock first.
+        var sleep: Double?
+        var label: String?
+    }
+
+    struct EnqueueRequest: Codable, Sendable {
+        var queue: String
+        var data: Value?
+        var id: String?
+        var delaySeconds: Double?
+        var scheduleTime: Timestamp?
+        var deadlineSeconds: Double?
+    }
+
+    struct TransactionalRequest: Codable, Sendable {
+        var taskID: String
+        var doc: String
+        var fail: Bool
+    }
+
+    /// Counts a run of `function` for `event` and keeps what it saw.
+    static func record(_ docs: Documents, _ function: String, _ event: String, _ fields: [String: Value]) async throws {
+        let ref = try docs.collection("runs").document("\(function)-\(event)")
+        var update: [String: FieldUpdate] = ["count": .increment(1), "function": .value(.string(function)), "event": .value(.string(event))]
+        for (k, v) in fields { update[k] = .value(v) }
+        do {
+            try await ref.update(update)
+        } catch let e as HTTPSError where e.code == .notFound {
+            var initial = fields
+            initial["count"] = 1
+            initial["function"] = .string(function)
+            initial["event"] = .string(event)
+            do { try await ref.create(initial) } catch let e as HTTPSError where e.code == .alreadyExists { try await ref.update(update) }
+        }
+    }
+
+    public static func register(_ fn: inout FunctionRegistry) {
+        // Every write to items/{id}: records the run and appends the value of `n` to the item's log
+        // (in a transaction), so per-document order is visible.
+        fn.onDocumentWritten("recordWrite", "items/{itemId}", concurrency: 8) { (event: DocumentEvent<Value>) in
+            try await record(event.documents, "recordWrite", event.id, ["kind": .string(event.kind.rawValue), "item": .string(event.params["itemId"] ?? "")])
+            let n = event.after?.data["n"] ?? .null
+            let log = try event.documents.collection("orderLog").document(event.params["itemId"] ?? "?")
+            try await event.documents.runTransaction { tx in
+                let current = try await tx.get(log)?.data["seen"]?.arrayValue ?? []
+                try tx.set(log, ["seen": Value.array(current + [n])])
+            }
+        }
+
+        fn.onDocumentCreated("flaky", "flaky/{id}", retry: true) { (event: DocumentEvent<Value>) in
+            let attempts = try await event.documents.collection("flakyAttempts").document(event.params["id"] ?? "?")
+            try await attempts.set(["touched": true] as [String: Value], merge: true)
+            try await attempts.update(["n": .increment(1)])
+            let n = try await attempts.get()?.data["n"]?.intValue ?? 0
+            let failTimes = event.after?.data["failTimes"]?.intValue ?? 0
+            if n <= failTimes { throw HTTPSError(.unavailable, "flaky failure \(n)") }
+            try await record(event.documents, "flaky", event.id, ["attempts": .int(n)])
+        }
+
+        fn.onDocumentCreated("broken", "broken/{id}") { (event: DocumentEvent<Value>) in
+            throw HTTPSError(.internal, "always fails on \(event.path)")
+        }
+
+        fn.onDocumentDeleted("cleanup", "lists/{listId}") { (event: DocumentEvent<Value>) in
+            try await record(event.documents, "cleanup", event.id, ["list": .string(event.params["listId"] ?? ""),
+                                                                 "hadTitle": event.before?.data["title"] ?? .null])
+        }
+
+        fn.onTaskDispatched("work", retry: .exponential(maxAttempts: 3, minBackoff: .seconds(1), maxBackoff: .seconds(10), maxDoublings: 2),
+                            rateLimits: RateLimits(maxDispatchesPerSecond: 10, maxConcurrentDispatches: 100)) { (req: TaskRequest<Work>) in
+            if let seconds = req.data.sleep { try await req.context.clock.sleep(for: .seconds(double: seconds)) }
+            try await record(req.documents, "work", req.id, [
+                "retryCount": .int(Int64(req.retryCount)), "executionCount": .int(Int64(req.executionCount)),
+                "scheduledTime": .timestamp(req.scheduledTime), "ranAt": .timestamp(req.context.clock.now()),
+                "previousResponse": req.previousResponse.map { .int(Int64($0)) } ?? .null, "retryReason": req.retryReason.map { .string($0) } ?? .null,
+                "queue": .string(req.queueName), "label": req.data.label.map { .string($0) } ?? .null,
+            ])
+            if let failUntil = req.data.failUntil, req.retryCount < failUntil {
+                throw HTTPSError(.unavailable, "failing attempt \(req.retryCount + 1)")
+            }
+        }
+
+        fn.onTaskDispatched("slow", rateLimits: RateLimits(maxConcurrentDispatches: 2)) { (req: TaskRequest<Work>) in
+            try await req.context.clock.sleep(for: .seconds(double: req.data.sleep ?? 10))
+            try await record(req.documents, "slow", req.id, ["ranAt": .timestamp(req.context.clock.now())])
+        }
+
+        fn.onTaskDispatched("noop", rateLimits: RateLimits(maxDispatchesPerSecond: 100_000, maxConcurrentDispatches: 1000)) { (_: TaskRequest<Value>) in }
+
+        fn.onTaskDispatched("timeboxed", dispatchDeadlineSeconds: 30) { (req: TaskRequest<Work>) in
+            try await req.context.clock.sleep(for: .seconds(double: req.data.sleep ?? 60))
+        }
+
+        fn.onCall("enqueue") { (req: CallableRequest<EnqueueRequest>) -> String in
+            var options = TaskOptions(id: req.data.id)
+            options.scheduleDelay = req.data.delaySeconds.map { .seconds(double: $0) }
+            options.scheduleTime = req.data.scheduleTime
+            options.dispatchDeadline = req.data.deadlineSeconds.map { .seconds(double: $0) }
+            return try await req.context.tasks.queue(req.data.queue).enqueue(req.data.data ?? .null, options: options)
+        }
+
+        fn.onCall("deleteTask") { (req: CallableRequest<[String: String]>) -> Value in
+            try await req.context.tasks.queue(req.data["queue"] ?? "").delete(req.data["id"] ?? "")
+            return .null
+        }
+
+        // A document write and a task in one transaction; `fail` throws after both, rolling back both.
+        fn.onCall("transactional") { (req: CallableRequest<TransactionalRequest>) -> Value in
+            let ref = try req.documents.collection("txDocs").document(req.data.doc)
+            try await req.documents.runTransaction { tx in
+                _ = try await tx.get(ref)
+                try tx.set(ref, ["written": true] as [String: Value])
+                try tx.enqueue("work", Work(label: "from-transaction"), options: TaskOptions(id: req.data.taskID))
+                if req.data.fail { throw HTTPSError(.failedPrecondition, "rolled back on purpose") }
+            }
+            return "committed"
+        }
+
+        fn.onCall("batch") { (req: CallableRequest<TransactionalRequest>) -> Value in
+            let batch = req.documents.batch()
+            try batch.set(try req.documents.collection("txDocs").document(req.data.doc), ["written": true] as [String: Value])
+            try batch.enqueue("work", Work(label: "from-batch"), options: TaskOptions(id: req.data.taskID))
+            try await batch.commit()
+            return "committed"
+        }
+
+        // Enqueues `count` no-op tasks in commits of 500 (the schedule fan-out benchmark's shape).
+        fn.onCall("fanOut") { (req: CallableRequest<Int>) -> Int in
+            var done = 0
+            while done < req.data {
+                let n = min(500, req.data - done)
+                try await req.context.tasks.queue("noop").enqueue(contentsOf: (0..<n).map { (Value.int(Int64(done + $0)), TaskOptions()) })
+                done += n
+            }
+            return done
+        }
+
+        fn.onSchedule("seoulTick", "every 5 minutes", timeZone: "Asia/Seoul") { event in
+            try await record(event.documents, "seoulTick", event.scheduleTime.rfc3339, ["at": .timestamp(event.context.clock.now())])
+        }
+
+        fn.onSchedule("nightly", "30 2 * * *", timeZone: "America/New_York") { event in
+            try await record(event.documents, "nightly", event.scheduleTime.rfc3339, ["at": .timestamp(event.context.clock.now())])
+        }
+
+        fn.onUserCreated("welcome") { event in
+            try await event.documents.collection("profiles").document(event.user.uid).set(["email": event.user.email.map { Value.string($0) } ?? .null] as [String: Value])
+        }
+
+        fn.onUserDeleted("purge") { event in
+            try await event.documents.recursiveDelete(try event.documents.collection("members").document(event.user.uid))
+            try await record(event.documents, "purge", event.id, ["uid": .string(event.user.uid)])
+        }
+    }
+}
+
+@_cdecl("hearth_unit_entry")
+public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
+    exportUnit(DeliveryUnit.self, host: host)
+}
