@@ -17,6 +17,9 @@ public enum CLI {
         UsersCommand.self,
         TokenCommand.self,
         AuthCommand.self,
+        DeliveriesCommand.self,
+        TasksCommand.self,
+        ScheduleCommand.self,
     ]
 
     /// The result of parsing a command line, without running anything.

@@ -76,6 +76,69 @@ public final class Runtime: Sendable {
         return parsed.map(\.id)
     }
 
+    // MARK: deliveries, for the CLI and the admin API
+
+    /// A schedule function with its timing.
+    public struct ScheduleInfo: Sendable {
+        public var function: String
+        public var expression: String
+        public var timeZone: String
+        public var lastFire: Timestamp?
+        public var nextFire: Timestamp?
+
+        /// The next firing as a local time in the schedule's zone, e.g. `2026-01-02 09:00 (Asia/Seoul)`.
+        public var nextFireLocal: String? {
+            guard let nextFire, let zone = TimeZone(identifier: timeZone) else { return nil }
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = zone
+            formatter.dateFormat = "yyyy-MM-dd HH:mm zzz"
+            return formatter.string(from: nextFire.date)
+        }
+
+        public var value: Value {
+            ["function": .string(function), "schedule": .string(expression), "timeZone": .string(timeZone),
+             "lastFire": lastFire.map { .timestamp($0) } ?? .null, "nextFire": nextFire.map { .timestamp($0) } ?? .null,
+             "nextFireLocal": nextFireLocal.map { .string($0) } ?? .null]
+        }
+    }
+
+    /// Every schedule function, with its last firing (from the database) and next one.
+    public func scheduleTable() throws -> [ScheduleInfo] {
+        let now = clock.now()
+        return try table.entries.compactMap { entry -> ScheduleInfo? in
+            guard case .schedule(let expression, let zone) = entry.trigger else { return nil }
+            let schedule = try Schedule(expression, timeZone: zone)
+            let last = try deliveries.lastFire(schedule: entry.name)
+            return ScheduleInfo(function: entry.name, expression: expression, timeZone: zone, lastFire: last,
+                                nextFire: schedule.nextFire(after: max(last ?? now, now)))
+        }.sorted { $0.function < $1.function }
+    }
+
+    /// Queues a firing of a schedule function now, outside its timing; a serving runtime runs it
+    /// at once (another process's within its poll interval).
+    public func runScheduleNow(_ name: String) async throws {
+        guard let entry = table[name], case .schedule = entry.trigger else {
+            throw HTTPSError(.notFound, "no schedule function named '\(name)'")
+        }
+        let now = clock.now()
+        try await deliveries.add([NewDelivery(function: name, eventID: "manual-" + now.rfc3339,
+                                              payload: ["jobName": .string(name), "scheduleTime": .timestamp(now)], dueTime: now)])
+        engine.poke()
+    }
+
+    /// Makes a dead letter pending again.
+    public func retryDelivery(_ id: Int64) async throws {
+        guard try await deliveries.retryDead(id: id, now: clock.now()) else { throw HTTPSError(.notFound, "no dead delivery with id \(id)") }
+        engine.poke()
+    }
+
+    /// Deletes a pending or dead delivery.
+    public func dropDelivery(_ id: Int64) async throws {
+        guard try await deliveries.drop(id: id) else { throw HTTPSError(.notFound, "no pending or dead delivery with id \(id)") }
+        engine.poke()
+    }
+
     /// Starts the delivery engine on the loaded function table; with `driving`, deliveries run as
     /// they come due (`hearth serve`); without, the caller drives it (`TestRuntime`).
     public func startDeliveries(driving: Bool) async throws {
@@ -104,9 +167,35 @@ public final class Runtime: Sendable {
 
     /// Metrics of the runtime's parts beyond HTTP and invocations (the delivery engine adds its own).
     public func extraMetrics() -> [(name: String, help: String, type: String, samples: [(labels: String, value: Double)])] {
-        [("hearth_units_loaded", "Units loaded.", "gauge", [("", Double(table.units.count))]),
-         ("hearth_units_refused", "Units refused at load.", "gauge", [("", Double(loadErrors.count))]),
-         ("hearth_change_feed_sequence", "The change feed's last sequence.", "gauge", [("", Double(store.engine.lastSequence))])]
+        var out: [(name: String, help: String, type: String, samples: [(labels: String, value: Double)])] = [
+            ("hearth_units_loaded", "Units loaded.", "gauge", [("", Double(table.units.count))]),
+            ("hearth_units_refused", "Units refused at load.", "gauge", [("", Double(loadErrors.count))]),
+            ("hearth_change_feed_sequence", "The change feed's last sequence.", "gauge", [("", Double(store.engine.lastSequence))]),
+        ]
+        // Deliveries: what waits in the database, and what the engine did since the process started.
+        let events = table.entries.filter { $0.trigger.isEvent }.map(\.name).sorted()
+        let counts = (try? deliveries.counts()) ?? [:]
+        let done = engine.stats.counters
+        let now = clock.now()
+        func label(_ name: String) -> String { "function=\"\(name)\"" }
+        func gauge(_ pick: (DeliveryCounts) -> Int) -> [(labels: String, value: Double)] {
+            events.map { (label($0), Double(pick(counts[$0] ?? DeliveryCounts()))) }
+        }
+        func counter(_ pick: (DeliveryStats.Counters) -> Int) -> [(labels: String, value: Double)] {
+            events.map { (label($0), Double(pick(done[$0] ?? DeliveryStats.Counters()))) }
+        }
+        out += [
+            ("hearth_deliveries_pending", "Deliveries waiting to run (including retries not yet due).", "gauge", gauge(\.pending)),
+            ("hearth_deliveries_in_flight", "Deliveries running (in any process sharing the database).", "gauge", gauge(\.running)),
+            ("hearth_deliveries_dead", "Dead letters: deliveries that failed for good.", "gauge", gauge(\.dead)),
+            ("hearth_deliveries_oldest_pending_age_seconds", "Age of the oldest pending delivery past its due time.", "gauge",
+             events.map { name in (label(name), counts[name]?.oldestPendingDue.map { max(0, (now - $0).secondsDouble) } ?? 0) }),
+            ("hearth_deliveries_started_total", "Delivery attempts started by this process.", "counter", counter(\.started)),
+            ("hearth_deliveries_succeeded_total", "Delivery attempts that succeeded.", "counter", counter(\.succeeded)),
+            ("hearth_deliveries_failed_total", "Delivery attempts that failed and will be retried.", "counter", counter(\.failed)),
+            ("hearth_deliveries_dead_lettered_total", "Deliveries that failed for good.", "counter", counter(\.dead)),
+        ]
+        return out
     }
 
     /// The caller a verified ID token describes, for invoking callables.

@@ -54,7 +54,7 @@ public final class SQLiteEngine: StorageEngine {
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
         let (result, changes) = try await writer.commit(writes, validations: validations, enqueues: enqueues)
         if let last = changes.last { notifier.committed(upTo: last.sequence) }
-        if !changes.isEmpty || !enqueues.isEmpty { activity.notify() }
+        if !changes.isEmpty || !enqueues.isEmpty { activity.notify(Set(enqueues.map(\.queue))) }
         return (result, changes)
     }
 

@@ -82,6 +82,16 @@ public actor DeliveryEngine {
     /// A `runDue` pass is under way (passes never overlap).
     var inPass = false
     private nonisolated let wakeup = Wakeup()
+    /// Functions whose queues the store reported changed since the last pass (`all`: any may have).
+    private nonisolated let touched = Touched()
+
+    final class Touched: Sendable {
+        private let state = Mutex<(names: Set<String>, all: Bool)>(([], false))
+        func add(_ functions: Set<String>?) {
+            state.withLock { t in if let functions { t.names.formUnion(functions) } else { t.all = true } }
+        }
+        func take() -> (Set<String>, Bool) { state.withLock { t in defer { t = ([], false) }; return (t.names, t.all) } }
+    }
     private var driver: Task<Void, Never>?
 
     public init(configuration: Configuration, deliveries: DeliveryStore, users: UserTable, feed: any StorageEngine,
@@ -94,7 +104,11 @@ public actor DeliveryEngine {
         self.clock = clock
         self.log = log
         let wakeup = self.wakeup
-        deliveries.activity.subscribe { wakeup.notify() }
+        let touched = self.touched
+        deliveries.activity.subscribe { functions in
+            touched.add(functions)
+            wakeup.notify()
+        }
     }
 
     // MARK: lifecycle
@@ -158,6 +172,19 @@ public actor DeliveryEngine {
         await flushCompletions()
     }
 
+    /// Makes the driving loop look for work now (after a change it cannot see, such as a dead letter
+    /// retried through the store).
+    public nonisolated func poke() {
+        touched.add(nil)
+        wakeup.notify()
+    }
+
+    /// Marks the lanes whose queues changed as needing a fresh look.
+    private func absorbTouched() {
+        let (names, all) = touched.take()
+        if all { markAllDirty() } else { for name in names { markDirty(name, due: nil) } }
+    }
+
     static func documentCursor(_ function: String) -> String { "trigger:" + function }
     static func userCursor(_ function: String) -> String { "user-trigger:" + function }
     static func isTriggerCursor(_ name: String) -> Bool { name.hasPrefix("trigger:") || name.hasPrefix("user-trigger:") }
@@ -165,7 +192,13 @@ public actor DeliveryEngine {
     // MARK: the loop
 
     private func drive() async {
+        var lastPoll = clock.now()
         while !stopping && !Task.isCancelled {
+            if let poll = configuration.pollInterval, clock.now() - lastPoll >= poll {
+                // Other processes may have queued work this one was not told about.
+                markAllDirty()
+                lastPoll = clock.now()
+            }
             await runDue(at: clock.now())
             var deadline = await nextDeadline()
             if let poll = configuration.pollInterval {
@@ -202,6 +235,7 @@ public actor DeliveryEngine {
         guard started, !inPass else { return }
         inPass = true
         defer { inPass = false }
+        absorbTouched()
         await flushCompletions()
         do {
             while try await routeDocuments(now: now) {}

@@ -1,6 +1,7 @@
 import HearthAuth
 import HearthHTTP
 import HearthModel
+import HearthStore
 
 /// The admin API under `/__/admin/`, for `Authorization: Bearer <admin token>`. The token comes from
 /// the environment variable named by `server.admin_token_env` (default HEARTH_ADMIN_TOKEN) or the
@@ -10,6 +11,11 @@ import HearthModel
 /// - `POST functions/{name}:invoke`      `{"data": …, "uid"?: …}` → `{"result"}` or `{"error"}`
 /// - `GET  users[?maxResults&pageToken]`, `GET users/{uid}`, `POST users`, `PATCH users/{uid}`,
 ///   `DELETE users/{uid}`, `PUT users/{uid}/claims`
+/// - `GET  deliveries[?function&state=pending|running|dead&limit]`, `POST deliveries/{id}:retry`,
+///   `DELETE deliveries/{id}`
+/// - `POST tasks` (one task `{queue, data, id?, scheduleDelaySeconds?|scheduleTime?, dispatchDeadlineSeconds?}`
+///   or `{"tasks": [...]}`), `DELETE tasks/{queue}/{id}`
+/// - `GET  schedules`, `POST schedules/{name}:run`
 extension FrontDoor {
     func admin(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
         guard let token = adminToken else { return .error(.notFound, "the admin API is off: no admin token is configured") }
@@ -61,6 +67,41 @@ extension FrontDoor {
                 guard case .map(let claims) = body else { return .error(.invalidArgument, "the claims must be a JSON object") }
                 try await runtime.auth.setCustomClaims(uid: path[1], claims)
                 return .json(try ValueEncoder().encode(try await runtime.auth.getUser(uid: path[1])))
+            case ("GET", ["deliveries"]):
+                let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
+                var state: DeliveryState?
+                if let name = query["state"] {
+                    guard let s = [DeliveryState.pending, .running, .dead].first(where: { $0.name == name }) else {
+                        return .error(.invalidArgument, "state must be pending, running or dead (got '\(name)')")
+                    }
+                    state = s
+                }
+                let limit = Int(query["limit"] ?? "") ?? 100
+                guard (1...10_000).contains(limit) else { return .error(.invalidArgument, "limit must be between 1 and 10000") }
+                let list = try runtime.deliveries.list(function: query["function"], state: state, limit: limit)
+                return .json(["deliveries": .array(list.map(\.summary))])
+            case ("POST", let path) where path.count == 2 && path[0] == "deliveries" && path[1].hasSuffix(":retry"):
+                guard let id = Int64(path[1].dropLast(":retry".count)) else { return .error(.invalidArgument, "a delivery id is a number") }
+                try await runtime.retryDelivery(id)
+                return .json(["retried": .int(id)])
+            case ("DELETE", let path) where path.count == 2 && path[0] == "deliveries":
+                guard let id = Int64(path[1]) else { return .error(.invalidArgument, "a delivery id is a number") }
+                try await runtime.dropDelivery(id)
+                return .json(["dropped": .int(id)])
+            case ("POST", ["tasks"]):
+                let tasks = body["tasks"]?.arrayValue ?? [body]
+                return .json(["ids": .array(try await runtime.enqueue(tasks).map { .string($0) })], status: 201)
+            case ("DELETE", let path) where path.count == 3 && path[0] == "tasks":
+                guard try await runtime.deliveries.deleteTask(queue: path[1], id: path[2]) else {
+                    return .error(.notFound, "no pending task '\(path[2])' in queue '\(path[1])'")
+                }
+                return .json(["deleted": .string(path[2])])
+            case ("GET", ["schedules"]):
+                return .json(["schedules": .array(try runtime.scheduleTable().map(\.value))])
+            case ("POST", let path) where path.count == 2 && path[0] == "schedules" && path[1].hasSuffix(":run"):
+                let name = String(path[1].dropLast(":run".count))
+                try await runtime.runScheduleNow(name)
+                return .json(["fired": .string(name)])
             default:
                 return .error(.notFound, "no admin route \(request.method) /__/admin/\(segments.joined(separator: "/"))")
             }

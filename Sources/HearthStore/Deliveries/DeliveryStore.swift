@@ -147,7 +147,7 @@ public final class DeliveryStore: Sendable {
             for (name, cursor) in cursors { try DeliveryStore.setCursor(db, name, cursor, now: now) }
             return added
         }
-        if added > 0 { activity.notify() }
+        if added > 0 { activity.notify(Set(deliveries.map(\.function))) }
         return added
     }
 
@@ -159,7 +159,7 @@ public final class DeliveryStore: Sendable {
         try await engine.writer.withTransaction { db in
             for task in tasks { try DeliveryStore.insertTask(db, task, now: now) }
         }
-        activity.notify()
+        activity.notify(Set(tasks.map(\.queue)))
     }
 
     /// The insert behind every enqueue, also run inside document commits (so a task enqueued in a
@@ -257,7 +257,6 @@ public final class DeliveryStore: Sendable {
                 }
             }
         }
-        activity.notify()
     }
 
     /// Makes running deliveries pending again: those leased by `owner` (this node, restarted) and
@@ -342,7 +341,7 @@ public final class DeliveryStore: Sendable {
                 """, [.integer(RowEncoding.micros(now)), .integer(id)])
             return db.changes > 0
         }
-        if done { activity.notify() }
+        if done { activity.notify(nil) }
         return done
     }
 
@@ -386,7 +385,7 @@ public final class DeliveryStore: Sendable {
                       .integer(RowEncoding.micros(delivery.dueTime)), .integer(RowEncoding.micros(engine.writer.clock.now()))])
             return db.changes > 0
         }
-        if fired { activity.notify() }
+        if fired { activity.notify([function]) }
         return fired
     }
 
@@ -435,15 +434,17 @@ public final class DeliveryStore: Sendable {
 }
 
 /// A wake-up call: the store notifies it when work may have arrived (deliveries queued, user
-/// events logged, document changes committed); the delivery engine listens.
+/// events logged, document changes committed), with the functions whose queues changed when it
+/// knows them (nil: any may have); the delivery engine listens.
 public final class ActivitySignal: Sendable {
-    private let handlers = Mutex<[@Sendable () -> Void]>([])
+    public typealias Handler = @Sendable (_ functions: Set<String>?) -> Void
+    private let handlers = Mutex<[Handler]>([])
 
     public init() {}
 
-    public func subscribe(_ handler: @escaping @Sendable () -> Void) { handlers.withLock { $0.append(handler) } }
+    public func subscribe(_ handler: @escaping Handler) { handlers.withLock { $0.append(handler) } }
 
-    public func notify() {
-        for handler in handlers.withLock({ $0 }) { handler() }
+    public func notify(_ functions: Set<String>? = []) {
+        for handler in handlers.withLock({ $0 }) { handler(functions) }
     }
 }

@@ -124,4 +124,43 @@ struct AdminMetricsTests {
             }
         }
     }
+
+    @Test("admin API: enqueue tasks, list deliveries, drop and retry them, list and run schedules; delivery metrics")
+    func adminDeliveries() async throws {
+        try await withFrontDoor(units: ["DeliveryUnit"], secrets: Self.secrets) { door in
+            let one = try await door.send("POST", "/__/admin/tasks", headers: Self.bearer, body: #"{"queue":"work","data":{"label":"a"},"id":"adm-1","scheduleDelaySeconds":60}"#)
+            #expect(one.status == 201)
+            #expect(one.json == ["ids": ["adm-1"]])
+            let many = try await door.send("POST", "/__/admin/tasks", headers: Self.bearer, body: #"{"tasks":[{"queue":"work"},{"queue":"work","id":"adm-2"}]}"#)
+            #expect(many.json?["ids"]?.arrayValue?.count == 2)
+            let dup = try await door.send("POST", "/__/admin/tasks", headers: Self.bearer, body: #"{"queue":"work","id":"adm-1"}"#)
+            #expect(dup.status == 409)
+            let bad = try await door.send("POST", "/__/admin/tasks", headers: Self.bearer, body: #"{"queue":"work","surprise":1}"#)
+            #expect(bad.status == 400)
+            #expect(bad.json?["error"]?["message"] == "unknown task option 'surprise'")
+
+            let list = try await door.send("GET", "/__/admin/deliveries?function=work&state=pending", headers: Self.bearer)
+            let rows = try #require(list.json?["deliveries"]?.arrayValue)
+            #expect(rows.count == 3)
+            let first = try #require(rows.first?["id"]?.intValue)
+            #expect(try await door.send("DELETE", "/__/admin/deliveries/\(first)", headers: Self.bearer).json == ["dropped": .int(first)])
+            #expect(try await door.send("DELETE", "/__/admin/deliveries/\(first)", headers: Self.bearer).status == 404)
+            #expect(try await door.send("POST", "/__/admin/deliveries/\(rows[1]["id"]!.intValue!):retry", headers: Self.bearer).status == 404,
+                    "only dead letters can be retried")
+            #expect(try await door.send("GET", "/__/admin/deliveries?state=asleep", headers: Self.bearer).status == 400)
+            #expect(try await door.send("DELETE", "/__/admin/tasks/work/adm-2", headers: Self.bearer).json == ["deleted": "adm-2"])
+
+            let schedules = try await door.send("GET", "/__/admin/schedules", headers: Self.bearer)
+            #expect(schedules.json?["schedules"]?.arrayValue?.compactMap { $0["function"]?.stringValue } == ["nightly", "seoulTick"])
+            #expect(try await door.send("POST", "/__/admin/schedules/nightly:run", headers: Self.bearer).json == ["fired": "nightly"])
+            #expect(try await door.send("POST", "/__/admin/schedules/work:run", headers: Self.bearer).status == 404)
+
+            let metrics = try await door.send("GET", "/metrics").text
+            #expect(metrics.contains("hearth_deliveries_pending{function=\"work\"} 1\n"))
+            #expect(metrics.contains("hearth_deliveries_pending{function=\"nightly\"} 1\n"))
+            #expect(metrics.contains("hearth_deliveries_dead{function=\"work\"} 0\n"))
+            #expect(metrics.contains("# TYPE hearth_deliveries_oldest_pending_age_seconds gauge\n"))
+            #expect(metrics.contains("hearth_deliveries_succeeded_total{function=\"recordWrite\"} 0\n"))
+        }
+    }
 }
