@@ -41,7 +41,7 @@ struct ServeCommand: Command {
         for entry in runtime.table.entries {
             runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary)])
         }
-        runtime.log.info("ready", ["functions": .int(Int64(runtime.table.entries.count)), "refusedUnits": .int(Int64(runtime.loadErrors.count)),
+        runtime.log.log(.notice, "ready", ["functions": .int(Int64(runtime.table.entries.count)), "refusedUnits": .int(Int64(runtime.loadErrors.count)),
                                    "port": .int(Int64(door.port))])
         let signal = await signals.wait()
         runtime.log.info("shutting down", ["signal": .string(signal == SIGINT ? "SIGINT" : "SIGTERM"),

@@ -109,7 +109,7 @@ public final class FrontDoor: Sendable {
     public func start() throws {
         try server.start()
         ready.store(true, ordering: .relaxed)
-        runtime.log.info("listening", ["address": .string("http://\(config.server.host):\(server.port)"), "project": .string(config.project)])
+        runtime.log.log(.notice, "listening", ["address": .string("http://\(config.server.host):\(server.port)"), "project": .string(config.project)])
     }
 
     /// Stops accepting, finishes in-flight requests within `grace`, stops.

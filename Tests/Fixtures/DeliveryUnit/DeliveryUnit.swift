@@ -144,6 +144,26 @@ public enum DeliveryUnit: FunctionModule {
             return done
         }
 
+        // The crash test's producer: one document per call, and for even numbers a task in the same
+        // batch (its id makes a re-sent call fail with already-exists instead of enqueuing twice).
+        fn.onCall("produce") { (req: CallableRequest<Int>) -> Int in
+            let batch = req.documents.batch()
+            try batch.set(try req.documents.collection("crash").document("c\(req.data)"), ["i": Value.int(Int64(req.data))])
+            if req.data % 2 == 0 {
+                try batch.enqueue("crashTask", ["i": Value.int(Int64(req.data))], options: TaskOptions(id: "task-\(req.data)"))
+            }
+            try await batch.commit()
+            return req.data
+        }
+
+        fn.onDocumentCreated("crashWrite", "crash/{id}", concurrency: 32) { (event: DocumentEvent<Value>) in
+            try await record(event.documents, "crashWrite", event.params["id"] ?? "?", [:])
+        }
+
+        fn.onTaskDispatched("crashTask", rateLimits: RateLimits(maxDispatchesPerSecond: 10_000, maxConcurrentDispatches: 64)) { (req: TaskRequest<Value>) in
+            try await record(req.documents, "crashTask", req.id, [:])
+        }
+
         fn.onSchedule("seoulTick", "every 5 minutes", timeZone: "Asia/Seoul") { event in
             try await record(event.documents, "seoulTick", event.scheduleTime.rfc3339, ["at": .timestamp(event.context.clock.now())])
         }
