@@ -154,7 +154,7 @@ public final class Runtime: Sendable {
         }
         let id = UUID().uuidString.lowercased()
         try? FileManager.default.createDirectory(atPath: config.resolve(config.dataDirectory), withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path, contents: Data((id + "\n").utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data((id + "\n").utf8))
         return id
     }
 

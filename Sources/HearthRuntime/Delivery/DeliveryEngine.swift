@@ -164,6 +164,8 @@ public actor DeliveryEngine {
         stopping = true
         wakeup.notify()
         driver?.cancel()
+        await driver?.value
+        driver = nil
         let deadline = ContinuousClock.now + grace
         while !running.isEmpty && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))

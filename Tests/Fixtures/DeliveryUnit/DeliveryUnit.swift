@@ -57,7 +57,7 @@ public enum DeliveryUnit: FunctionModule {
         }
 
         fn.onDocumentCreated("flaky", "flaky/{id}", retry: true) { (event: DocumentEvent<Value>) in
-            let attempts = try await event.documents.collection("flakyAttempts").document(event.params["id"] ?? "?")
+            let attempts = try event.documents.collection("flakyAttempts").document(event.params["id"] ?? "?")
             try await attempts.set(["touched": true] as [String: Value], merge: true)
             try await attempts.update(["n": .increment(1)])
             let n = try await attempts.get()?.data["n"]?.intValue ?? 0
@@ -162,6 +162,21 @@ public enum DeliveryUnit: FunctionModule {
 
         fn.onTaskDispatched("crashTask", rateLimits: RateLimits(maxDispatchesPerSecond: 10_000, maxConcurrentDispatches: 64)) { (req: TaskRequest<Value>) in
             try await record(req.documents, "crashTask", req.id, [:])
+        }
+
+        // For Scripts/bench/delivery: a no-op trigger, a paced queue, and a tick that fans out.
+        fn.onDocumentCreated("benchTrigger", "bench/{id}", concurrency: 64) { (_: DocumentEvent<Value>) in }
+
+        fn.onTaskDispatched("paced", rateLimits: RateLimits(maxDispatchesPerSecond: 200, maxConcurrentDispatches: 100)) { (_: TaskRequest<Value>) in }
+
+        fn.onSchedule("fanOutTick", "0 0 1 1 *", timeoutSeconds: 900) { event in
+            let count = 100_000
+            var done = 0
+            while done < count {
+                let n = min(500, count - done)
+                try await event.context.tasks.queue("noop").enqueue(contentsOf: (0..<n).map { (Value.int(Int64(done + $0)), TaskOptions()) })
+                done += n
+            }
         }
 
         fn.onSchedule("seoulTick", "every 5 minutes", timeZone: "Asia/Seoul") { event in

@@ -8,6 +8,7 @@ let suites: [String: () async throws -> Void] = [
     "boundary": runBoundaryBenchmark,
     "store": runStoreBenchmark,
     "auth": runAuthBenchmark,
+    "delivery": runDeliveryBenchmark,
     "store-write-profile": runStoreWriteProfile,
 ]
 
