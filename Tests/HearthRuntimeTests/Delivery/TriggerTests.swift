@@ -127,4 +127,23 @@ struct TriggerTests {
         await second.advance(by: .seconds(30))
         #expect(try await second.document("runs/slow-interrupted")?.fields["count"] == 1)
     }
+
+    @Test("stopping lets running deliveries finish within the grace period and records them; no new ones start")
+    func gracefulStop() async throws {
+        let app = try await app()
+        for i in 0..<3 { try await app.enqueue("slow", ["sleep": 5], id: "g\(i)") }
+        await app.settle()
+        #expect(await app.runtime.engine.runningCount == 2, "the queue runs two at once")
+        let engine = app.runtime.engine
+        let stopping = Task { await engine.stop(grace: .seconds(60)) }
+        // The running handlers finish (their sleep ends) while the engine stops.
+        try await eventually { app.clock.sleepingTags.count == 2 }
+        app.clock.advance(by: .seconds(5))
+        await stopping.value
+        #expect(await engine.runningCount == 0)
+        let left = try app.deliveries(function: "slow")
+        #expect(left.map(\.eventID) == ["g2"], "the finished ones were recorded; the third never started")
+        #expect(left.first?.state == .pending)
+        #expect(try await app.document("runs/slow-g0")?.fields["count"] == 1)
+    }
 }
