@@ -19,10 +19,45 @@ struct CallCommand: Command {
         \(CommonOptions.help)
         """
 
+    /// JSON given with `--data JSON` or `--data-file FILE` ('-': standard input), or neither.
     enum DataSource: Equatable, Sendable {
         case none
         case inline(String)
         case file(String)
+
+        static let options: Set<String> = ["data", "data-file"]
+
+        init(_ args: Arguments) throws(UsageError) {
+            switch (args.value("data"), args.value("data-file")) {
+            case (let d?, nil): self = .inline(d)
+            case (nil, let f?): self = .file(f)
+            case (nil, nil): self = .none
+            case (_?, _?): throw UsageError("use either --data or --data-file, not both")
+            }
+        }
+
+        /// The JSON value (null for none; Hearth's tags and Int64Value wrappers understood), or nil
+        /// after printing why it cannot be read.
+        func read(_ io: CommandIO) -> Value? {
+            let text: String
+            switch self {
+            case .none: return .null
+            case .inline(let t): text = t
+            case .file(let f):
+                let bytes = f == "-" ? FileHandle.standardInput.readDataToEndOfFile() : io.readFile(f)
+                guard let bytes else {
+                    io.err("error: cannot read \(f)")
+                    return nil
+                }
+                text = String(decoding: bytes, as: UTF8.self)
+            }
+            do {
+                return try JSONParser.parse(text, options: JSONReadOptions(tagged: true, callableWrappers: true))
+            } catch {
+                io.err("error: --data is not valid JSON: \(error)")
+                return nil
+            }
+        }
     }
 
     var common: CommonOptions
@@ -31,44 +66,17 @@ struct CallCommand: Command {
     var uid: String?
 
     static func parse(_ arguments: [String]) throws(UsageError) -> CallCommand {
-        let args = try Arguments(arguments, valued: CommonOptions.valued.union(["data", "data-file", "as"]))
+        let args = try Arguments(arguments, valued: CommonOptions.valued.union(DataSource.options).union(["as"]))
         let positionals = try args.requirePositionals(["a function name"])
-        var data = DataSource.none
-        switch (args.value("data"), args.value("data-file")) {
-        case (let d?, nil): data = .inline(d)
-        case (nil, let f?): data = .file(f)
-        case (nil, nil): break
-        case (_?, _?): throw UsageError("use either --data or --data-file, not both")
-        }
+        let data = try DataSource(args)
         if let uid = args.value("as"), uid.isEmpty || uid.utf8.count > 128 {
             throw UsageError("--as needs a uid of 1 to 128 characters")
         }
         return CallCommand(common: try CommonOptions(args), name: positionals[0], data: data, uid: args.value("as"))
     }
 
-    func readData(_ io: CommandIO) -> Value? {
-        let text: String
-        switch data {
-        case .none: return .null
-        case .inline(let t): text = t
-        case .file(let f):
-            let bytes = f == "-" ? FileHandle.standardInput.readDataToEndOfFile() : io.readFile(f)
-            guard let bytes else {
-                io.err("error: cannot read \(f)")
-                return nil
-            }
-            text = String(decoding: bytes, as: UTF8.self)
-        }
-        do {
-            return try JSONParser.parse(text, options: JSONReadOptions(tagged: true, callableWrappers: true))
-        } catch {
-            io.err("error: --data is not valid JSON: \(error)")
-            return nil
-        }
-    }
-
     func run(_ io: CommandIO) async -> Int32 {
-        guard let value = readData(io) else { return ExitCode.usage }
+        guard let value = data.read(io) else { return ExitCode.usage }
         guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .error) else { return ExitCode.failure }
         var auth: CallerAuth?
         if let uid {

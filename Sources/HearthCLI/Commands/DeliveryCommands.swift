@@ -106,17 +106,11 @@ struct TasksCommand: Command {
 
     static func parse(_ arguments: [String]) throws(UsageError) -> TasksCommand {
         guard let verb = arguments.first else { throw UsageError("missing a subcommand: enqueue or delete") }
-        let args = try Arguments(Array(arguments.dropFirst()), valued: CommonOptions.valued.union(["data", "data-file", "id", "delay", "at", "deadline"]))
+        let args = try Arguments(Array(arguments.dropFirst()), valued: CommonOptions.valued.union(CallCommand.DataSource.options).union(["id", "delay", "at", "deadline"]))
         switch verb {
         case "enqueue":
             let p = try args.requirePositionals(["a queue name"])
-            var data = CallCommand.DataSource.none
-            switch (args.value("data"), args.value("data-file")) {
-            case (let d?, nil): data = .inline(d)
-            case (nil, let f?): data = .file(f)
-            case (nil, nil): break
-            case (_?, _?): throw UsageError("use either --data or --data-file, not both")
-            }
+            let data = try CallCommand.DataSource(args)
             if args.value("delay") != nil && args.value("at") != nil { throw UsageError("use either --delay or --at, not both") }
             func seconds(_ name: String) throws(UsageError) -> Double? {
                 guard let v = args.value(name) else { return nil }
@@ -139,17 +133,8 @@ struct TasksCommand: Command {
         do {
             switch action {
             case .enqueue(let queue, let source, let id, let delay, let at, let deadline):
-                var task: [String: Value] = ["queue": .string(queue)]
-                switch source {
-                case .none: break
-                case .inline(let text): task["data"] = try DocsJSON.parse(text, what: "--data")
-                case .file(let path):
-                    guard let bytes = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : io.readFile(path) else {
-                        io.err("error: cannot read \(path)")
-                        return ExitCode.failure
-                    }
-                    task["data"] = try DocsJSON.parse(String(decoding: bytes, as: UTF8.self), what: path)
-                }
+                guard let data = source.read(io) else { return ExitCode.usage }
+                var task: [String: Value] = ["queue": .string(queue), "data": data]
                 if let id { task["id"] = .string(id) }
                 if let delay { task["scheduleDelaySeconds"] = .double(delay) }
                 if let at {
