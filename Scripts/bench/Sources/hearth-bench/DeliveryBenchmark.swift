@@ -34,7 +34,7 @@ func runDeliveryBenchmark() async throws {
     }
     func report(_ label: String, _ samples: [Double]) {
         let s = samples.sorted()
-        print("\(label.padding(toLength: 44, withPad: " ", startingAt: 0)) n=\(s.count)  p50 \(fmt(percentile(s, 50) * 1e3, 3)) ms  p99 \(fmt(percentile(s, 99) * 1e3, 3)) ms  max \(fmt((s.last ?? .nan) * 1e3, 3)) ms")
+        print("\(label.padding(toLength: 56, withPad: " ", startingAt: 0)) n=\(s.count)  p50 \(fmt(percentile(s, 50) * 1e3, 3)) ms  p99 \(fmt(percentile(s, 99) * 1e3, 3)) ms  max \(fmt((s.last ?? .nan) * 1e3, 3)) ms")
     }
     let collection = try CollectionPath("bench")
     var nextDoc = 0
