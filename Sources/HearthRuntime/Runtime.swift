@@ -59,8 +59,10 @@ public final class Runtime: Sendable {
         })
         self.taskRequests = tasks
         self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries)
+        let node = Runtime.nodeIdentity(config: config)
+        nodeLock = node.lock
         let engineConfiguration = DeliveryEngine.Configuration(
-            nodeID: Runtime.nodeID(config: config), pollInterval: clock is SystemClock ? .seconds(double: config.delivery.pollIntervalSeconds) : nil,
+            nodeID: node.id, ownsNodeID: node.lock != nil, pollInterval: clock is SystemClock ? .seconds(double: config.delivery.pollIntervalSeconds) : nil,
             taskDedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), defaultConcurrency: config.delivery.defaultConcurrency)
         engine = DeliveryEngine(configuration: engineConfiguration, deliveries: deliveries, users: UserTable(engine: sqlite), feed: sqlite,
                                 invoker: invoker, clock: clock, log: log)
@@ -142,20 +144,33 @@ public final class Runtime: Sendable {
     /// Starts the delivery engine on the loaded function table; with `driving`, deliveries run as
     /// they come due (`hearth serve`); without, the caller drives it (`TestRuntime`).
     public func startDeliveries(driving: Bool) async throws {
-        try await engine.start(table: table, driving: driving)
+        try await engine.start(table: table, driving: driving, removeStaleCursors: loadErrors.isEmpty)
     }
 
     /// This node's id for delivery leases, kept in the data directory so a restart takes back its
-    /// own unfinished deliveries.
-    static func nodeID(config: RuntimeConfig) -> String {
-        let path = config.resolve(config.dataDirectory) + "/node-id"
+    /// own unfinished deliveries at once. The id is this process's only while it holds an exclusive
+    /// lock on `<data_dir>/node-id.lock`; a second live process on the same directory gets a fresh
+    /// id (and waits for leases to end instead of taking over deliveries that are still running).
+    static func nodeIdentity(config: RuntimeConfig) -> (id: String, lock: NodeLock?) {
+        let directory = config.resolve(config.dataDirectory)
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        guard let lock = NodeLock(path: directory + "/node-id.lock") else { return (UUID().uuidString.lowercased(), nil) }
+        let path = directory + "/node-id"
         if let data = FileManager.default.contents(atPath: path), let id = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty {
-            return id
+            return (id, lock)
         }
         let id = UUID().uuidString.lowercased()
-        try? FileManager.default.createDirectory(atPath: config.resolve(config.dataDirectory), withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: path, contents: Data((id + "\n").utf8))
-        return id
+        return (id, lock)
+    }
+
+    /// Holds the node lock; released when the runtime closes or the process exits.
+    let nodeLock: NodeLock?
+
+    /// Closes the store and gives up the node id (for runtimes that end before the process does).
+    public func close() {
+        store.close()
+        nodeLock?.release()
     }
 
     /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).
@@ -314,4 +329,26 @@ public struct CallerAuth: Sendable, Equatable {
     }
 
     var value: Value { ["uid": .string(uid), "token": .map(claims), "rawToken": .string(rawToken)] }
+}
+
+/// An exclusive `flock` on a file, held until released or the process ends.
+final class NodeLock: Sendable {
+    private let fd = Mutex<Int32>(-1)
+
+    init?(path: String) {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return nil }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            Glibc.close(descriptor)
+            return nil
+        }
+        fd.withLock { $0 = descriptor }
+    }
+
+    func release() {
+        let descriptor = fd.withLock { d -> Int32 in defer { d = -1 }; return d }
+        if descriptor >= 0 { Glibc.close(descriptor) }
+    }
+
+    deinit { release() }
 }

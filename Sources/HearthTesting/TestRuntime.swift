@@ -158,7 +158,7 @@ public final class TestRuntime: Sendable {
     }
 
     deinit {
-        runtime.store.close()
+        runtime.close()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

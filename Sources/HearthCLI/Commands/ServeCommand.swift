@@ -50,7 +50,7 @@ struct ServeCommand: Command {
         async let http: Void = door.shutdown(grace: grace)
         async let deliveries: Void = runtime.engine.stop(grace: grace)
         _ = await (http, deliveries)
-        runtime.store.close()
+        runtime.close()
         runtime.log.info("stopped")
         return ExitCode.success
     }

@@ -20,6 +20,9 @@ public actor DeliveryEngine {
         /// Names this process's leases; a restarted process with the same id takes back its own
         /// running deliveries at once (others' wait for their lease to end).
         public var nodeID: String
+        /// Whether this process holds its node id exclusively (no other live process uses it), so
+        /// that running deliveries under it at start are leftovers of a dead process.
+        public var ownsNodeID: Bool
         /// How often the driving loop looks for work other processes queued (nil: never).
         public var pollInterval: Duration?
         /// How long an enqueued task id stays reserved.
@@ -31,9 +34,10 @@ public actor DeliveryEngine {
         /// Changes or user events read per routing step.
         public var routeBatch: Int
 
-        public init(nodeID: String = UUID().uuidString, pollInterval: Duration? = nil, taskDedupeWindow: Duration = .seconds(86_400),
+        public init(nodeID: String = UUID().uuidString, ownsNodeID: Bool = false, pollInterval: Duration? = nil, taskDedupeWindow: Duration = .seconds(86_400),
                     defaultConcurrency: Int = 100, leaseMargin: Duration = .seconds(60), routeBatch: Int = 500) {
             self.nodeID = nodeID
+            self.ownsNodeID = ownsNodeID
             self.pollInterval = pollInterval
             self.taskDedupeWindow = taskDedupeWindow
             self.defaultConcurrency = defaultConcurrency
@@ -61,7 +65,7 @@ public actor DeliveryEngine {
         var next: Timestamp?
     }
 
-    let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let deliveries: DeliveryStore
     let users: UserTable
     let feed: any StorageEngine
@@ -117,9 +121,10 @@ public actor DeliveryEngine {
     /// each trigger function's feed cursor (a new function starts at the end of the feed),
     /// registers schedules (a new one first fires at its next instant after now), and with
     /// `driving` starts the loop that runs deliveries as they come due.
-    public func start(table: FunctionTable, driving: Bool) async throws {
+    public func start(table: FunctionTable, driving: Bool, removeStaleCursors: Bool = true) async throws {
         let now = clock.now()
-        let recovered = try await deliveries.recoverLeases(owner: configuration.nodeID, now: now)
+        // Only a node that owns its id (see `Runtime.nodeIdentity`) takes back its own leases at once.
+        let recovered = try await deliveries.recoverLeases(owner: configuration.ownsNodeID ? configuration.nodeID : nil, now: now)
         if recovered > 0 { log.log(.notice, "deliveries recovered", ["count": .int(Int64(recovered)), "node": .string(configuration.nodeID)]) }
         let feedEnd = feed.lastSequence
         let userEnd = try deliveries.lastUserEventSequence()
@@ -136,7 +141,7 @@ public actor DeliveryEngine {
             case .user(let kind):
                 let name = DeliveryEngine.userCursor(entry.name)
                 wantedCursors.insert(name)
-                userRoutes.append(UserRoute(function: entry.name, kind: kind, cursor: try await deliveries.cursor(name, initial: userEnd)))
+                userRoutes.append(UserRoute(function: entry.name, kind: kind, cursor: try await deliveries.cursor(name, initial: userEnd, userEvents: true)))
             case .schedule(let expression, let zone):
                 let schedule = try Schedule(expression, timeZone: zone)
                 try await deliveries.registerSchedule(entry.name, at: now)
@@ -146,10 +151,16 @@ public actor DeliveryEngine {
                 break
             }
         }
-        // Cursors of trigger functions no longer loaded would hold back pruning of the feed forever.
-        for (name, _) in try await feed.cursors() where DeliveryEngine.isTriggerCursor(name) && !wantedCursors.contains(name) {
-            try await feed.removeCursor(name)
-            log.log(.notice, "feed cursor removed", ["cursor": .string(name), "reason": "its function is not loaded"])
+        // Cursors of trigger functions no longer declared would hold back pruning of the feed forever.
+        // Not while a unit is refused: its functions keep their place for when it loads again.
+        if removeStaleCursors {
+            for (name, _) in try await feed.cursors() where name.hasPrefix("trigger:") && !wantedCursors.contains(name) {
+                try await feed.removeCursor(name)
+                log.log(.notice, "feed cursor removed", ["cursor": .string(name), "reason": "its function is not declared by any unit"])
+            }
+            for (name, _) in try deliveries.userEventCursors() where !wantedCursors.contains(name) {
+                try await deliveries.removeUserEventCursor(name)
+            }
         }
         started = true
         if driving {
@@ -189,7 +200,6 @@ public actor DeliveryEngine {
 
     static func documentCursor(_ function: String) -> String { "trigger:" + function }
     static func userCursor(_ function: String) -> String { "user-trigger:" + function }
-    static func isTriggerCursor(_ name: String) -> Bool { name.hasPrefix("trigger:") || name.hasPrefix("user-trigger:") }
 
     // MARK: the loop
 
@@ -218,7 +228,7 @@ public actor DeliveryEngine {
         var earliest: Timestamp?
         func consider(_ t: Timestamp?) { if let t { earliest = earliest.map { min($0, t) } ?? t } }
         refreshDirtyLanes()
-        for (_, lane) in lanes where lane.capacity > 0 && !lane.blocked {
+        for (_, lane) in lanes where lane.capacity > 0 {
             guard let due = lane.nextDue else { continue }
             var l = lane
             l.refill(at: now)
@@ -275,8 +285,10 @@ public actor DeliveryEngine {
                 try? await Task.sleep(for: .milliseconds(1))
             }
             if Set(running.keys) == before && allRunningWaitForTime() {
-                // Anything else due now was started by the pass above; nothing moves until time does.
-                if completions.isEmpty, let next = await nextDeadline(), next <= clock.now(), hasRoomForDueWork() { continue }
+                // Outcomes to record, or due work with room: another pass. Otherwise nothing moves
+                // until time does.
+                if !completions.isEmpty { continue }
+                if let next = await nextDeadline(), next <= clock.now(), hasRoomForDueWork() { continue }
                 return
             }
         }
@@ -298,7 +310,7 @@ public actor DeliveryEngine {
     private func hasRoomForDueWork() -> Bool {
         let now = clock.now()
         return lanes.values.contains { lane in
-            guard lane.capacity > 0, !lane.blocked, let due = lane.nextDue, due <= now else { return false }
+            guard lane.capacity > 0, let due = lane.nextDue, due <= now else { return false }
             var l = lane
             l.refill(at: now)
             return l.availableTokens > 0
@@ -326,11 +338,12 @@ public actor DeliveryEngine {
             }
         }
         var cursors: [String: Int64] = [:]
-        for i in documentRoutes.indices where documentRoutes[i].cursor < last.sequence {
-            documentRoutes[i].cursor = last.sequence
-            cursors[DeliveryEngine.documentCursor(documentRoutes[i].function)] = last.sequence
+        for route in documentRoutes where route.cursor < last.sequence {
+            cursors[DeliveryEngine.documentCursor(route.function)] = last.sequence
         }
         try await deliveries.add(batch, cursors: cursors)
+        // Only now that the deliveries and cursors are committed do the cursors move here.
+        for i in documentRoutes.indices where documentRoutes[i].cursor < last.sequence { documentRoutes[i].cursor = last.sequence }
         for function in touched { markDirty(function, due: batch.first { $0.function == function }?.dueTime) }
         return changes.count == configuration.routeBatch
     }
@@ -360,11 +373,11 @@ public actor DeliveryEngine {
             }
         }
         var cursors: [String: Int64] = [:]
-        for i in userRoutes.indices where userRoutes[i].cursor < last.sequence {
-            userRoutes[i].cursor = last.sequence
-            cursors[DeliveryEngine.userCursor(userRoutes[i].function)] = last.sequence
+        for route in userRoutes where route.cursor < last.sequence {
+            cursors[DeliveryEngine.userCursor(route.function)] = last.sequence
         }
-        try await deliveries.add(batch, cursors: cursors)
+        try await deliveries.add(batch, userCursors: cursors)
+        for i in userRoutes.indices where userRoutes[i].cursor < last.sequence { userRoutes[i].cursor = last.sequence }
         for d in batch { markDirty(d.function, due: d.dueTime) }
         return events.count == configuration.routeBatch
     }
@@ -376,14 +389,25 @@ public actor DeliveryEngine {
     private func fireSchedules(now: Timestamp) async throws {
         for (name, state) in schedules {
             guard let next = state.next, next <= now else { continue }
-            var instant = next
-            var steps = 0
-            while let following = state.schedule.nextFire(after: instant), following <= now, steps < 1_000_000 {
-                instant = following
-                steps += 1
-            }
+            let instant = DeliveryEngine.latestInstant(of: state.schedule, from: next, upTo: now)
             try await fire(name, instant: instant, manual: false)
             schedules[name]?.next = state.schedule.nextFire(after: instant)
+        }
+    }
+
+    /// The latest firing instant of `schedule` at or before `now`, given that `first` (≤ now) is
+    /// one. Looks back from `now` over a doubling window instead of stepping through every instant
+    /// since `first` (a minute schedule after a month of downtime has 40,000 of them).
+    static func latestInstant(of schedule: Schedule, from first: Timestamp, upTo now: Timestamp) -> Timestamp {
+        var lookback = Duration.seconds(3600)
+        while true {
+            let from = max(first, now - lookback)
+            if var instant = from == first ? first : schedule.nextFire(after: from), instant <= now {
+                while let following = schedule.nextFire(after: instant), following <= now { instant = following }
+                return instant
+            }
+            if from == first { return first }
+            lookback = lookback * 2
         }
     }
 
@@ -436,7 +460,7 @@ public actor DeliveryEngine {
 
     private func refreshDirtyLanes() {
         for (name, lane) in lanes where lane.dirty {
-            lanes[name]?.nextDue = (try? deliveries.nextDue(function: name)) ?? nil
+            lanes[name]?.nextDue = (try? deliveries.nextClaimableDue(function: name)) ?? nil
             lanes[name]?.dirty = false
         }
     }
@@ -447,7 +471,7 @@ public actor DeliveryEngine {
         for (name, var lane) in lanes {
             lane.refill(at: now)
             lanes[name] = lane
-            guard !lane.blocked, let due = lane.nextDue, due <= now else { continue }
+            guard let due = lane.nextDue, due <= now else { continue }
             let limit = min(lane.capacity, lane.availableTokens, 500)
             if limit > 0 { requests.append((name, limit)) }
         }
@@ -458,15 +482,7 @@ public actor DeliveryEngine {
             // Long enough for the longest attempt (a task's own deadline is at most 1800 s).
             now + max(snapshot[function].map { $0.timeout(for: NoDeadline()) } ?? .seconds(60), .seconds(1800)) + margin
         }
-        var started: [String: Int] = [:]
-        for delivery in claimed { started[delivery.function, default: 0] += 1 }
-        for (function, limit) in requests {
-            let n = started[function] ?? 0
-            lanes[function]?.dirty = true
-            // Fewer than asked although some were due: the rest wait on an earlier delivery of the
-            // same document (or there were fewer due than room).
-            if n < limit, let due = try deliveries.nextDue(function: function), due <= now { lanes[function]?.blocked = true }
-        }
+        for (function, _) in requests { lanes[function]?.dirty = true }
         for delivery in claimed { start(delivery, now: now) }
     }
 
@@ -512,23 +528,22 @@ public actor DeliveryEngine {
         running[delivery.id] = nil
         guard var lane = lanes[delivery.function] else { return }
         lane.running -= 1
-        lane.blocked = false
         lane.dirty = true
         let now = clock.now()
         switch outcome.result {
         case .success:
-            completions.append(.succeeded(id: delivery.id))
+            completions.append(.succeeded(id: delivery.id, attempt: delivery.attempts))
             stats.finished(delivery.function, .succeeded)
         case .failure(let error):
             let status = error.code.httpStatus
             let reason = "\(error.code.rawValue): \(error.message)"
             let due = now + lane.retry.backoff(afterAttempt: delivery.attempts, random: { Double.random(in: 0..<1) })
             if lane.retry.allowsRetry(afterAttempts: delivery.attempts, firstAttempt: delivery.firstAttemptTime ?? now, next: due) {
-                completions.append(.retry(id: delivery.id, due: due, error: reason, status: status))
+                completions.append(.retry(id: delivery.id, attempt: delivery.attempts, due: due, error: reason, status: status))
                 lane.nextDue = lane.nextDue.map { min($0, due) } ?? due
                 stats.finished(delivery.function, .failed)
             } else {
-                completions.append(.dead(id: delivery.id, error: reason, status: status))
+                completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: status))
                 stats.finished(delivery.function, .dead)
                 log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id),
                                                         "event": .string(delivery.eventID), "attempts": .int(Int64(delivery.attempts)), "error": .string(reason)])
@@ -543,7 +558,7 @@ public actor DeliveryEngine {
         let batch = completions
         completions = []
         do {
-            try await deliveries.complete(batch)
+            try await deliveries.complete(batch, owner: configuration.nodeID)
         } catch {
             // The attempts ran; their rows stay running until the lease ends, then run again.
             log.error("recording delivery outcomes failed", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])

@@ -13,13 +13,11 @@ struct Lane: Sendable {
     var tokens: Double
     var refilled: Timestamp
     var running = 0
-    /// The earliest due time of a pending delivery, as last read; nil when none.
+    /// When the earliest pending delivery that could be claimed is due (one not waiting behind an
+    /// earlier delivery of its ordering key), as last read; nil when none.
     var nextDue: Timestamp?
     /// The queue changed since `nextDue` was read.
     var dirty = true
-    /// Due deliveries exist but wait for an earlier one of the same ordering key: nothing to do
-    /// until one of this lane's deliveries completes.
-    var blocked = false
 
     init(entry: FunctionEntry, now: Timestamp, defaultConcurrency: Int) {
         self.entry = entry

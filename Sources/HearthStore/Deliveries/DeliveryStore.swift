@@ -73,13 +73,13 @@ public struct Delivery: Sendable, Hashable {
     }
 }
 
-/// What became of one attempt.
+/// What became of one attempt (`attempt`: the delivery's attempt count when it was claimed).
 public enum DeliveryOutcome: Sendable, Hashable {
-    case succeeded(id: Int64)
+    case succeeded(id: Int64, attempt: Int)
     /// Failed; try again at `due`.
-    case retry(id: Int64, due: Timestamp, error: String, status: Int)
+    case retry(id: Int64, attempt: Int, due: Timestamp, error: String, status: Int)
     /// Failed for good.
-    case dead(id: Int64, error: String, status: Int)
+    case dead(id: Int64, attempt: Int, error: String, status: Int)
 }
 
 /// A task to add to a queue (which is a function's name).
@@ -129,10 +129,11 @@ public final class DeliveryStore: Sendable {
     // MARK: adding
 
     /// Queues deliveries (those already queued, by function and event id, are skipped) and moves the
-    /// named feed cursors, in one transaction. Returns how many were new.
+    /// named cursors in the change feed (`cursors`) and the user event log (`userCursors`), in one
+    /// transaction. Returns how many were new.
     @discardableResult
-    public func add(_ deliveries: [NewDelivery], cursors: [String: Int64] = [:]) async throws -> Int {
-        guard !deliveries.isEmpty || !cursors.isEmpty else { return 0 }
+    public func add(_ deliveries: [NewDelivery], cursors: [String: Int64] = [:], userCursors: [String: Int64] = [:]) async throws -> Int {
+        guard !deliveries.isEmpty || !cursors.isEmpty || !userCursors.isEmpty else { return 0 }
         let now = RowEncoding.micros(engine.writer.clock.now())
         let added = try await engine.writer.withTransaction { db -> Int in
             var added = 0
@@ -144,7 +145,8 @@ public final class DeliveryStore: Sendable {
                           .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadlineSeconds.map { .real($0) } ?? .null, .integer(now)])
                 added += db.changes
             }
-            for (name, cursor) in cursors { try DeliveryStore.setCursor(db, name, cursor, now: now) }
+            for (name, cursor) in cursors { try DeliveryStore.setCursor(db, "consumers", name, cursor, now: now) }
+            for (name, cursor) in userCursors { try DeliveryStore.setCursor(db, "user_event_cursors", name, cursor, now: now) }
             return added
         }
         if added > 0 { activity.notify(Set(deliveries.map(\.function))) }
@@ -170,8 +172,12 @@ public final class DeliveryStore: Sendable {
            previous > window {
             throw HTTPSError(.alreadyExists, "a task with id '\(task.id)' was already enqueued in queue '\(task.queue)' (ids are reserved for \(Int(task.dedupeWindow.secondsDouble)) s)")
         }
-        if try db.scalarInt("SELECT 1 FROM deliveries WHERE function = ? AND event_id = ?", [.text(task.queue), .text(task.id)]) != nil {
-            throw HTTPSError(.alreadyExists, "a task with id '\(task.id)' is still queued in '\(task.queue)'")
+        if let state = try db.scalarInt("SELECT state FROM deliveries WHERE function = ? AND event_id = ?", [.text(task.queue), .text(task.id)]) {
+            // Past the window a dead letter no longer holds its id: the new task replaces it.
+            guard state == DeliveryState.dead.rawValue else {
+                throw HTTPSError(.alreadyExists, "a task with id '\(task.id)' is still queued in '\(task.queue)'")
+            }
+            try db.run("DELETE FROM deliveries WHERE function = ? AND event_id = ? AND state = 2", [.text(task.queue), .text(task.id)])
         }
         try db.run("INSERT OR REPLACE INTO task_ids(queue, id, enqueue_time) VALUES (?, ?, ?)",
                    [.text(task.queue), .text(task.id), .integer(RowEncoding.micros(now))])
@@ -235,25 +241,27 @@ public final class DeliveryStore: Sendable {
         }
     }
 
-    /// Records what became of attempts, in one transaction. Outcomes for deliveries no longer
-    /// running (dropped meanwhile) change nothing.
-    public func complete(_ outcomes: [DeliveryOutcome]) async throws {
+    /// Records what became of attempts made under `owner`'s lease, in one transaction. An outcome
+    /// for a delivery no longer running that attempt under that lease (dropped, or taken over after
+    /// the lease ended) changes nothing.
+    public func complete(_ outcomes: [DeliveryOutcome], owner: String) async throws {
         guard !outcomes.isEmpty else { return }
+        let mine = "id = ? AND state = 1 AND lease_owner = ? AND attempts = ?"
         try await engine.writer.withTransaction { db in
             for outcome in outcomes {
                 switch outcome {
-                case .succeeded(let id):
-                    try db.run("DELETE FROM deliveries WHERE id = ? AND state = 1", [.integer(id)])
-                case .retry(let id, let due, let error, let status):
+                case .succeeded(let id, let attempt):
+                    try db.run("DELETE FROM deliveries WHERE \(mine)", [.integer(id), .text(owner), .integer(Int64(attempt))])
+                case .retry(let id, let attempt, let due, let error, let status):
                     try db.run("""
                         UPDATE deliveries SET state = 0, due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL
-                        WHERE id = ? AND state = 1
-                        """, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(id)])
-                case .dead(let id, let error, let status):
+                        WHERE \(mine)
+                        """, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
+                case .dead(let id, let attempt, let error, let status):
                     try db.run("""
                         UPDATE deliveries SET state = 2, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL
-                        WHERE id = ? AND state = 1
-                        """, [.text(error), .integer(Int64(status)), .integer(id)])
+                        WHERE \(mine)
+                        """, [.text(error), .integer(Int64(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
                 }
             }
         }
@@ -273,6 +281,21 @@ public final class DeliveryStore: Sendable {
     }
 
     // MARK: reading
+
+    /// When a function's earliest claimable delivery is due: a pending one with no earlier pending or
+    /// running delivery of its ordering key (those wait their turn). Nil when none is pending.
+    public func nextClaimableDue(function: String) throws -> Timestamp? {
+        try engine.readers.withReader { db in
+            try db.query("""
+                SELECT d.due_time FROM deliveries AS d
+                WHERE d.function = ? AND d.state = 0
+                  AND (d.ordering_key IS NULL OR NOT EXISTS (
+                      SELECT 1 FROM deliveries AS e
+                      WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (0, 1)))
+                ORDER BY d.due_time LIMIT 1
+                """, [.text(function)]) { RowEncoding.time($0.int64(0)) }.first
+        }
+    }
 
     /// The earliest due time among a function's pending deliveries.
     public func nextDue(function: String) throws -> Timestamp? {
@@ -391,22 +414,35 @@ public final class DeliveryStore: Sendable {
 
     // MARK: feed cursors
 
-    /// A consumer's cursor in the change feed or the user event log; created at `initial` when missing.
-    public func cursor(_ name: String, initial: Int64) async throws -> Int64 {
-        if let existing = try engine.readers.withReader({ db in try db.scalarInt("SELECT cursor FROM consumers WHERE name = ?", [.text(name)]) }) {
+    /// A cursor in the change feed (`userEvents` false) or the user event log; created at
+    /// `initial` when missing.
+    public func cursor(_ name: String, initial: Int64, userEvents: Bool = false) async throws -> Int64 {
+        let table = userEvents ? "user_event_cursors" : "consumers"
+        if let existing = try engine.readers.withReader({ db in try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(name)]) }) {
             return existing
         }
         let now = RowEncoding.micros(engine.writer.clock.now())
         return try await engine.writer.withTransaction { db in
-            try db.run("INSERT INTO consumers(name, cursor, updated_time) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
+            try db.run("INSERT INTO \(table)(name, cursor, updated_time) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
                        [.text(name), .integer(initial), .integer(now)])
-            return try db.scalarInt("SELECT cursor FROM consumers WHERE name = ?", [.text(name)]) ?? initial
+            return try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(name)]) ?? initial
         }
     }
 
-    static func setCursor(_ db: Connection, _ name: String, _ cursor: Int64, now: Int64) throws {
+    /// The user event log's cursors by name.
+    public func userEventCursors() throws -> [String: Int64] {
+        try engine.readers.withReader { db in
+            Dictionary(try db.query("SELECT name, cursor FROM user_event_cursors") { ($0.text(0), $0.int64(1)) }, uniquingKeysWith: { a, _ in a })
+        }
+    }
+
+    public func removeUserEventCursor(_ name: String) async throws {
+        try await engine.writer.withTransaction { db in try db.run("DELETE FROM user_event_cursors WHERE name = ?", [.text(name)]) }
+    }
+
+    static func setCursor(_ db: Connection, _ table: String, _ name: String, _ cursor: Int64, now: Int64) throws {
         try db.run("""
-            INSERT INTO consumers(name, cursor, updated_time) VALUES (?, ?, ?)
+            INSERT INTO \(table)(name, cursor, updated_time) VALUES (?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_time = excluded.updated_time
             """, [.text(name), .integer(cursor), .integer(now)])
     }

@@ -146,6 +146,18 @@ enum Schema {
             last_fire INTEGER NOT NULL
         );
         """,
+        // 7: cursors in the user event log get their own table: `consumers` holds change-feed
+        // positions only, whose minimum decides how far the feed may be pruned.
+        """
+        CREATE TABLE user_event_cursors (
+            name TEXT PRIMARY KEY,
+            cursor INTEGER NOT NULL,
+            updated_time INTEGER NOT NULL
+        );
+        INSERT INTO user_event_cursors(name, cursor, updated_time)
+            SELECT name, cursor, updated_time FROM consumers WHERE name LIKE 'user-trigger:%';
+        DELETE FROM consumers WHERE name LIKE 'user-trigger:%';
+        """,
     ]
 
     static var version: Int { migrations.count }

@@ -66,6 +66,22 @@ public enum DeliveryUnit: FunctionModule {
             try await record(event.documents, "flaky", event.id, ["attempts": .int(n)])
         }
 
+        // Writes to seq/{id}: appends `n` to seqLog/{id}; a write with failOnce fails its first attempt.
+        fn.onDocumentWritten("orderedRetry", "seq/{id}", retry: true) { (event: DocumentEvent<Value>) in
+            guard let after = event.after?.data, let n = after["n"] else { return }
+            let id = event.params["id"] ?? "?"
+            if after["failOnce"] == true {
+                let marker = try event.documents.collection("seqFailed").document("\(id)-\(event.id)")
+                if try await marker.get() == nil {
+                    try await marker.set(["at": Value.timestamp(event.context.clock.now())])
+                    throw HTTPSError(.unavailable, "first attempt of \(event.id) fails")
+                }
+            }
+            let log = try event.documents.collection("seqLog").document(id)
+            try await log.set(["touched": true] as [String: Value], merge: true)
+            try await log.update(["seen": .arrayUnion([n])])
+        }
+
         fn.onDocumentCreated("broken", "broken/{id}") { (event: DocumentEvent<Value>) in
             throw HTTPSError(.internal, "always fails on \(event.path)")
         }

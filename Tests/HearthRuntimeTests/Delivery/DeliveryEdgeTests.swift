@@ -1,0 +1,129 @@
+import Foundation
+import HearthAuth
+import HearthModel
+@testable import HearthRuntime
+import HearthStore
+import HearthTesting
+import Testing
+
+/// Edge cases of the delivery engine: order with retries, refused units, shared directories,
+/// stale leases, cursors and pruning, schedule catch-up.
+@Suite("Delivery engine edge cases")
+struct DeliveryEdgeTests {
+    @Test("a retrying change holds back later changes to its document, not other documents, and then they run in order")
+    func orderWithRetry() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        try await app.write(["seq/a": ["n": 1, "failOnce": true]])
+        try await app.write(["seq/a": ["n": 2]])
+        try await app.write(["seq/b": ["n": 1]])
+        await app.settle()
+        #expect(try await app.document("seqLog/b")?.fields["seen"] == [1], "another document is not held back")
+        #expect(try await app.document("seqLog/a") == nil, "n=2 waits while n=1 is retried")
+        await app.advance(by: .seconds(10))
+        #expect(try await app.document("seqLog/a")?.fields["seen"] == [1, 2])
+        #expect(try app.deliveries().isEmpty)
+    }
+
+    @Test("while a unit is refused its trigger keeps its feed position; once it loads, it gets the changes made meanwhile")
+    func refusedUnitKeepsCursor() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-refused-\(UUID().uuidString)"
+        do {
+            let app = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+            try await app.write(["items/before": ["n": 1]])
+            await app.settle()
+        }
+        do {
+            // DeliveryUnit is missing and BrokenUnit is refused: a failed deploy.
+            var config = makeConfig(units: ["BrokenUnit"])
+            config.dataDirectory = dir
+            let runtime = try await Runtime.open(config: config, clock: ManualClock())
+            await runtime.loadUnits()
+            #expect(!runtime.loadErrors.isEmpty)
+            try await runtime.startDeliveries(driving: false)
+            try await runtime.store.commit([.set(try DocumentPath("items/during"), ["n": 2])])
+            #expect(try await runtime.store.engine.cursors()["trigger:recordWrite"] != nil)
+            runtime.close()
+        }
+        let app = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        await app.settle()
+        let items = Set(try await app.documents(in: "runs").compactMap { $0.fields["item"]?.stringValue })
+        #expect(items == ["before", "during"])
+    }
+
+    @Test("a second live runtime on the same data directory gets its own node id and does not take over running deliveries")
+    func nodeIDIsExclusive() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-node-\(UUID().uuidString)"
+        let a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        try await a.enqueue("slow", ["sleep": 30], id: "held")
+        await a.settle()
+        #expect(await a.runtime.engine.runningCount == 1)
+        let b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        #expect(a.runtime.engine.configuration.ownsNodeID)
+        #expect(!b.runtime.engine.configuration.ownsNodeID)
+        #expect(a.runtime.engine.configuration.nodeID != b.runtime.engine.configuration.nodeID)
+        #expect(try b.deliveries(function: "slow").first?.state == .running, "b did not take a's running delivery")
+        await b.settle()
+        #expect(await b.runtime.engine.runningCount == 0)
+        await a.advance(by: .seconds(30))
+        #expect(try await a.document("runs/slow-held")?.fields["count"] == 1)
+    }
+
+    @Test("an outcome only counts for the attempt and lease it belongs to")
+    func staleOutcomeIgnored() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let deliveries = app.runtime.deliveries
+        try await app.enqueue("work", ["label": "x"], id: "lease-test", scheduleDelay: .seconds(3600))
+        let now = app.clock.now() + .seconds(3600)
+        let claimed = try await deliveries.claim([("work", 1)], now: now, owner: "node-a") { _ in now + .seconds(60) }
+        let d = try #require(claimed.first)
+        // The lease ends; another node takes the delivery over (a second attempt).
+        _ = try await deliveries.recoverLeases(owner: nil, now: now + .seconds(61))
+        let taken = try await deliveries.claim([("work", 1)], now: now + .seconds(61), owner: "node-b") { _ in now + .seconds(200) }
+        #expect(taken.first?.attempts == 2)
+        // node-a's late outcome changes nothing; node-b's counts.
+        try await deliveries.complete([.dead(id: d.id, attempt: d.attempts, error: "late", status: 500)], owner: "node-a")
+        #expect(try deliveries.delivery(id: d.id)?.state == .running)
+        try await deliveries.complete([.succeeded(id: d.id, attempt: 2)], owner: "node-b")
+        #expect(try deliveries.delivery(id: d.id) == nil)
+    }
+
+    @Test("user-trigger cursors live apart from the change feed's, so they never hold back pruning")
+    func userCursorsDoNotBlockPruning() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let feedCursors = try await app.store.engine.cursors()
+        #expect(!feedCursors.keys.contains { $0.hasPrefix("user-trigger:") })
+        #expect(try app.runtime.deliveries.userEventCursors().keys.sorted() == ["user-trigger:purge", "user-trigger:welcome"])
+        try await app.write(["items/p": ["n": 1]])
+        try await app.createUser(NewUser(uid: "prune"))
+        await app.settle()
+        await app.advance(by: .seconds(7200))
+        let pruned = try await app.store.engine.pruneChanges(committedBefore: app.clock.now())
+        #expect(pruned > 0, "every change was consumed by every feed cursor")
+    }
+
+    @Test("a dead task's id can be reused once the dedupe window has passed")
+    func deadTaskIDReuse() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        try await app.enqueue("work", ["failUntil": 9], id: "again")
+        await app.advance(by: .seconds(60))
+        #expect(try app.deliveries(function: "work", state: .dead).count == 1)
+        await #expect(throws: HTTPSError.self) { try await app.enqueue("work", [:], id: "again") }
+        await app.advance(by: .seconds(86_400))
+        try await app.enqueue("work", ["label": "second life"], id: "again")
+        #expect(try app.deliveries(function: "work").map(\.state) == [.pending])
+        await app.settle()
+        #expect(try await app.document("runs/work-again")?.fields["label"] == "second life")
+    }
+
+    @Test("after long downtime the latest missed instant is found without stepping through every one")
+    func latestInstantAfterDowntime() throws {
+        let schedule = try Schedule("* * * * *")
+        let first = Timestamp(rfc3339: "2026-01-01T00:01:00Z")!
+        let now = Timestamp(rfc3339: "2026-03-15T12:34:56Z")!
+        #expect(DeliveryEngine.latestInstant(of: schedule, from: first, upTo: now) == Timestamp(rfc3339: "2026-03-15T12:34:00Z")!)
+        let daily = try Schedule("every day 09:00", timeZone: "Asia/Seoul")
+        #expect(DeliveryEngine.latestInstant(of: daily, from: Timestamp(rfc3339: "2026-01-01T00:00:00Z")!, upTo: now)
+                == Timestamp(rfc3339: "2026-03-15T00:00:00Z")!)
+        #expect(DeliveryEngine.latestInstant(of: daily, from: first, upTo: first) == first)
+    }
+}
