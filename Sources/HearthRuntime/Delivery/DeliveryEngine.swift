@@ -3,8 +3,6 @@ import HearthModel
 import HearthStore
 import Synchronization
 
-extension Delivery: DeliveryTimeoutSource {}
-
 /// Runs everything asynchronous: document and user triggers, task queues and schedules. Each is a
 /// delivery in the database (see `DeliveryStore`): queued once per function and event, claimed
 /// under a lease, run through the invoker, then deleted, retried by the function's `RetryPolicy`,
@@ -390,7 +388,7 @@ public actor DeliveryEngine {
         for (name, state) in schedules {
             guard let next = state.next, next <= now else { continue }
             let instant = DeliveryEngine.latestInstant(of: state.schedule, from: next, upTo: now)
-            try await fire(name, instant: instant, manual: false)
+            try await fire(name, instant: instant)
             schedules[name]?.next = state.schedule.nextFire(after: instant)
         }
     }
@@ -411,32 +409,12 @@ public actor DeliveryEngine {
         }
     }
 
-    /// Queues a firing of schedule `name` for `instant`. Manual firings (`hearth schedule run`)
-    /// leave the schedule's own timing alone.
-    @discardableResult
-    func fire(_ name: String, instant: Timestamp, manual: Bool) async throws -> Bool {
+    /// Queues the firing of schedule `name` for `instant` (unless some process already did).
+    private func fire(_ name: String, instant: Timestamp) async throws {
         let payload: Value = ["jobName": .string(name), "scheduleTime": .timestamp(instant)]
-        if manual {
-            let added = try await deliveries.add([NewDelivery(function: name, eventID: "manual-" + instant.rfc3339, payload: payload, dueTime: instant)])
-            markDirty(name, due: instant)
-            return added > 0
-        }
         let fired = try await deliveries.fire(schedule: name, instant: instant,
                                               delivery: NewDelivery(function: name, eventID: instant.rfc3339, payload: payload, dueTime: instant))
         if fired { markDirty(name, due: instant) }
-        return fired
-    }
-
-    /// Fires a schedule now, outside its timing (`hearth schedule run`, the admin API).
-    public func runSchedule(_ name: String) async throws {
-        guard schedules[name] != nil else { throw HTTPSError(.notFound, "no schedule function named '\(name)'") }
-        try await fire(name, instant: clock.now(), manual: true)
-        wakeup.notify()
-    }
-
-    /// Each schedule with its next firing instant.
-    public func scheduleTable() -> [(function: String, expression: String, timeZone: String, next: Timestamp?)] {
-        schedules.values.sorted { $0.function < $1.function }.map { ($0.function, $0.schedule.expression, $0.schedule.timeZone, $0.next) }
     }
 
     private func pruneTaskIDs(now: Timestamp) async throws {
@@ -480,13 +458,11 @@ public actor DeliveryEngine {
         let margin = configuration.leaseMargin
         let claimed = try await deliveries.claim(requests, now: now, owner: configuration.nodeID) { function in
             // Long enough for the longest attempt (a task's own deadline is at most 1800 s).
-            now + max(snapshot[function].map { $0.timeout(for: NoDeadline()) } ?? .seconds(60), .seconds(1800)) + margin
+            now + max(snapshot[function]?.timeout(dispatchDeadlineSeconds: nil) ?? .seconds(60), .seconds(1800)) + margin
         }
         for (function, _) in requests { lanes[function]?.dirty = true }
         for delivery in claimed { start(delivery, now: now) }
     }
-
-    private struct NoDeadline: DeliveryTimeoutSource { var dispatchDeadlineSeconds: Double? { nil } }
 
     private func start(_ delivery: Delivery, now: Timestamp) {
         guard var lane = lanes[delivery.function] else { return }
@@ -496,7 +472,7 @@ public actor DeliveryEngine {
         stats.started(delivery.function, latency: triggerLatency(delivery))
         let entry = lane.entry
         let event = DeliveryEngine.event(for: delivery, entry: entry)
-        let timeout = lane.timeout(for: delivery)
+        let timeout = lane.timeout(dispatchDeadlineSeconds: delivery.dispatchDeadlineSeconds)
         let invoker = self.invoker
         running[delivery.id] = Task { [weak self] in
             let outcome = await invoker.invoke(entry, event: event, timeout: timeout, delivery: delivery.id,
@@ -563,21 +539,6 @@ public actor DeliveryEngine {
             // The attempts ran; their rows stay running until the lease ends, then run again.
             log.error("recording delivery outcomes failed", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])
         }
-    }
-
-    // MARK: operations
-
-    /// Makes a dead letter pending again.
-    public func retryDead(id: Int64) async throws {
-        guard try await deliveries.retryDead(id: id, now: clock.now()) else { throw HTTPSError(.notFound, "no dead delivery with id \(id)") }
-        if let d = try deliveries.delivery(id: id) { markDirty(d.function, due: d.dueTime) }
-        wakeup.notify()
-    }
-
-    /// Deletes a delivery that is not running.
-    public func drop(id: Int64) async throws {
-        guard try await deliveries.drop(id: id) else { throw HTTPSError(.notFound, "no pending or dead delivery with id \(id)") }
-        markAllDirty()
     }
 }
 

@@ -40,10 +40,11 @@ struct Lane: Sendable {
 
     var name: String { entry.name }
 
-    /// How long one attempt may run.
-    func timeout(for delivery: DeliveryTimeoutSource) -> Duration {
+    /// How long one attempt may run: the task's own dispatch deadline, else the function's, else
+    /// its timeout.
+    func timeout(dispatchDeadlineSeconds: Double?) -> Duration {
         let options = entry.spec.options
-        let seconds = delivery.dispatchDeadlineSeconds ?? options.dispatchDeadlineSeconds ?? options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds
+        let seconds = dispatchDeadlineSeconds ?? options.dispatchDeadlineSeconds ?? options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds
         return .seconds(double: seconds)
     }
 
@@ -72,9 +73,4 @@ struct Lane: Sendable {
     }
 
     var capacity: Int { max(0, concurrency - running) }
-}
-
-/// What a delivery's timeout depends on.
-protocol DeliveryTimeoutSource {
-    var dispatchDeadlineSeconds: Double? { get }
 }

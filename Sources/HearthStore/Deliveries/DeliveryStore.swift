@@ -137,14 +137,7 @@ public final class DeliveryStore: Sendable {
         let now = RowEncoding.micros(engine.writer.clock.now())
         let added = try await engine.writer.withTransaction { db -> Int in
             var added = 0
-            for d in deliveries {
-                try db.run("""
-                    INSERT OR IGNORE INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(BinaryValueCodec.encode(d.payload)),
-                          .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadlineSeconds.map { .real($0) } ?? .null, .integer(now)])
-                added += db.changes
-            }
+            for d in deliveries { added += try DeliveryStore.insert(db, d, createTime: now, ifNew: true) ? 1 : 0 }
             for (name, cursor) in cursors { try DeliveryStore.setCursor(db, "consumers", name, cursor, now: now) }
             for (name, cursor) in userCursors { try DeliveryStore.setCursor(db, "user_event_cursors", name, cursor, now: now) }
             return added
@@ -181,10 +174,19 @@ public final class DeliveryStore: Sendable {
         }
         try db.run("INSERT OR REPLACE INTO task_ids(queue, id, enqueue_time) VALUES (?, ?, ?)",
                    [.text(task.queue), .text(task.id), .integer(RowEncoding.micros(now))])
+        _ = try insert(db, NewDelivery(function: task.queue, eventID: task.id, payload: task.payload, dueTime: task.scheduleTime,
+                                       dispatchDeadlineSeconds: task.dispatchDeadlineSeconds), createTime: RowEncoding.micros(now), ifNew: false)
+    }
+
+    /// Inserts one delivery row; with `ifNew`, one already queued (same function and event id) is
+    /// left alone and false is returned.
+    static func insert(_ db: Connection, _ d: NewDelivery, createTime: Int64, ifNew: Bool) throws -> Bool {
         try db.run("""
-            INSERT INTO deliveries(function, event_id, payload, due_time, dispatch_deadline, create_time) VALUES (?, ?, ?, ?, ?, ?)
-            """, [.text(task.queue), .text(task.id), .blob(BinaryValueCodec.encode(task.payload)), .integer(RowEncoding.micros(task.scheduleTime)),
-                  task.dispatchDeadlineSeconds.map { .real($0) } ?? .null, .integer(RowEncoding.micros(now))])
+            INSERT \(ifNew ? "OR IGNORE " : "")INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(BinaryValueCodec.encode(d.payload)),
+                  .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadlineSeconds.map { .real($0) } ?? .null, .integer(createTime)])
+        return db.changes > 0
     }
 
     /// Removes a task that has not started yet; false when the queue has no such pending task.
@@ -297,13 +299,6 @@ public final class DeliveryStore: Sendable {
         }
     }
 
-    /// The earliest due time among a function's pending deliveries.
-    public func nextDue(function: String) throws -> Timestamp? {
-        try engine.readers.withReader { db in
-            try db.scalarInt("SELECT min(due_time) FROM deliveries WHERE function = ? AND state = 0", [.text(function)]).map(RowEncoding.time)
-        }
-    }
-
     /// The earliest end of a lease among running deliveries.
     public func nextLeaseEnd() throws -> Timestamp? {
         try engine.readers.withReader { db in
@@ -402,11 +397,7 @@ public final class DeliveryStore: Sendable {
             if let last = try db.scalarInt("SELECT last_fire FROM schedules WHERE function = ?", [.text(function)]), last >= micros { return false }
             try db.run("INSERT INTO schedules(function, last_fire) VALUES (?, ?) ON CONFLICT(function) DO UPDATE SET last_fire = excluded.last_fire",
                        [.text(function), .integer(micros)])
-            try db.run("""
-                INSERT OR IGNORE INTO deliveries(function, event_id, payload, due_time, create_time) VALUES (?, ?, ?, ?, ?)
-                """, [.text(delivery.function), .text(delivery.eventID), .blob(BinaryValueCodec.encode(delivery.payload)),
-                      .integer(RowEncoding.micros(delivery.dueTime)), .integer(RowEncoding.micros(engine.writer.clock.now()))])
-            return db.changes > 0
+            return try DeliveryStore.insert(db, delivery, createTime: RowEncoding.micros(engine.writer.clock.now()), ifNew: true)
         }
         if fired { activity.notify([function]) }
         return fired

@@ -76,15 +76,15 @@ struct ScheduleEngineTests {
     @Test("a schedule can be run now, outside its timing; the schedule table shows next firings in their zones")
     func runNow() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
-        try await app.runtime.engine.runSchedule("nightly")
+        try await app.runtime.runScheduleNow("nightly")
         await app.settle()
         let fired = try await firings(app, "nightly")
         #expect(fired == [app.clock.now()])
-        let table = await app.runtime.engine.scheduleTable()
+        let table = try app.runtime.scheduleTable()
         #expect(table.map(\.function) == ["fanOutTick", "nightly", "seoulTick"])
         #expect(table[1].timeZone == "America/New_York")
-        #expect(table[1].next == Timestamp(rfc3339: "2026-01-01T07:30:00Z"))
-        await #expect(throws: HTTPSError.self) { try await app.runtime.engine.runSchedule("work") }
+        #expect(table[1].nextFire == Timestamp(rfc3339: "2026-01-01T07:30:00Z"))
+        await #expect(throws: HTTPSError.self) { try await app.runtime.runScheduleNow("work") }
     }
 
     @Test("a unit declaring an invalid schedule or time zone is refused at load, with the position")

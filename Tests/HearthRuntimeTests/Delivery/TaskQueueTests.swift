@@ -70,16 +70,16 @@ struct TaskQueueTests {
         #expect(try await run(app, "work", id)?["count"] == 3, "a dead letter is not run again by itself")
 
         // Retrying the dead letter starts it over; dropping removes it.
-        try await app.runtime.engine.retryDead(id: dead.id)
+        try await app.runtime.retryDelivery(dead.id)
         await app.settle()
         #expect(try await run(app, "work", id)?["count"] == 4)
         #expect(try app.deliveries(function: "work").first?.state == .pending)
         await app.advance(by: .seconds(10))
         let again = try #require(try app.deliveries(function: "work").first)
         #expect(again.state == .dead)
-        try await app.runtime.engine.drop(id: again.id)
+        try await app.runtime.dropDelivery(again.id)
         #expect(try app.deliveries().isEmpty)
-        await #expect(throws: HTTPSError.self) { try await app.runtime.engine.drop(id: again.id) }
+        await #expect(throws: HTTPSError.self) { try await app.runtime.dropDelivery(again.id) }
     }
 
     @Test("a task that succeeds on a retry stops there")
