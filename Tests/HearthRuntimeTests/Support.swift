@@ -1,4 +1,5 @@
 import Foundation
+@_exported import HearthTesting
 import HearthModel
 @testable import HearthRuntime
 import Synchronization
@@ -31,38 +32,4 @@ func startRuntime(units: [String], clock: any Clock = SystemClock(), log: LogCap
     let runtime = try await Runtime.open(config: makeConfig(units: units), clock: clock, log: log.makeLog(clock: clock))
     await runtime.loadUnits()
     return runtime
-}
-
-/// Fails the test instead of hanging when `body` does not finish within `seconds` (wall time).
-/// The body runs in its own task, so even a body that ignores cancellation cannot hold the test.
-func withTimeout<T: Sendable>(_ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    let race = Race<Result<T, Error>>()
-    let outcome: Result<T, Error>? = await withCheckedContinuation { continuation in
-        race.install(continuation)
-        let work = Task {
-            do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
-        }
-        Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            work.cancel()
-            race.finish(nil)
-        }
-    }
-    guard let outcome else { throw TimeoutError(seconds: seconds) }
-    return try outcome.get()
-}
-
-/// Waits, yielding, until `condition` holds; fails after `seconds`.
-func eventually(_ seconds: Double = 30, _ condition: @escaping @Sendable () -> Bool) async throws {
-    try await withTimeout(seconds) {
-        while !condition() {
-            try Task.checkCancellation()
-            await Task.yield()
-        }
-    }
-}
-
-struct TimeoutError: Error, CustomStringConvertible {
-    var seconds: Double
-    var description: String { "timed out after \(seconds) s" }
 }

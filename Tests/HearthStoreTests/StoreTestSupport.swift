@@ -1,5 +1,6 @@
 import Foundation
 import HearthModel
+@_exported import HearthTesting
 @testable import HearthStore
 import Synchronization
 import Testing
@@ -77,77 +78,6 @@ func nestedValue(levels: Int, alternating: Bool = false) -> Value {
     return v
 }
 
-// MARK: randomness
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seedable generator, so randomized tests replay
-/// exactly from their seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-// MARK: timeouts and signals
-
-struct TimeoutError: Error, CustomStringConvertible {
-    var seconds: Double
-    var description: String { "timed out after \(seconds) s" }
-}
-
-/// Runs `operation`, failing with `TimeoutError` when it takes longer than `seconds` of wall time,
-/// so a hang fails the test instead of stalling the run. The operation and the timer race in
-/// unstructured tasks (a task group would wait for a hung child); the loser is cancelled.
-func withTimeout<T: Sendable>(seconds: Double = 60, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
-        let race = Race(continuation)
-        let work = Task {
-            do { race.finish(.success(try await operation())) } catch { race.finish(.failure(error)) }
-        }
-        let timer = Task {
-            try await Task.sleep(for: .seconds(seconds))
-            if race.finish(.failure(TimeoutError(seconds: seconds))) { work.cancel() }
-        }
-        race.onFinish { timer.cancel() }
-    }
-}
-
-/// Resumes a continuation once, with whichever result comes first.
-final class Race<T: Sendable>: Sendable {
-    private let state: Mutex<(continuation: CheckedContinuation<T, Error>?, onFinish: (@Sendable () -> Void)?, finished: Bool)>
-
-    init(_ continuation: CheckedContinuation<T, Error>) { state = Mutex((continuation, nil, false)) }
-
-    func onFinish(_ action: @escaping @Sendable () -> Void) {
-        let runNow = state.withLock { s -> Bool in
-            if s.finished { return true }
-            s.onFinish = action
-            return false
-        }
-        if runNow { action() }
-    }
-
-    @discardableResult
-    func finish(_ result: Result<T, Error>) -> Bool {
-        let taken = state.withLock { s -> (CheckedContinuation<T, Error>, (@Sendable () -> Void)?)? in
-            guard let c = s.continuation else { return nil }
-            s.continuation = nil
-            s.finished = true
-            defer { s.onFinish = nil }
-            return (c, s.onFinish)
-        }
-        guard let (continuation, action) = taken else { return false }
-        continuation.resume(with: result)
-        action?()
-        return true
-    }
-}
 
 /// Lets `parties` tasks wait until all of them have arrived (no polling, no sleeps).
 final class Barrier: Sendable {

@@ -44,7 +44,7 @@ func withFrontDoor<T: Sendable>(units: [String] = ["EchoUnit"], clock: any Clock
     try door.start()
     let fixture = DoorFixture(runtime: runtime, door: door, log: log, client: HTTPClient())
     let result: Result<T, Error>
-    do { result = .success(try await withTimeout(180) { try await body(fixture) }) } catch { result = .failure(error) }
+    do { result = .success(try await withTimeout(seconds: 180) { try await body(fixture) }) } catch { result = .failure(error) }
     await door.shutdown(grace: .seconds(5))
     runtime.store.close()
     return try result.get()

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import HearthTesting
 
 /// Runs `body` repeatedly for about `seconds` (after a warm-up) and returns operations per second,
 /// the best of `rounds` rounds.
@@ -62,15 +63,3 @@ func printHeader(_ title: String, command: String) {
     print("")
 }
 
-/// A deterministic random generator (SplitMix64), so corpora are the same in every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
