@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore", "HearthHTTP", "HearthAuth"], exclude: ["Fixtures"]),
         .testTarget(name: "MembersTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
-        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore", "HearthHTTP"], exclude: ["Fixtures"]),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore", "HearthHTTP", "HearthTesting"], exclude: ["Fixtures"]),
     ]
         // The to-do app's shared model, linked (statically) into each of its units.
         + [.target(name: "TodoModel", dependencies: ["HearthFunctions"], path: "functions/TodoModel")]

@@ -27,6 +27,7 @@ public final class TestRuntime: Sendable {
         config.log.level = .warning
         configure(&config)
         clock = ManualClock(start)
+        try TestKeys.install(for: config)
         runtime = try await Runtime.open(config: config, clock: clock)
         await runtime.loadUnits()
         if let refused = runtime.loadErrors.first { throw refused }

@@ -2,6 +2,7 @@ import Foundation
 @testable import HearthCLI
 import HearthModel
 import HearthRuntime
+import HearthTesting
 import Synchronization
 import Testing
 
@@ -27,6 +28,8 @@ final class TempDir {
     func write(_ name: String, _ text: String) -> String {
         let p = path + "/" + name
         _ = FileManager.default.createFile(atPath: p, contents: Data(text.utf8))
+        // Commands run against this configuration start from the shared test keys (see `TestKeys`).
+        if name == "runtime.toml" { TestKeys.install(forConfigFile: p) }
         return p
     }
 }

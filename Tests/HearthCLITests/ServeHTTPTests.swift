@@ -23,7 +23,7 @@ struct ServeHTTPTests {
         return (child, "http://127.0.0.1:\(port)")
     }
 
-    func call(_ base: String, _ function: String, _ data: Value, timeout: Duration = .seconds(20)) async throws -> HTTPClientResponse {
+    func call(_ base: String, _ function: String, _ data: Value, timeout: Duration = .seconds(90)) async throws -> HTTPClientResponse {
         try await client.send(HTTPClientRequest(method: "POST", url: base + "/" + function, headers: HTTPHeaders([("Content-Type", "application/json")]),
                                                 body: JSONWriter.encode(["data": data]), timeout: timeout))
     }
@@ -42,7 +42,7 @@ struct ServeHTTPTests {
     func drainsOnSIGTERM() async throws {
         let dir = TempDir()
         let (child, base) = try await serve(dir)
-        let health = try await client.send(HTTPClientRequest(url: base + "/healthz"))
+        let health = try await client.send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(120)))
         #expect(health.status == 200)
         let inFlight = Task { try await call(base, "sleep", 1.0) }
         try await waitForInFlight(base, 1)

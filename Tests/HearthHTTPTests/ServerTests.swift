@@ -35,7 +35,7 @@ struct ServerTests {
     @Test("a request reaches the handler with method, raw path, raw query, headers and body")
     func roundTrip() async throws {
         try await withServer(handler: echo) { _, base in
-            let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/a/b%20c?x=1&y=%2F", headers: HTTPHeaders([("Content-Type", "text/plain")]), body: Array("hello".utf8)))
+            let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/a/b%20c?x=1&y=%2F", headers: HTTPHeaders([("Content-Type", "text/plain")]), body: Array("hello".utf8), timeout: .seconds(120)))
             #expect(r.status == 200)
             #expect(r.headers["content-type"]?.hasPrefix("application/json") == true)
             let json = try JSONParser.parse(r.body)
@@ -46,10 +46,10 @@ struct ServerTests {
     @Test("bodies over the limit get 413 with a JSON error, and the connection still works")
     func bodyLimit() async throws {
         try await withServer({ $0.maxBodyBytes = 1000 }, handler: echo) { _, base in
-            let big = try await client.send(HTTPClientRequest(method: "POST", url: base + "/", body: [UInt8](repeating: 65, count: 5000)))
+            let big = try await client.send(HTTPClientRequest(method: "POST", url: base + "/", body: [UInt8](repeating: 65, count: 5000), timeout: .seconds(120)))
             #expect(big.status == 413)
             #expect(try JSONParser.parse(big.body)["error"]?["status"] == "INVALID_ARGUMENT")
-            let ok = try await client.send(HTTPClientRequest(method: "POST", url: base + "/", body: [UInt8](repeating: 65, count: 1000)))
+            let ok = try await client.send(HTTPClientRequest(method: "POST", url: base + "/", body: [UInt8](repeating: 65, count: 1000), timeout: .seconds(120)))
             #expect(ok.status == 200)
         }
     }
@@ -61,7 +61,7 @@ struct ServerTests {
             do { try await Task.sleep(for: .seconds(30)) } catch { cancelled.store(true, ordering: .relaxed) }
             return .text("late")
         }) { _, base in
-            let r = try await client.send(HTTPClientRequest(url: base + "/slow"))
+            let r = try await client.send(HTTPClientRequest(url: base + "/slow", timeout: .seconds(120)))
             #expect(r.status == 504)
             #expect(try JSONParser.parse(r.body)["error"]?["status"] == "DEADLINE_EXCEEDED")
             for _ in 0..<3000 where !cancelled.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(10)) }
@@ -80,7 +80,7 @@ struct ServerTests {
                 }
             })
         }) { _, base in
-            let r = try await client.send(HTTPClientRequest(url: base + "/events"))
+            let r = try await client.send(HTTPClientRequest(url: base + "/events", timeout: .seconds(120)))
             #expect(r.status == 200)
             #expect(r.text == (0..<5).map { "data: \($0)\n\n" }.joined())
         }
@@ -92,7 +92,7 @@ struct ServerTests {
             let results = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for i in 0..<400 {
                     group.addTask {
-                        let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/n", body: Array("\(i)".utf8)))
+                        let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/n", body: Array("\(i)".utf8), timeout: .seconds(120)))
                         return try JSONParser.parse(r.body)["body"] == .string("\(i)")
                     }
                 }
@@ -114,7 +114,7 @@ struct ServerTests {
         }
         try server.start()
         let base = "http://127.0.0.1:\(server.port)"
-        let inFlight = Task { try await client.send(HTTPClientRequest(url: base + "/slow")) }
+        let inFlight = Task { try await client.send(HTTPClientRequest(url: base + "/slow", timeout: .seconds(120))) }
         for _ in 0..<6000 where server.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(server.inFlight == 1)
         await server.shutdown(grace: .seconds(30))  // generous: a loaded machine may run the handler late
@@ -135,7 +135,7 @@ struct ServerTests {
         }
         try server.start()
         let base = "http://127.0.0.1:\(server.port)"
-        let inFlight = Task { try await client.send(HTTPClientRequest(url: base + "/slow")) }
+        let inFlight = Task { try await client.send(HTTPClientRequest(url: base + "/slow", timeout: .seconds(120))) }
         for _ in 0..<6000 where server.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
         await server.shutdown(grace: .milliseconds(100))
         let r = try await inFlight.value

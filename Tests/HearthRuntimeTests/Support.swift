@@ -28,8 +28,14 @@ func makeConfig(units: [String]) -> RuntimeConfig {
     return config
 }
 
+/// Opens a runtime for a test, starting from the process's shared signing keys (see `TestKeys`).
+func openRuntime(config: RuntimeConfig, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) async throws -> Runtime {
+    try TestKeys.install(for: config)
+    return try await Runtime.open(config: config, clock: clock, log: log)
+}
+
 func startRuntime(units: [String], clock: any Clock = SystemClock(), log: LogCapture = LogCapture()) async throws -> Runtime {
-    let runtime = try await Runtime.open(config: makeConfig(units: units), clock: clock, log: log.makeLog(clock: clock))
+    let runtime = try await openRuntime(config: makeConfig(units: units), clock: clock, log: log.makeLog(clock: clock))
     await runtime.loadUnits()
     return runtime
 }

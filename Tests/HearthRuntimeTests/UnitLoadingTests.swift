@@ -72,7 +72,7 @@ struct UnitLoadingTests {
     func nameMismatch() async throws {
         var config = makeConfig(units: [])
         config.units = [RuntimeConfig.Unit(name: "Renamed", path: UnitLoader.libraryPath(unit: "EchoUnit", directory: buildDirectory))]
-        let runtime = try await Runtime.open(config: config, log: .discarding())
+        let runtime = try await openRuntime(config: config, log: .discarding())
         await runtime.loadUnits()
         #expect(runtime.loadErrors.first?.reason.contains("declares unit 'EchoUnit', not 'Renamed'") == true)
     }

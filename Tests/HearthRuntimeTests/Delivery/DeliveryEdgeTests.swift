@@ -36,7 +36,7 @@ struct DeliveryEdgeTests {
             // DeliveryUnit is missing and BrokenUnit is refused: a failed deploy.
             var config = makeConfig(units: ["BrokenUnit"])
             config.dataDirectory = dir
-            let runtime = try await Runtime.open(config: config, clock: ManualClock())
+            let runtime = try await openRuntime(config: config, clock: ManualClock())
             await runtime.loadUnits()
             #expect(!runtime.loadErrors.isEmpty)
             try await runtime.startDeliveries(driving: false)

@@ -144,7 +144,7 @@ struct CORSAppCheckTests {
         var config = makeConfig(units: ["EchoUnit"])
         config.server.port = 0
         config.appCheck.jwksFile = missing
-        let runtime = try await Runtime.open(config: config)
+        let runtime = try await openRuntime(config: config)
         defer { runtime.store.close() }
         #expect(throws: ConfigError.self) { try FrontDoor(runtime: runtime, secrets: Secrets()) }
         do { _ = try FrontDoor(runtime: runtime, secrets: Secrets()) } catch { #expect("\(error)".contains(missing)) }
@@ -153,7 +153,7 @@ struct CORSAppCheckTests {
         try Data(#"{"keys":[{"kty":"RSA","n":"xx"}]}"#.utf8).write(to: URL(fileURLWithPath: malformed))
         var second = config
         second.appCheck.jwksFile = malformed
-        let other = try await Runtime.open(config: second)
+        let other = try await openRuntime(config: second)
         defer { other.store.close() }
         #expect(throws: (any Error).self) { try FrontDoor(runtime: other, secrets: Secrets()) }
     }

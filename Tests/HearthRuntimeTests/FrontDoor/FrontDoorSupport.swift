@@ -38,7 +38,7 @@ func withFrontDoor<T: Sendable>(units: [String] = ["EchoUnit"], clock: any Clock
     config.server.port = 0
     configure(&config)
     let log = LogCapture()
-    let runtime = try await Runtime.open(config: config, clock: clock, log: log.makeLog(clock: clock))
+    let runtime = try await openRuntime(config: config, clock: clock, log: log.makeLog(clock: clock))
     await runtime.loadUnits()
     let door = try FrontDoor(runtime: runtime, secrets: secrets)
     try door.start()

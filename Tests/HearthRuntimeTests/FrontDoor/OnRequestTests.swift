@@ -20,7 +20,7 @@ struct OnRequestTests {
         try await withFrontDoor(configure: Self.rewrites) { door in
             let bytes: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13]
             let r = try await door.client.send(HTTPClientRequest(method: "PUT", url: door.base + "/api/echo/a/b%20c?x=1&y=two",
-                                                                 headers: HTTPHeaders([("Content-Type", "application/x-thing")]), body: bytes))
+                                                                 headers: HTTPHeaders([("Content-Type", "application/x-thing")]), body: bytes, timeout: .seconds(120)))
             #expect(r.status == 200)
             #expect(r.body == bytes)
             #expect(r.headers["content-type"] == "application/x-thing")
@@ -90,7 +90,7 @@ struct OnRequestTests {
             .init(source: "/api/**/z", function: "hello"),
             .init(source: "api/w", function: "hello"),
         ]
-        let runtime = try await Runtime.open(config: config)
+        let runtime = try await openRuntime(config: config)
         defer { runtime.store.close() }
         await runtime.loadUnits()
         do {
