@@ -225,6 +225,7 @@ public final class SQLiteEngine: StorageEngine {
     }
 
     public func close() {
+        writer.close()
         readers.close()
         notifier.wakeAll()
     }

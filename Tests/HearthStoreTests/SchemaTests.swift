@@ -140,18 +140,29 @@ struct SchemaTests {
         }
     }
 
-    @Test("after close, reads fail with StoreError.closed and change waiters return, also ones that start waiting later")
+    @Test("after close, reads and writes fail with StoreError.closed, nothing more is written, and change waiters return")
     func close() async throws {
         try await Self.withPath { path in
             let store = try await DocumentStore.open(path: path, clock: ManualClock())
-            try await store.commit([.create(try doc("c/a"), [:])])
+            try await store.commit([.create(try doc("c/a"), ["n": 1])])
             let engine = store.engine
             let early = Task { await engine.waitForChanges(after: 1) }
             store.close()
             await #expect(throws: StoreError.closed) { _ = try await store.get(try doc("c/a")) }
             await #expect(throws: StoreError.closed) { _ = try await store.query(QuerySpec(collectionID: "c")) }
+            await #expect(throws: StoreError.closed) { try await store.commit([.create(try doc("c/b"), [:])]) }
+            await #expect(throws: StoreError.closed) { try await store.commit([.set(try doc("c/a"), ["n": 2])]) }
+            await #expect(throws: StoreError.closed) { try await store.recursiveDelete(["c"]) }
+            await #expect(throws: StoreError.closed) { _ = try await store.sqlite.pruneChanges(committedBefore: Timestamp(seconds: 4_000_000_000)) }
             try await withTimeout(seconds: 30) { await early.value }
             try await withTimeout(seconds: 30) { await engine.waitForChanges(after: 1) }
+
+            // What was committed before the close is all there is.
+            let reopened = try await DocumentStore.open(path: path, clock: ManualClock())
+            defer { reopened.close() }
+            #expect(try await reopened.get(try doc("c/a"))?.fields == ["n": 1])
+            #expect(try await reopened.get(try doc("c/b")) == nil)
+            #expect(try await reopened.allChanges().count == 1)
         }
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 import HearthModel
 
 /// What a transaction read, checked again at its commit so that a conflicting change aborts it.
@@ -21,6 +22,15 @@ actor Writer {
     private var lastCommitMicros: Int64
     /// The statements every commit runs, prepared once.
     private let hot: HotStatements
+    /// Set by `close()`: every later write is refused with `StoreError.closed`, so nothing is written
+    /// by a store its owner has given up (a runtime shutting down, a test's second opening).
+    private let closed = Atomic<Bool>(false)
+
+    nonisolated func close() { closed.store(true, ordering: .relaxed) }
+
+    private func ensureOpen() throws {
+        if closed.load(ordering: .relaxed) { throw StoreError.closed }
+    }
 
     struct HotStatements {
         let select, insert, replace, delete, change, indexInsert, indexDelete: Statement
@@ -74,6 +84,7 @@ actor Writer {
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
     /// it appended to the feed (one per document whose contents changed).
     func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) throws -> (CommitResult, [DocumentChange]) {
+        try ensureOpen()
         guard writes.count <= Writer.maxWritesPerCommit else {
             throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
         }
@@ -205,6 +216,7 @@ actor Writer {
     /// Builds the index of `fields` in every collection named `collectionID`, from the documents
     /// already there, and registers it so every later write keeps it current.
     func ensureIndexes(_ fields: Set<String>, collectionID: String) throws {
+        try ensureOpen()
         let missing = indexes.missing(fields, in: collectionID)
         guard !missing.isEmpty else { return }
         let parsed = Dictionary(uniqueKeysWithValues: try missing.map { ($0, try FieldPath($0)) })
@@ -276,10 +288,12 @@ actor Writer {
     /// Runs `body` with the writer's connection inside a write transaction (for the store's own
     /// maintenance: pruning, recursive deletes, cursors).
     func withTransaction<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
-        try db.transaction { try body(db) }
+        try ensureOpen()
+        return try db.transaction { try body(db) }
     }
 
     func checkpoint() throws {
+        try ensureOpen()
         try db.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 }
