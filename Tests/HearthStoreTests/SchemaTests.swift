@@ -67,9 +67,15 @@ struct SchemaTests {
             do {
                 let raw = try Connection(path: path, options: .init())
                 for migration in Schema.migrations[first...] {
-                    for line in migration.split(separator: "\n") where line.hasPrefix("CREATE TABLE ") {
-                        let table = line.dropFirst("CREATE TABLE ".count).prefix { $0 != " " && $0 != "(" }
-                        try raw.execute("DROP TABLE \(table)")
+                    for line in migration.split(separator: "\n") {
+                        if line.hasPrefix("CREATE TABLE ") {
+                            let table = line.dropFirst("CREATE TABLE ".count).prefix { $0 != " " && $0 != "(" }
+                            try raw.execute("DROP TABLE \(table)")
+                        } else if line.hasPrefix("ALTER TABLE "), let add = line.range(of: " ADD COLUMN ") {
+                            let table = line[line.index(line.startIndex, offsetBy: "ALTER TABLE ".count)..<add.lowerBound]
+                            let column = line[add.upperBound...].prefix { $0 != " " }
+                            try raw.execute("ALTER TABLE \(table) DROP COLUMN \(column)")
+                        }
                     }
                 }
                 try raw.execute("PRAGMA user_version = \(first)")
@@ -82,6 +88,32 @@ struct SchemaTests {
             let raw = try Connection(path: path, options: .init())
             #expect(try raw.scalarInt("PRAGMA user_version") == Int64(Schema.version))
             #expect(try raw.scalarInt("SELECT last_sequence FROM feed_state") == 1)
+        }
+    }
+
+    @Test("refresh tokens stored before migration 8 stay live after it, and can then be revoked")
+    func refreshTokenMigration() async throws {
+        try await Self.withPath { path in
+            let hash = Array("token-hash".utf8)
+            do {
+                let store = try await DocumentStore.open(path: path, clock: ManualClock())
+                try await UserTable(engine: store.sqlite).storeRefreshToken(
+                    hash: hash, RefreshTokenRecord(uid: "u1", claims: ["role": "admin"], authTime: Timestamp(seconds: 100), createTime: Timestamp(seconds: 100)))
+                store.close()
+            }
+            do {  // what a binary with seven migrations left behind
+                let raw = try Connection(path: path, options: .init())
+                try raw.execute("ALTER TABLE refresh_tokens DROP COLUMN revoked_time")
+                try raw.execute("PRAGMA user_version = 7")
+            }
+            let store = try await DocumentStore.open(path: path, clock: ManualClock())
+            defer { store.close() }
+            let users = UserTable(engine: store.sqlite)
+            let migrated = try #require(try users.refreshToken(hash: hash))
+            #expect(migrated == RefreshTokenRecord(uid: "u1", claims: ["role": "admin"], authTime: Timestamp(seconds: 100), createTime: Timestamp(seconds: 100)))
+            #expect(try await users.revokeRefreshTokens(uid: "u1") == 1)
+            #expect(try users.refreshToken(hash: hash)?.revokedTime != nil)
+            #expect(try await users.revokeRefreshTokens(uid: "u1") == 0, "a revoked token is not revoked again")
         }
     }
 

@@ -106,6 +106,8 @@ extension AuthService {
         }
         guard let user = try await users.user(uid: stored.uid) else { throw HTTPSError(.notFound, "USER_NOT_FOUND") }
         guard !user.disabled else { throw HTTPSError(.permissionDenied, "USER_DISABLED") }
+        // Revoked (by revokeRefreshTokens, or with a deleted user of the same uid): Firebase's answer.
+        if stored.revoked { throw HTTPSError(.invalidArgument, "TOKEN_EXPIRED") }
         if let after = user.tokensValidAfterTime, stored.authTime < after { throw HTTPSError(.invalidArgument, "TOKEN_EXPIRED") }
         let now = secondsNow()
         _ = try await users.update(uid: user.uid) { $0.metadata.lastRefreshTime = now }

@@ -12,7 +12,9 @@ public protocol UserRepository: Sendable {
     func delete(uid: String, time: Timestamp) async throws -> UserRecord
     func list(maxResults: Int, pageToken: String?) async throws -> (users: [UserRecord], nextPageToken: String?)
     func storeRefreshToken(hash: [UInt8], uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) async throws
-    func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp)?
+    /// A stored refresh token; `revoked` once the user's tokens were revoked or the user deleted.
+    func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp, revoked: Bool)?
+    /// Revokes every refresh token of the user (they stay stored, marked revoked).
     func revokeRefreshTokens(uid: String) async throws
     /// What token verification checks of a user; nil when there is no such user.
     func tokenState(uid: String) async throws -> UserTokenState?

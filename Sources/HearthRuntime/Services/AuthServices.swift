@@ -22,8 +22,8 @@ struct StoreUserRepository: UserRepository {
     func storeRefreshToken(hash: [UInt8], uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) async throws {
         try await table.storeRefreshToken(hash: hash, RefreshTokenRecord(uid: uid, claims: claims, authTime: authTime, createTime: createTime))
     }
-    func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp)? {
-        try table.refreshToken(hash: hash).map { ($0.uid, $0.claims, $0.authTime) }
+    func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp, revoked: Bool)? {
+        try table.refreshToken(hash: hash).map { ($0.uid, $0.claims, $0.authTime, $0.revokedTime != nil) }
     }
     func revokeRefreshTokens(uid: String) async throws { try await table.revokeRefreshTokens(uid: uid) }
 }

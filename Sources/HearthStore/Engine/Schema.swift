@@ -158,6 +158,11 @@ enum Schema {
             SELECT name, cursor, updated_time FROM consumers WHERE name LIKE 'user-trigger:%';
         DELETE FROM consumers WHERE name LIKE 'user-trigger:%';
         """,
+        // 8: revoked refresh tokens are kept, marked, so a refresh with one is answered TOKEN_EXPIRED
+        // (as Firebase does) rather than as an unknown token.
+        """
+        ALTER TABLE refresh_tokens ADD COLUMN revoked_time INTEGER;
+        """,
     ]
 
     static var version: Int { migrations.count }

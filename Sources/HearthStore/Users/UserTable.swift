@@ -1,17 +1,20 @@
 import HearthModel
 
-/// A stored refresh token: who it signs in, since when, and the developer claims it carries.
+/// A stored refresh token: who it signs in, since when, the developer claims it carries, and when
+/// it was revoked (revoked tokens are kept so that using one can be told apart from a made-up one).
 public struct RefreshTokenRecord: Sendable, Equatable {
     public var uid: String
     public var claims: [String: Value]
     public var authTime: Timestamp
     public var createTime: Timestamp
+    public var revokedTime: Timestamp?
 
-    public init(uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) {
+    public init(uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp, revokedTime: Timestamp? = nil) {
         self.uid = uid
         self.claims = claims
         self.authTime = authTime
         self.createTime = createTime
+        self.revokedTime = revokedTime
     }
 }
 
@@ -144,7 +147,9 @@ public final class UserTable: Sendable {
             }
             try db.run("DELETE FROM users WHERE uid = ?", [.text(uid)])
             try db.run("DELETE FROM user_providers WHERE uid = ?", [.text(uid)])
-            try db.run("DELETE FROM refresh_tokens WHERE uid = ?", [.text(uid)])
+            // Its refresh tokens stop working but are kept, revoked: a user created later under the
+            // same uid must not inherit them, and using one says the token expired.
+            _ = try UserTable.revokeRefreshTokens(db, uid: uid, time: time)
             try UserTable.logEvent(db, .deleted, user, time: time)
             return user
         }
@@ -209,19 +214,24 @@ public final class UserTable: Sendable {
 
     public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
         try engine.readers.withReader { db in
-            try db.query("SELECT uid, claims, auth_time, create_time FROM refresh_tokens WHERE hash = ?", [.blob(hash)]) { s in
+            try db.query("SELECT uid, claims, auth_time, create_time, revoked_time FROM refresh_tokens WHERE hash = ?", [.blob(hash)]) { s in
                 RefreshTokenRecord(uid: s.text(0), claims: (try BinaryValueCodec.decode(s.blob(1))).mapValue ?? [:],
-                                   authTime: RowEncoding.time(s.int64(2)), createTime: RowEncoding.time(s.int64(3)))
+                                   authTime: RowEncoding.time(s.int64(2)), createTime: RowEncoding.time(s.int64(3)),
+                                   revokedTime: s.isNull(4) ? nil : RowEncoding.time(s.int64(4)))
             }.first
         }
     }
 
-    /// Revokes every refresh token of a user; returns how many there were.
+    /// Revokes every live refresh token of a user; returns how many there were.
     @discardableResult
     public func revokeRefreshTokens(uid: String) async throws -> Int {
-        try await engine.writer.withTransaction { db in
-            try db.run("DELETE FROM refresh_tokens WHERE uid = ?", [.text(uid)])
-            return db.changes
-        }
+        let now = engine.writer.clock.now()
+        return try await engine.writer.withTransaction { db in try UserTable.revokeRefreshTokens(db, uid: uid, time: now) }
+    }
+
+    static func revokeRefreshTokens(_ db: Connection, uid: String, time: Timestamp) throws -> Int {
+        try db.run("UPDATE refresh_tokens SET revoked_time = ? WHERE uid = ? AND revoked_time IS NULL",
+                   [.integer(RowEncoding.micros(time)), .text(uid)])
+        return db.changes
     }
 }
