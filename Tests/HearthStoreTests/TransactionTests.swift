@@ -399,6 +399,49 @@ struct TransactionTests {
         }
     }
 
+    @Test("cancelling a transaction waiting for a lock ends its wait at once; the holder and later waiters are unaffected")
+    func cancelledWait() async throws {
+        try await withStore { store, _ in
+            let manager = store.transactions
+            let path = try doc("c/d")
+            let holder = manager.begin()
+            _ = try await manager.get(holder, [path])
+            let cancelled = manager.begin()
+            let waiting = Task { try await manager.get(cancelled, [path]) }
+            try await eventually { manager.locks.waiterCount == 1 }
+            let patient = manager.begin()
+            let queuedBehind = Task { try await manager.get(patient, [path]).first ?? nil }
+            try await eventually { manager.locks.waiterCount == 2 }
+
+            waiting.cancel()
+            let outcome = try await withTimeout { await waiting.result }
+            #expect(throws: CancellationError.self) { try outcome.get() }
+            #expect(manager.locks.waiterCount == 1)
+            await expectError(.failedPrecondition) { _ = try await manager.commit(cancelled, [.set(path, ["by": "cancelled"])]) }
+
+            // The holder commits; the lock passes to the transaction still waiting.
+            _ = try await manager.commit(holder, [.set(path, ["by": "holder"])])
+            let seen = try await withTimeout { try await queuedBehind.value }
+            #expect(seen?.fields["by"] == "holder")
+            _ = try await manager.commit(patient, [.set(path, ["by": "patient"])])
+            #expect(try await store.get(path)?.fields["by"] == "patient")
+            #expect(manager.locks.lockCount == 0)
+            #expect(manager.locks.waiterCount == 0)
+
+            // A task cancelled before it asks for a held lock does not wait at all.
+            let again = manager.begin()
+            _ = try await manager.get(again, [path])
+            let late = manager.begin()
+            let early = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await manager.get(late, [path])
+            }
+            await #expect(throws: CancellationError.self) { _ = try await withTimeout { try await early.value } }
+            #expect(manager.locks.waiterCount == 0)
+            manager.rollback(again)
+        }
+    }
+
     @Test("expireIdle rolls back a transaction idle past the timeout and releases its locks")
     func expireIdle() async throws {
         try await withStore { store, clock in

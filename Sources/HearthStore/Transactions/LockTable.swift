@@ -25,28 +25,50 @@ final class LockTable: Sendable {
 
     private let state = Mutex(State())
 
-    /// Locks `path` for `txn`, waiting for earlier holders; throws `aborted` instead of deadlocking.
+    /// Locks `path` for `txn`, waiting for earlier holders; throws `aborted` instead of deadlocking,
+    /// and `CancellationError` when the waiting task is cancelled (it leaves the queue at once; the
+    /// transaction keeps the locks it already holds until it ends).
     func acquire(_ path: String, for txn: UInt64) async throws {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-            let outcome: Result<Bool, HTTPSError> = state.withLock { s in
-                guard let holder = s.owner[path], holder != txn else {
-                    s.owner[path] = txn
-                    s.held[txn, default: []].insert(path)
-                    return .success(true)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
+                let outcome: Result<Bool, any Error> = state.withLock { s in
+                    guard let holder = s.owner[path], holder != txn else {
+                        s.owner[path] = txn
+                        s.held[txn, default: []].insert(path)
+                        return .success(true)
+                    }
+                    // Checked under the lock: a cancellation either lands before this (and is seen
+                    // here) or after the waiter is queued (and `withdraw` finds it).
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if LockTable.wouldDeadlock(s, requester: txn, path: path) {
+                        return .failure(HTTPSError(.aborted, "transaction aborted to break a deadlock on \(path); retry"))
+                    }
+                    s.queue[path, default: []].append(Waiter(txn: txn, continuation: c))
+                    s.waitingOn[txn] = path
+                    return .success(false)
                 }
-                if LockTable.wouldDeadlock(s, requester: txn, path: path) {
-                    return .failure(HTTPSError(.aborted, "transaction aborted to break a deadlock on \(path); retry"))
+                switch outcome {
+                case .success(true): c.resume()
+                case .success(false): break
+                case .failure(let e): c.resume(throwing: e)
                 }
-                s.queue[path, default: []].append(Waiter(txn: txn, continuation: c))
-                s.waitingOn[txn] = path
-                return .success(false)
             }
-            switch outcome {
-            case .success(true): c.resume()
-            case .success(false): break
-            case .failure(let e): c.resume(throwing: e)
-            }
+        } onCancel: {
+            withdraw(txn, from: path)
         }
+    }
+
+    /// Takes `txn` out of the queue for `path` if it still waits there, failing its wait with
+    /// `CancellationError`.
+    private func withdraw(_ txn: UInt64, from path: String) {
+        let waiter: CheckedContinuation<Void, Error>? = state.withLock { s in
+            guard s.waitingOn[txn] == path, var q = s.queue[path], let i = q.firstIndex(where: { $0.txn == txn }) else { return nil }
+            let w = q.remove(at: i)
+            s.queue[path] = q.isEmpty ? nil : q
+            s.waitingOn[txn] = nil
+            return w.continuation
+        }
+        waiter?.resume(throwing: CancellationError())
     }
 
     /// Whether `requester` waiting for `path` closes a cycle of waits.
