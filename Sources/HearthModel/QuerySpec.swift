@@ -127,7 +127,9 @@ public struct QuerySpec: Sendable, Hashable, Codable {
             throw .invalidArgument("limitToLast requires at least one orderBy clause")
         }
         if limitToLast && limit == nil { throw .invalidArgument("limitToLast requires a limit") }
-        var arrayContains = 0, disjunctions = 0, notEquals = 0
+        // Disjunctions in disjunctive normal form: each 'in' or 'array-contains-any' multiplies them
+        // by its number of values (saturating, so any number of filters is safe to count).
+        var arrayContains = 0, disjunctions = 1, inLike = 0, notIns = 0, notEquals = 0
         for f in filters {
             switch f.op {
             case .in, .notIn, .arrayContainsAny:
@@ -143,9 +145,11 @@ public struct QuerySpec: Sendable, Hashable, Codable {
             }
             switch f.op {
             case .arrayContains: arrayContains += 1
-            case .arrayContainsAny: disjunctions += 1; arrayContains += 1
-            case .in: disjunctions += 1
-            case .notIn: notEquals += 1; disjunctions += 1
+            case .arrayContainsAny, .in:
+                if f.op == .arrayContainsAny { arrayContains += 1 }
+                inLike += 1
+                disjunctions = min(disjunctions * max(1, f.value.arrayValue?.count ?? 1), QuerySpec.maxDisjunctionValues + 1)
+            case .notIn: notEquals += 1; notIns += 1
             case .notEqual: notEquals += 1
             default: break
             }
@@ -162,7 +166,10 @@ public struct QuerySpec: Sendable, Hashable, Codable {
             }
         }
         if arrayContains > 1 { throw .invalidArgument("a query can have at most one array-contains or array-contains-any filter") }
-        if disjunctions > 1 { throw .invalidArgument("a query can have at most one 'in', 'not-in' or 'array-contains-any' filter") }
+        if notIns > 0 && inLike > 0 { throw .invalidArgument("'not-in' cannot be combined with 'in' or 'array-contains-any' in one query") }
+        if disjunctions > QuerySpec.maxDisjunctionValues {
+            throw .invalidArgument("a query can have at most \(QuerySpec.maxDisjunctionValues) disjunctions: the values of its 'in' and 'array-contains-any' filters multiply to more")
+        }
         if notEquals > 1 { throw .invalidArgument("a query can have at most one '!=' or 'not-in' filter") }
         let order = normalizedOrder
         for cursor in [startAt, endAt].compactMap({ $0 }) where cursor.values.count > order.count {

@@ -50,7 +50,7 @@ struct QueryDifferentialTests {
             } else {
                 q = QuerySpec(collectionID: "items")
             }
-            var arrayOps = 0, disjunctions = 0, notEquals = 0
+            var arrayOps = 0, disjunctions = 1, inLike = 0, notIns = 0, notEquals = 0
             for _ in 0..<int(0...3) {
                 let onName = chance(0.12)
                 let f = onName ? FieldPath.documentID : try FieldPath(pick(Generator.fields))
@@ -61,11 +61,11 @@ struct QueryDifferentialTests {
                 case .arrayContains, .arrayContainsAny: if arrayOps > 0 { continue }
                 default: break
                 }
-                if [.in, .notIn, .arrayContainsAny].contains(op) && disjunctions > 0 { continue }
+                // Firestore's rules: 'not-in' alone among the disjunctive filters; 'in' and
+                // 'array-contains-any' together up to 30 disjunctions (checked once the list is drawn).
+                if op == .notIn && inLike > 0 { continue }
+                if (op == .in || op == .arrayContainsAny) && notIns > 0 { continue }
                 if [.notEqual, .notIn].contains(op) && notEquals > 0 { continue }
-                if op == .arrayContains || op == .arrayContainsAny { arrayOps += 1 }
-                if [.in, .notIn, .arrayContainsAny].contains(op) { disjunctions += 1 }
-                if op == .notEqual || op == .notIn { notEquals += 1 }
                 let operand: Value
                 if onName {
                     let one = { (g: inout Generator) -> Value in
@@ -78,6 +78,15 @@ struct QueryDifferentialTests {
                 } else {
                     operand = value()
                 }
+                if op == .in || op == .arrayContainsAny {
+                    let n = operand.arrayValue?.count ?? 1
+                    if disjunctions * n > QuerySpec.maxDisjunctionValues { continue }
+                    disjunctions *= n
+                    inLike += 1
+                }
+                if op == .arrayContains || op == .arrayContainsAny { arrayOps += 1 }
+                if op == .notIn { notIns += 1 }
+                if op == .notEqual || op == .notIn { notEquals += 1 }
                 q.filters.append(.init(f, op, operand))
             }
             var used: Set<FieldPath> = []

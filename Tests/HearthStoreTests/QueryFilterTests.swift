@@ -175,6 +175,66 @@ struct QueryFilterTests {
             #expect(try await store.ids(q) == ["a"])
             q.filters = [.init(try field("age"), .greaterThan, 30), .init(try field("city"), .notEqual, "Oslo")]
             #expect(try await store.ids(q) == ["c"])
+            // Several disjunctive filters, as Firestore allows them now: (city in …) AND (tags any …).
+            q.filters = [.init(try field("city"), .in, ["Oslo", "Rome"]), .init(try field("tags"), .arrayContainsAny, ["x", "z"])]
+            #expect(try await store.ids(q) == ["a", "c"])
+            q.filters = [.init(try field("city"), .in, ["Oslo", "Rome"]), .init(try field("age"), .in, [25, 35, 40])]
+            #expect(try await store.ids(q) == ["b", "c", "d"])
+        }
+    }
+
+    /// A query breaking one of Firestore's rules, and what the refusal must say.
+    struct RuleCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        let filters: [QuerySpec.Filter]
+        let message: String
+        var testDescription: String { name }
+    }
+
+    static var ruleCases: [RuleCase] {
+        get throws {
+            let a = try field("a"), b = try field("b"), tags = try field("tags")
+            let thirty: Value = .array((0..<30).map { .int(Int64($0)) })
+            return [
+                RuleCase(name: "in with no values", filters: [.init(a, .in, [])], message: "needs a non-empty array"),
+                RuleCase(name: "in with a non-array", filters: [.init(a, .in, 1)], message: "needs a non-empty array"),
+                RuleCase(name: "in with 31 values", filters: [.init(a, .in, .array((0..<31).map { .int(Int64($0)) }))], message: "at most 30 values"),
+                RuleCase(name: "not-in with 11 values", filters: [.init(a, .notIn, .array((0..<11).map { .int(Int64($0)) }))], message: "at most 10 values"),
+                RuleCase(name: "two array-contains", filters: [.init(tags, .arrayContains, 1), .init(b, .arrayContains, 2)], message: "at most one array-contains"),
+                RuleCase(name: "array-contains with array-contains-any", filters: [.init(tags, .arrayContains, 1), .init(b, .arrayContainsAny, [2])],
+                         message: "at most one array-contains"),
+                RuleCase(name: "not-in with in", filters: [.init(a, .notIn, [1]), .init(b, .in, [2])], message: "'not-in' cannot be combined"),
+                RuleCase(name: "not-in with array-contains-any", filters: [.init(a, .notIn, [1]), .init(tags, .arrayContainsAny, [2])],
+                         message: "'not-in' cannot be combined"),
+                RuleCase(name: "two not-equal", filters: [.init(a, .notEqual, 1), .init(b, .notEqual, 2)], message: "at most one '!=' or 'not-in'"),
+                RuleCase(name: "not-equal with not-in", filters: [.init(a, .notEqual, 1), .init(b, .notIn, [2])], message: "at most one '!=' or 'not-in'"),
+                RuleCase(name: "in × in over 30 disjunctions", filters: [.init(a, .in, [1, 2, 3, 4, 5, 6]), .init(b, .in, [1, 2, 3, 4, 5, 6])],
+                         message: "at most 30 disjunctions"),
+                RuleCase(name: "in × array-contains-any over 30 disjunctions", filters: [.init(a, .in, thirty), .init(tags, .arrayContainsAny, [1, 2])],
+                         message: "at most 30 disjunctions"),
+            ]
+        }
+    }
+
+    @Test("queries breaking Firestore's filter rules are refused with invalid-argument naming the rule", arguments: try ruleCases)
+    func rules(_ rule: RuleCase) async throws {
+        try await withStore { store, _ in
+            var q = QuerySpec(collection: try coll("c"))
+            q.filters = rule.filters
+            await expectError(.invalidArgument, rule.message) { _ = try await store.query(q) }
+            await expectError(.invalidArgument, rule.message) { _ = try await store.count(q) }
+        }
+    }
+
+    @Test("disjunctive filters up to 30 disjunctions in all are accepted")
+    func disjunctionsAtTheLimit() async throws {
+        try await withStore { store, _ in
+            try await store.commit([.create(try doc("c/x"), ["a": 5, "b": 2, "tags": [3]])])
+            var q = QuerySpec(collection: try coll("c"))
+            q.filters = [.init(try field("a"), .in, [1, 2, 3, 4, 5]), .init(try field("b"), .in, [1, 2, 3]), .init(try field("tags"), .arrayContainsAny, [3, 4])]
+            #expect(try await store.ids(q) == ["x"])
+            q.filters = [.init(try field("a"), .in, .array((0..<30).map { .int(Int64($0)) })), .init(try field("b"), .equal, 2)]
+            #expect(try await store.ids(q) == ["x"])
         }
     }
 
