@@ -131,6 +131,29 @@ struct WriteTests {
         }
     }
 
+    @Test("update naming one field twice, or a field and a field inside it, is refused and stores nothing")
+    func updateOverlappingPaths() async throws {
+        try await withStore { store, _ in
+            let path = try doc("c/d")
+            try await store.commit([.set(path, ["m": ["x": 1], "n": 1])])
+            await expectError(.invalidArgument, "fields 'm' and 'm.x' are both updated") {
+                try await store.commit([.update(path, [try upd("m", ["x": 2]), try upd("m.x", 3)])])
+            }
+            await expectError(.invalidArgument, "fields 'm' and 'm.y.z' are both updated") {
+                try await store.commit([.update(path, [try upd("m.y.z", 3), try upd("n", 2), try upd("m", 4)])])
+            }
+            await expectError(.invalidArgument, "field 'n' is updated twice") {
+                try await store.commit([.update(path, [try upd("n", 2), try upd("n", 3)])])
+            }
+            await expectError(.invalidArgument, "fields 'm' and 'm.x' are both transformed") {
+                try await store.commit([.update(path, [], transforms: [.init(try field("m.x"), .increment(1)), .init(try field("m"), .delete)])])
+            }
+            // Fields that only share a prefix of their names do not overlap.
+            try await store.commit([.update(path, [try upd("m.x", 5), try upd("mm", 1), try upd("m.xy", 2)])])
+            #expect(try await store.get(path)?.fields == ["m": ["x": 5, "xy": 2], "n": 1, "mm": 1])
+        }
+    }
+
     @Test("update with a map value replaces the whole map")
     func updateMapReplaces() async throws {
         try await withStore { store, _ in

@@ -42,6 +42,7 @@ enum WriteApplication {
             }
             fields = data
         case .update(let data, let mask?):
+            try checkDisjoint(mask, in: path, what: "updated")
             var merged = current ?? [:]
             for fieldPath in mask {
                 try checkFieldPath(fieldPath, in: path)
@@ -62,6 +63,9 @@ enum WriteApplication {
                 guard seen.insert(spec.field).inserted else {
                     throw .invalidArgument("field '\(spec.field)' is transformed twice in one write (\(path))")
                 }
+            }
+            try checkDisjoint(write.transforms.map(\.field), in: path, what: "transformed")
+            for spec in write.transforms {
                 let old = Value.map(doc).value(at: spec.field)
                 let new: Value?
                 switch spec.transform {
@@ -77,6 +81,19 @@ enum WriteApplication {
             fields = doc
         }
         return Outcome(fields: fields, transformResults: results)
+    }
+
+    /// Refuses field paths of which one contains another (`a` and `a.b`), or repeats it: what the
+    /// write would do to the inner one depends on an order Firestore does not define.
+    static func checkDisjoint(_ fields: [FieldPath], in path: String, what: String) throws(HTTPSError) {
+        guard fields.count > 1 else { return }
+        // Sorted by segments, a path that contains another comes right before one that it contains
+        // (anything sorting between them has the same prefix), so neighbours are enough to compare.
+        let sorted = fields.sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
+        for (outer, inner) in zip(sorted, sorted.dropFirst()) where inner.segments.starts(with: outer.segments) {
+            if outer == inner { throw .invalidArgument("field '\(outer)' is \(what) twice in one write (\(path))") }
+            throw .invalidArgument("fields '\(outer)' and '\(inner)' are both \(what) in one write, and one contains the other (\(path))")
+        }
     }
 
     static func checkFieldPath(_ field: FieldPath, in path: String) throws(HTTPSError) {
