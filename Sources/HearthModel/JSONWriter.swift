@@ -36,15 +36,28 @@ public struct JSONWriteOptions: Sendable {
 }
 
 /// A fast JSON writer from `Value` to UTF-8 bytes.
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+///
+/// The output is a buffer the writer owns and appends to through a raw pointer, so a byte costs a
+/// capacity check and a store (an `Array` append also checks uniqueness on every call); strings are
+/// scanned for characters to escape eight bytes at a time. The writer is noncopyable: it frees its
+/// buffer when it ends, and `bytes` copies the output out.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
     let options: JSONWriteOptions
     var indent = 0
 
     public init(options: JSONWriteOptions = .plain, capacity: Int = 256) {
         self.options = options
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
     }
+
+    deinit { base.deallocate() }
+
+    /// What has been written so far.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     public static func encode(_ value: Value, options: JSONWriteOptions = .plain) -> [UInt8] {
         var writer = JSONWriter(options: options)
@@ -53,8 +66,45 @@ public struct JSONWriter {
     }
 
     public static func string(_ value: Value, options: JSONWriteOptions = .plain) -> String {
-        String(decoding: encode(value, options: options), as: UTF8.self)
+        var writer = JSONWriter(options: options)
+        writer.write(value)
+        return String(unsafeUninitializedCapacity: writer.count) { target in
+            _ = target.initialize(from: UnsafeBufferPointer(start: writer.base, count: writer.count))
+            return writer.count
+        }
     }
+
+    // MARK: the buffer
+
+    @inline(__always) private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    @inline(never) private mutating func grow(to needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always) mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    /// Removes the last byte (the writer's own output only).
+    private mutating func dropLast() { count -= 1 }
+    private var last: UInt8? { count > 0 ? base[count - 1] : nil }
 
     public mutating func write(_ value: Value) {
         switch value {
@@ -78,15 +128,15 @@ public struct JSONWriter {
     }
 
     mutating func writeTag(_ tag: String, _ body: (inout JSONWriter) -> Void) {
-        bytes.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
         writeString(tag)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
         body(&self)
-        bytes.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
     }
 
     @inline(__always) mutating func appendLiteral(_ s: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+        append(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
     mutating func writeInt(_ v: Int64) {
@@ -100,9 +150,9 @@ public struct JSONWriter {
     }
 
     mutating func writeDigits(_ v: Int64) {
-        if v == 0 { bytes.append(48); return }
+        if v == 0 { append(48); return }
         var magnitude = v.magnitude
-        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        if v < 0 { append(UInt8(ascii: "-")) }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
             var n = 20
             while magnitude > 0 {
@@ -110,7 +160,7 @@ public struct JSONWriter {
                 buf[n] = UInt8(48 + magnitude % 10)
                 magnitude /= 10
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[n..<20]))
+            append(UnsafeBufferPointer(rebasing: buf[n..<20]))
         }
     }
 
@@ -126,15 +176,15 @@ public struct JSONWriter {
         // Integral doubles keep a ".0" so they read back as doubles.
         if d == d.rounded(.towardZero) && abs(d) < 1e15 {
             writeDigits(Int64(d))
-            if d == 0 && d.sign == .minus && bytes.last == 48 {
-                bytes.removeLast()
+            if d == 0 && d.sign == .minus && last == 48 {
+                dropLast()
                 appendLiteral("-0")
             }
             appendLiteral(".0")
             return
         }
         var text = d.description  // shortest representation that reads back to the same double
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+        text.withUTF8 { append($0) }
     }
 
     public mutating func writeString(_ s: String) {
@@ -143,56 +193,85 @@ public struct JSONWriter {
     }
 
     mutating func writeUTF8String(_ p: UnsafeBufferPointer<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
-        var runStart = 0
-        var k = 0
         let n = p.count
-        while k < n {
-            let c = p[k]
-            if c >= 0x20 && c != 0x22 && c != 0x5C {
-                k += 1
-                continue
+        reserve(n + 2)
+        base[count] = UInt8(ascii: "\"")
+        count += 1
+        if n > 0, let start = p.baseAddress {
+            var runStart = 0
+            var k = 0
+            while true {
+                // Eight bytes at a time while none of them needs escaping; the last few bytes are
+                // checked as one word padded with spaces.
+                while k + 8 <= n && !JSONWriter.needsEscape(UnsafeRawPointer(start + k).loadUnaligned(as: UInt64.self)) { k += 8 }
+                if k + 8 > n {
+                    guard k < n else { break }
+                    var tail: UInt64 = 0x2020_2020_2020_2020
+                    withUnsafeMutableBytes(of: &tail) { $0.baseAddress!.copyMemory(from: start + k, byteCount: n - k) }
+                    if !JSONWriter.needsEscape(tail) { k = n; break }
+                }
+                // A byte in this word needs escaping: go through it one byte at a time.
+                let stop = min(k + 8, n)
+                while k < stop {
+                    let c = start[k]
+                    if c >= 0x20 && c != 0x22 && c != 0x5C {
+                        k += 1
+                        continue
+                    }
+                    if k > runStart { append(UnsafeBufferPointer(start: start + runStart, count: k - runStart)) }
+                    switch c {
+                    case 0x22: appendLiteral("\\\"")
+                    case 0x5C: appendLiteral("\\\\")
+                    case 0x0A: appendLiteral("\\n")
+                    case 0x0D: appendLiteral("\\r")
+                    case 0x09: appendLiteral("\\t")
+                    case 0x08: appendLiteral("\\b")
+                    case 0x0C: appendLiteral("\\f")
+                    default:
+                        appendLiteral("\\u00")
+                        append(JSONWriter.hexDigit(c >> 4))
+                        append(JSONWriter.hexDigit(c & 0xF))
+                    }
+                    k += 1
+                    runStart = k
+                }
+                if k >= n { break }
             }
-            if k > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<k])) }
-            switch c {
-            case 0x22: appendLiteral("\\\"")
-            case 0x5C: appendLiteral("\\\\")
-            case 0x0A: appendLiteral("\\n")
-            case 0x0D: appendLiteral("\\r")
-            case 0x09: appendLiteral("\\t")
-            case 0x08: appendLiteral("\\b")
-            case 0x0C: appendLiteral("\\f")
-            default:
-                appendLiteral("\\u00")
-                bytes.append(JSONWriter.hex[Int(c >> 4)])
-                bytes.append(JSONWriter.hex[Int(c & 0xF)])
-            }
-            k += 1
-            runStart = k
+            if n > runStart { append(UnsafeBufferPointer(start: start + runStart, count: n - runStart)) }
         }
-        if n > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n])) }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
     }
 
-    static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    /// Whether any of eight bytes is a control character (below 0x20), a quote or a backslash. Bit
+    /// tricks from "Bit Twiddling Hacks" (haszero, hasless): exact about whether any byte matches;
+    /// bytes of 0x80 and above (UTF-8 sequences) never do.
+    @inline(__always) static func needsEscape(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (w &- ones &* 0x20) & ~w & highs
+        let q = w ^ (ones &* 0x22), quote = (q &- ones) & ~q & highs
+        let b = w ^ (ones &* 0x5C), backslash = (b &- ones) & ~b & highs
+        return (control | quote | backslash) != 0
+    }
+
+    @inline(__always) static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 87 + v }
 
     mutating func newline() {
-        bytes.append(0x0A)
-        for _ in 0..<indent { bytes.append(0x20); bytes.append(0x20) }
+        append(0x0A)
+        for _ in 0..<indent { append(0x20); append(0x20) }
     }
 
     mutating func writeArray(_ items: [Value]) {
-        bytes.append(UInt8(ascii: "["))
-        if items.isEmpty { bytes.append(UInt8(ascii: "]")); return }
+        append(UInt8(ascii: "["))
+        if items.isEmpty { append(UInt8(ascii: "]")); return }
         indent += 1
         for (k, item) in items.enumerated() {
-            if k > 0 { bytes.append(UInt8(ascii: ",")) }
+            if k > 0 { append(UInt8(ascii: ",")) }
             if options.pretty { newline() }
             write(item)
         }
         indent -= 1
         if options.pretty { newline() }
-        bytes.append(UInt8(ascii: "]"))
+        append(UInt8(ascii: "]"))
     }
 
     mutating func writeMap(_ members: [String: Value]) {
@@ -205,8 +284,8 @@ public struct JSONWriter {
     }
 
     mutating func writeMapBody(_ members: [String: Value]) {
-        bytes.append(UInt8(ascii: "{"))
-        if members.isEmpty { bytes.append(UInt8(ascii: "}")); return }
+        append(UInt8(ascii: "{"))
+        if members.isEmpty { append(UInt8(ascii: "}")); return }
         indent += 1
         var first = true
         if options.sortKeys && members.count > 1 {
@@ -218,17 +297,17 @@ public struct JSONWriter {
         }
         indent -= 1
         if options.pretty { newline() }
-        bytes.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
     }
 
     @inline(__always)
     mutating func writeMember(_ key: String, _ value: Value, first: inout Bool) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+        if !first { append(UInt8(ascii: ",")) }
         first = false
         if options.pretty { newline() }
         writeString(key)
-        bytes.append(UInt8(ascii: ":"))
-        if options.pretty { bytes.append(0x20) }
+        append(UInt8(ascii: ":"))
+        if options.pretty { append(0x20) }
         write(value)
     }
 

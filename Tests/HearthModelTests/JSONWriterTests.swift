@@ -80,6 +80,52 @@ struct JSONWriterTests {
         }
     }
 
+    /// The escaping rules one character at a time, to check the writer's eight-bytes-at-a-time scan.
+    static func referenceEscaped(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    @Test("every character that needs escaping is found at every position of strings up to 40 bytes, and random strings match the rules")
+    func escapingEverywhere() throws {
+        let specials: [Character] = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "\u{7F}", " ", "é", "🚀", "\u{0}"]
+        for length in 0...40 {
+            for special in specials {
+                for position in 0..<max(length, 1) {
+                    var chars = Array(repeating: Character("a"), count: length)
+                    if length > 0 { chars[position] = special }
+                    let s = String(chars)
+                    #expect(JSONWriter.string(.string(s)) == Self.referenceEscaped(s), "length \(length), \(special.unicodeScalars.first!.value) at \(position)")
+                }
+            }
+        }
+        var rng = SplitMix64(seed: 11)
+        let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "東", "🚀", "\u{2028}", "\u{FFFF}"]
+        for _ in 0..<2000 {
+            var s = String.UnicodeScalarView()
+            for _ in 0..<Int(rng.next() % 70) { s.append(pool[Int(rng.next() % UInt64(pool.count))]) }
+            let text = String(s)
+            let written = JSONWriter.string(.string(text))
+            #expect(written == Self.referenceEscaped(text))
+            #expect(try JSONParser.parse(written) == .string(text))
+        }
+    }
+
     @Test("keys are sorted by UTF-8 bytes, so equal maps give equal bytes")
     func sortedKeys() {
         let keys = ["b", "a", "é", "Z", "aa", "😀", "\u{FFFD}", ""]
