@@ -101,8 +101,8 @@ func runPython(_ arguments: [String], seconds: Double = 120) async throws -> Str
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3"] + arguments
     let outFile = NSTemporaryDirectory() + "hearth-py-\(UUID().uuidString)"
-    FileManager.default.createFile(atPath: outFile + ".out", contents: nil)
-    FileManager.default.createFile(atPath: outFile + ".err", contents: nil)
+    _ = FileManager.default.createFile(atPath: outFile + ".out", contents: nil)
+    _ = FileManager.default.createFile(atPath: outFile + ".err", contents: nil)
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile + ".out"))
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile + ".err"))
     try process.run()
