@@ -97,14 +97,12 @@ extension FrontDoor {
         }
     }
 
-    /// What a client may see of an error: its code and message, except that an internal failure's
-    /// message is never shown (the real error is in the log).
+    /// What a client sees of an error, as Firebase sends it: an `HTTPSError` the function threw keeps
+    /// its code, message and details, whatever the code (`internal` included). Any other error was
+    /// already turned into `internal` / "INTERNAL" where it was caught (`RemoteError(wrapping:)`),
+    /// with its real text only in `debug`, which goes to the log and never to the client.
     static func clientError(_ error: RemoteError) -> HTTPSError {
-        switch error.code {
-        case .internal, .unknown, .dataLoss: return HTTPSError(.internal, "INTERNAL")
-        case .deadlineExceeded: return HTTPSError(.deadlineExceeded, "DEADLINE_EXCEEDED")
-        default: return error.httpsError
-        }
+        error.httpsError
     }
 
     static func sse(_ value: Value) -> [UInt8] {
