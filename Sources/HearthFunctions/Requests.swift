@@ -108,7 +108,9 @@ public struct TaskRequest<T: Sendable>: Sendable {
     public let id: String
     /// Retries before this one (0 on the first attempt).
     public let retryCount: Int
-    /// Attempts that ran the handler before this one.
+    /// Earlier attempts the handler answered with something other than a 5xx failure, as Cloud
+    /// Tasks counts them: a failure with a 4xx code (`invalid-argument`, `failed-precondition`, …)
+    /// counts; `internal`, `unavailable`, timeouts and crashes do not.
     public let executionCount: Int
     /// When the task was scheduled to run first.
     public let scheduledTime: Timestamp

@@ -14,6 +14,26 @@ struct SchemaTests {
         return try await body(path)
     }
 
+    /// Turns the database at `path` back into what a binary knowing only the migrations before
+    /// `first` left behind: later migrations undone newest first (their tables dropped, their added
+    /// columns removed), `user_version` set back.
+    static func undoMigrations(from first: Int, at path: String) throws {
+        let raw = try Connection(path: path, options: .init())
+        for migration in Schema.migrations[first...].reversed() {
+            for line in migration.split(separator: "\n").reversed() {
+                if line.hasPrefix("CREATE TABLE ") {
+                    let table = line.dropFirst("CREATE TABLE ".count).prefix { $0 != " " && $0 != "(" }
+                    try raw.execute("DROP TABLE \(table)")
+                } else if line.hasPrefix("ALTER TABLE "), let add = line.range(of: " ADD COLUMN ") {
+                    let table = line[line.index(line.startIndex, offsetBy: "ALTER TABLE ".count)..<add.lowerBound]
+                    let column = line[add.upperBound...].prefix { $0 != " " }
+                    try raw.execute("ALTER TABLE \(table) DROP COLUMN \(column)")
+                }
+            }
+        }
+        try raw.execute("PRAGMA user_version = \(first)")
+    }
+
     @Test("reopening an existing database keeps documents, indexes, collections and the feed")
     func reopen() async throws {
         try await Self.withPath { path in
@@ -64,22 +84,7 @@ struct SchemaTests {
             // Back to what a binary without the feed_state migration left behind: the tables of that
             // migration and any later one dropped, user_version before it.
             let first = try #require(Schema.migrations.firstIndex { $0.contains("CREATE TABLE feed_state") })
-            do {
-                let raw = try Connection(path: path, options: .init())
-                for migration in Schema.migrations[first...] {
-                    for line in migration.split(separator: "\n") {
-                        if line.hasPrefix("CREATE TABLE ") {
-                            let table = line.dropFirst("CREATE TABLE ".count).prefix { $0 != " " && $0 != "(" }
-                            try raw.execute("DROP TABLE \(table)")
-                        } else if line.hasPrefix("ALTER TABLE "), let add = line.range(of: " ADD COLUMN ") {
-                            let table = line[line.index(line.startIndex, offsetBy: "ALTER TABLE ".count)..<add.lowerBound]
-                            let column = line[add.upperBound...].prefix { $0 != " " }
-                            try raw.execute("ALTER TABLE \(table) DROP COLUMN \(column)")
-                        }
-                    }
-                }
-                try raw.execute("PRAGMA user_version = \(first)")
-            }
+            try Self.undoMigrations(from: first, at: path)
             let store = try await DocumentStore.open(path: path, clock: ManualClock())
             defer { store.close() }
             #expect(try await store.get(try doc("c/a"))?.fields["n"] == 1)
@@ -101,11 +106,8 @@ struct SchemaTests {
                     hash: hash, RefreshTokenRecord(uid: "u1", claims: ["role": "admin"], authTime: Timestamp(seconds: 100), createTime: Timestamp(seconds: 100)))
                 store.close()
             }
-            do {  // what a binary with seven migrations left behind
-                let raw = try Connection(path: path, options: .init())
-                try raw.execute("ALTER TABLE refresh_tokens DROP COLUMN revoked_time")
-                try raw.execute("PRAGMA user_version = 7")
-            }
+            let eighth = try #require(Schema.migrations.firstIndex { $0.contains("refresh_tokens ADD COLUMN revoked_time") })
+            try Self.undoMigrations(from: eighth, at: path)
             let store = try await DocumentStore.open(path: path, clock: ManualClock())
             defer { store.close() }
             let users = UserTable(engine: store.sqlite)

@@ -494,7 +494,7 @@ public actor DeliveryEngine {
         event["queueName"] = .string(delivery.function)
         event["id"] = .string(delivery.eventID)
         event["retryCount"] = .int(Int64(delivery.attempts - 1))
-        event["executionCount"] = .int(Int64(delivery.attempts - 1))
+        event["executionCount"] = .int(Int64(delivery.executions))
         if let status = delivery.lastStatus { event["previousResponse"] = .int(Int64(status)) }
         if let reason = delivery.lastError { event["retryReason"] = .string(reason) }
         return .map(event)

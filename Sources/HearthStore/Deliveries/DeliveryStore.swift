@@ -58,6 +58,9 @@ public struct Delivery: Sendable, Hashable {
     public var lastStatus: Int?
     public var dispatchDeadlineSeconds: Double?
     public var createTime: Timestamp
+    /// Attempts the handler answered with something other than a 5xx failure: Cloud Tasks'
+    /// execution count (a failure with a 4xx code counts; internal errors, timeouts and crashes do not).
+    public var executions: Int = 0
 
     /// As the admin API and `hearth deliveries list` show it.
     public var summary: Value {
@@ -69,6 +72,7 @@ public struct Delivery: Sendable, Hashable {
         if let firstAttemptTime { m["firstAttemptTime"] = .timestamp(firstAttemptTime) }
         if let lastError { m["lastError"] = .string(lastError) }
         if let lastStatus { m["lastStatus"] = .int(Int64(lastStatus)) }
+        if executions > 0 { m["executions"] = .int(Int64(executions)) }
         return .map(m)
     }
 }
@@ -256,18 +260,24 @@ public final class DeliveryStore: Sendable {
                     try db.run("DELETE FROM deliveries WHERE \(mine)", [.integer(id), .text(owner), .integer(Int64(attempt))])
                 case .retry(let id, let attempt, let due, let error, let status):
                     try db.run("""
-                        UPDATE deliveries SET state = 0, due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL
+                        UPDATE deliveries SET state = 0, due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
+                            executions = executions + ?
                         WHERE \(mine)
-                        """, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
+                        """, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(Self.executed(status)),
+                              .integer(id), .text(owner), .integer(Int64(attempt))])
                 case .dead(let id, let attempt, let error, let status):
                     try db.run("""
-                        UPDATE deliveries SET state = 2, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL
+                        UPDATE deliveries SET state = 2, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
+                            executions = executions + ?
                         WHERE \(mine)
-                        """, [.text(error), .integer(Int64(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
+                        """, [.text(error), .integer(Int64(status)), .integer(Self.executed(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
                 }
             }
         }
     }
+
+    /// Whether a failed attempt with this status counts as an execution (Cloud Tasks leaves out 5xx).
+    static func executed(_ status: Int) -> Int64 { status < 500 ? 1 : 0 }
 
     /// Makes running deliveries pending again: those leased by `owner` (this node, restarted) and
     /// those whose lease ended before `now` (their runner died). Returns how many.
@@ -355,7 +365,7 @@ public final class DeliveryStore: Sendable {
     public func retryDead(id: Int64, now: Timestamp) async throws -> Bool {
         let done = try await engine.writer.withTransaction { db in
             try db.run("""
-                UPDATE deliveries SET state = 0, attempts = 0, first_attempt_time = NULL, due_time = ? WHERE id = ? AND state = 2
+                UPDATE deliveries SET state = 0, attempts = 0, executions = 0, first_attempt_time = NULL, due_time = ? WHERE id = ? AND state = 2
                 """, [.integer(RowEncoding.micros(now)), .integer(id)])
             return db.changes > 0
         }
@@ -447,7 +457,7 @@ public final class DeliveryStore: Sendable {
 
     static let columns = """
         d.id, d.function, d.event_id, d.ordering_key, d.payload, d.attempts, d.first_attempt_time, d.due_time, d.state,
-        d.last_error, d.last_status, d.dispatch_deadline, d.create_time
+        d.last_error, d.last_status, d.dispatch_deadline, d.create_time, d.executions
         """
 
     static func row(_ s: Statement) throws -> Delivery {
@@ -456,7 +466,7 @@ public final class DeliveryStore: Sendable {
                  firstAttemptTime: s.isNull(6) ? nil : RowEncoding.time(s.int64(6)), dueTime: RowEncoding.time(s.int64(7)),
                  state: DeliveryState(rawValue: s.int64(8)) ?? .pending, lastError: s.isNull(9) ? nil : s.text(9),
                  lastStatus: s.isNull(10) ? nil : Int(s.int64(10)), dispatchDeadlineSeconds: s.isNull(11) ? nil : s.double(11),
-                 createTime: RowEncoding.time(s.int64(12)))
+                 createTime: RowEncoding.time(s.int64(12)), executions: Int(s.int64(13)))
     }
 }
 

@@ -163,6 +163,11 @@ enum Schema {
         """
         ALTER TABLE refresh_tokens ADD COLUMN revoked_time INTEGER;
         """,
+        // 9: attempts that got an answer from the handler other than a 5xx failure (Cloud Tasks'
+        // execution count), apart from attempts started.
+        """
+        ALTER TABLE deliveries ADD COLUMN executions INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     static var version: Int { migrations.count }

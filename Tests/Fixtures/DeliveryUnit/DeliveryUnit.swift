@@ -7,6 +7,8 @@ public enum DeliveryUnit: FunctionModule {
     struct Work: Codable, Sendable {
         /// Fail while the attempt's retry count is below this.
         var failUntil: Int?
+        /// Fail the attempt with retry count i with the code failCodes[i] (a Firebase code name).
+        var failCodes: [String]?
         /// Sleep this many seconds on the host clock first.
         var sleep: Double?
         var label: String?
@@ -102,6 +104,9 @@ public enum DeliveryUnit: FunctionModule {
             ])
             if let failUntil = req.data.failUntil, req.retryCount < failUntil {
                 throw HTTPSError(.unavailable, "failing attempt \(req.retryCount + 1)")
+            }
+            if let codes = req.data.failCodes, req.retryCount < codes.count {
+                throw HTTPSError(FunctionsErrorCode(name: codes[req.retryCount]) ?? .unknown, "failing attempt \(req.retryCount + 1)")
             }
         }
 

@@ -82,6 +82,30 @@ struct TaskQueueTests {
         await #expect(throws: HTTPSError.self) { try await app.runtime.dropDelivery(again.id) }
     }
 
+    @Test("executionCount counts earlier attempts the handler answered, leaving out 5xx failures, as Cloud Tasks does")
+    func executionCount() async throws {
+        let app = try await app()
+        // Attempt 1 fails with 400, attempt 2 with 503, attempt 3 succeeds.
+        let id = try await app.enqueue("work", ["failCodes": ["failed-precondition", "unavailable"]])
+        await app.settle()
+        let first = try #require(try app.deliveries(function: "work").first)
+        #expect(first.lastStatus == 400)
+        #expect(first.executions == 1)
+        await app.advance(by: .seconds(1))
+        let second = try #require(try await run(app, "work", id))
+        #expect(second["retryCount"] == 1)
+        #expect(second["executionCount"] == 1)
+        #expect(second["previousResponse"] == 400)
+        #expect(try app.deliveries(function: "work").first?.executions == 1, "a 503 is not an execution")
+        await app.advance(by: .seconds(2))
+        let third = try #require(try await run(app, "work", id))
+        #expect(third["count"] == 3)
+        #expect(third["retryCount"] == 2)
+        #expect(third["executionCount"] == 1)
+        #expect(third["previousResponse"] == 503)
+        #expect(try app.deliveries().isEmpty)
+    }
+
     @Test("a task that succeeds on a retry stops there")
     func succeedsOnRetry() async throws {
         let app = try await app()
