@@ -442,6 +442,47 @@ struct TransactionTests {
         }
     }
 
+    @Test("one transaction waiting for two locks at once: cancelling both or rolling back leaves no waiter and no lock behind")
+    func concurrentWaitsInOneTransaction() async throws {
+        try await withStore { store, _ in
+            let manager = store.transactions
+            let d1 = try doc("c/d1"), d2 = try doc("c/d2")
+            let holder = manager.begin()
+            _ = try await manager.get(holder, [d1, d2])
+
+            // Cancelled: both waits leave their queues.
+            let reader = manager.begin()
+            let first = Task { try await manager.get(reader, [d1]) }
+            let second = Task { try await manager.get(reader, [d2]) }
+            try await eventually { manager.locks.waiterCount == 2 }
+            first.cancel()
+            second.cancel()
+            _ = try await withTimeout { await first.result }
+            _ = try await withTimeout { await second.result }
+            #expect(manager.locks.waiterCount == 0)
+
+            // Rolled back while waiting for both: both waits end with aborted.
+            let other = manager.begin()
+            let third = Task { try await manager.get(other, [d1]) }
+            let fourth = Task { try await manager.get(other, [d2]) }
+            try await eventually { manager.locks.waiterCount == 2 }
+            manager.rollback(other)
+            for task in [third, fourth] {
+                let outcome = try await withTimeout { await task.result }
+                #expect(throws: HTTPSError.self) { try outcome.get() }
+            }
+            #expect(manager.locks.waiterCount == 0)
+
+            // The holder ends: nothing is handed to the transactions that gave up.
+            manager.rollback(holder)
+            #expect(manager.locks.lockCount == 0)
+            let later = manager.begin()
+            _ = try await withTimeout { try await manager.get(later, [d1, d2]) }
+            _ = try await manager.commit(later, [.set(d1, ["x": 1])])
+            #expect(manager.locks.lockCount == 0)
+        }
+    }
+
     @Test("expireIdle rolls back a transaction idle past the timeout and releases its locks")
     func expireIdle() async throws {
         try await withStore { store, clock in

@@ -6,10 +6,11 @@ import Synchronization
 /// two transactions incrementing one counter run one after the other instead of failing.
 ///
 /// Waiters are served first come, first served. Before a transaction starts waiting, the table
-/// follows the chain of who waits for whom from the lock's holder and the waiters ahead; if the
-/// chain leads back to the requester, waiting would deadlock, and the requester is aborted instead
-/// (its caller retries after releasing its own locks). Each transaction waits for at most one lock,
-/// so the chain is a path and the check is linear.
+/// follows who waits for whom from the lock's holder and the waiters ahead; if that leads back to
+/// the requester, waiting would deadlock, and the requester is aborted instead (its caller retries
+/// after releasing its own locks). A transaction usually waits for one lock at a time, but a unit
+/// may read several documents of one transaction concurrently, so waits are kept as a set per
+/// transaction and the search visits each transaction once.
 final class LockTable: Sendable {
     private struct Waiter {
         let txn: UInt64
@@ -19,8 +20,22 @@ final class LockTable: Sendable {
     private struct State {
         var owner: [String: UInt64] = [:]
         var queue: [String: [Waiter]] = [:]
-        var waitingOn: [UInt64: String] = [:]
+        var waitingOn: [UInt64: Set<String>] = [:]
         var held: [UInt64: Set<String>] = [:]
+
+        /// Takes `txn`'s wait for `path` out of the queue, returning its continuation.
+        mutating func removeWaiter(_ txn: UInt64, from path: String) -> CheckedContinuation<Void, Error>? {
+            guard var q = queue[path], let i = q.firstIndex(where: { $0.txn == txn }) else { return nil }
+            let waiter = q.remove(at: i)
+            queue[path] = q.isEmpty ? nil : q
+            stopWaiting(txn, for: path)
+            return waiter.continuation
+        }
+
+        mutating func stopWaiting(_ txn: UInt64, for path: String) {
+            waitingOn[txn]?.remove(path)
+            if waitingOn[txn]?.isEmpty == true { waitingOn[txn] = nil }
+        }
     }
 
     private let state = Mutex(State())
@@ -44,7 +59,7 @@ final class LockTable: Sendable {
                         return .failure(HTTPSError(.aborted, "transaction aborted to break a deadlock on \(path); retry"))
                     }
                     s.queue[path, default: []].append(Waiter(txn: txn, continuation: c))
-                    s.waitingOn[txn] = path
+                    s.waitingOn[txn, default: []].insert(path)
                     return .success(false)
                 }
                 switch outcome {
@@ -58,17 +73,10 @@ final class LockTable: Sendable {
         }
     }
 
-    /// Takes `txn` out of the queue for `path` if it still waits there, failing its wait with
+    /// Takes `txn`'s wait for `path` out of the queue if it is still there, failing it with
     /// `CancellationError`.
     private func withdraw(_ txn: UInt64, from path: String) {
-        let waiter: CheckedContinuation<Void, Error>? = state.withLock { s in
-            guard s.waitingOn[txn] == path, var q = s.queue[path], let i = q.firstIndex(where: { $0.txn == txn }) else { return nil }
-            let w = q.remove(at: i)
-            s.queue[path] = q.isEmpty ? nil : q
-            s.waitingOn[txn] = nil
-            return w.continuation
-        }
-        waiter?.resume(throwing: CancellationError())
+        state.withLock { $0.removeWaiter(txn, from: path) }?.resume(throwing: CancellationError())
     }
 
     /// Whether `requester` waiting for `path` closes a cycle of waits.
@@ -77,8 +85,8 @@ final class LockTable: Sendable {
         var frontier = blockers(s, path: path, before: nil)
         while let t = frontier.popLast() {
             if t == requester { return true }
-            guard visited.insert(t).inserted, let next = s.waitingOn[t] else { continue }
-            frontier += blockers(s, path: next, before: t)
+            guard visited.insert(t).inserted else { continue }
+            for next in s.waitingOn[t] ?? [] { frontier += blockers(s, path: next, before: t) }
         }
         return false
     }
@@ -93,17 +101,16 @@ final class LockTable: Sendable {
         return out
     }
 
-    /// Releases every lock of `txn` (handing each to its next waiter) and withdraws it from any
-    /// queue, failing that wait with `aborted`.
+    /// Releases every lock of `txn` (handing each to its next waiter) and withdraws it from every
+    /// queue it waits in, failing those waits with `aborted`.
     func releaseAll(_ txn: UInt64) {
         var grants: [CheckedContinuation<Void, Error>] = []
         var aborted: [CheckedContinuation<Void, Error>] = []
         state.withLock { s in
-            if let path = s.waitingOn.removeValue(forKey: txn), var q = s.queue[path] {
-                aborted += q.filter { $0.txn == txn }.map(\.continuation)
-                q.removeAll { $0.txn == txn }
-                s.queue[path] = q.isEmpty ? nil : q
+            for path in s.waitingOn[txn] ?? [] {
+                if let c = s.removeWaiter(txn, from: path) { aborted.append(c) }
             }
+            s.waitingOn[txn] = nil
             for path in s.held.removeValue(forKey: txn) ?? [] {
                 s.owner[path] = nil
                 guard var q = s.queue[path], !q.isEmpty else { continue }
@@ -111,7 +118,7 @@ final class LockTable: Sendable {
                 s.queue[path] = q.isEmpty ? nil : q
                 s.owner[path] = next.txn
                 s.held[next.txn, default: []].insert(path)
-                s.waitingOn[next.txn] = nil
+                s.stopWaiting(next.txn, for: path)
                 grants.append(next.continuation)
             }
         }

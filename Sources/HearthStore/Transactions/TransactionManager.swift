@@ -58,11 +58,13 @@ public final class TransactionManager: Sendable {
         try touch(txn)
         do {
             for path in Set(paths).sorted() { try await locks.acquire(path.description, for: txn) }
+            // Still open after the waits? An idle expiry may have ended it meanwhile; rolling back
+            // again releases any lock taken after that.
+            try touch(txn)
         } catch {
             rollback(txn)
             throw error
         }
-        try touch(txn)
         let docs = try await engine.getAll(paths)
         state.withLock { s in
             for (path, doc) in zip(paths, docs) where s.open[txn]?.reads[path] == nil {
@@ -79,6 +81,7 @@ public final class TransactionManager: Sendable {
         let docs = try await engine.query(spec)
         do {
             for path in Set(docs.map(\.path)).sorted() { try await locks.acquire(path.description, for: txn) }
+            try touch(txn)
         } catch {
             rollback(txn)
             throw error
