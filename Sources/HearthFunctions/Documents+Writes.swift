@@ -160,7 +160,7 @@ enum DocumentsWire {
 
     static func decode<T: Decodable>(_ type: T.Type, _ fields: [String: Value], path: DocumentPath) throws -> T {
         do { return try ValueDecoder().decode(type, from: .map(fields)) } catch {
-            throw HTTPSError(.dataLoss, "document \(path) does not decode as \(T.self): \(describeDecodingError(error))")
+            throw HTTPSError(.dataLoss, "document \(path) does not decode as \(T.self): \(describeDecodingError(error))").fromHearth()
         }
     }
 }

@@ -65,7 +65,8 @@ public struct HostChannel: Sendable {
     public let invocationID: UInt64
 
     /// Calls a host service (`docs.get`, `tasks.enqueue`…) and returns its result, or throws the
-    /// `HTTPSError` the host answered with.
+    /// `HTTPSError` the host answered with (marked `raisedByHearth`: a function that lets an
+    /// internal one through answers its caller `INTERNAL`).
     public func call(_ op: String, _ arguments: [String: Value] = [:]) async throws -> Value {
         var message = arguments
         message["op"] = .string(op)
@@ -80,13 +81,13 @@ public struct HostChannel: Sendable {
         message["op"] = .string(op)
         message["invocation"] = .int(Int64(bitPattern: invocationID))
         guard let reply = connection.sendSynchronously(message) else {
-            throw HTTPSError(.internal, "the host did not answer '\(op)' synchronously")
+            throw HTTPSError(.internal, "the host did not answer '\(op)' synchronously").fromHearth()
         }
         return try HostChannel.unwrap(reply)
     }
 
     static func unwrap(_ reply: [UInt8]) throws -> Value {
         let members = try reply.withUnsafeBufferPointer { (p) throws(HTTPSError) in try UnitProtocol.decode(p) }
-        do { return try UnitProtocol.unwrapReply(members) } catch { throw error.httpsError }
+        do { return try UnitProtocol.unwrapReply(members) } catch { throw error.httpsError.fromHearth() }
     }
 }

@@ -84,6 +84,12 @@ public struct HTTPSError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: FunctionsErrorCode
     public var message: String
     public var details: Value?
+    /// Set on errors Hearth raises on its own account (a host service's failure reaching a unit, a
+    /// stored document that does not decode, a broken message) rather than ones a function creates.
+    /// When such an error with a server-side code (`internal`, `unknown`, `data-loss`) leaves a
+    /// function uncaught, callers see `INTERNAL` and its text goes only to the log, as Firebase
+    /// shows a Firestore or Admin SDK error a function lets through. Not part of equality.
+    public var raisedByHearth = false
 
     public init(_ code: FunctionsErrorCode, _ message: String, details: Value? = nil) {
         self.code = code
@@ -92,6 +98,23 @@ public struct HTTPSError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    public static func == (a: HTTPSError, b: HTTPSError) -> Bool {
+        a.code == b.code && a.message == b.message && a.details == b.details
+    }
+
+    /// This error, marked as raised by Hearth (see `raisedByHearth`).
+    public func fromHearth() -> HTTPSError {
+        var marked = self
+        marked.raisedByHearth = true
+        return marked
+    }
+
+    /// Whether clients see this error's text when a function lets it through: always for errors a
+    /// function creates; for Hearth's own, only when the code is about the caller's request (4xx).
+    public var isShownToClients: Bool {
+        !(raisedByHearth && [.internal, .unknown, .dataLoss].contains(code))
+    }
 
     /// The callable protocol's error body `{"status", "message", "details"?}`.
     public var callableBody: Value {

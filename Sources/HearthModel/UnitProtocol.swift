@@ -19,10 +19,10 @@ public enum UnitProtocol {
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPSError) -> [String: Value] {
         let value: Value
         do { value = try BinaryValueCodec.decode(bytes) } catch {
-            throw HTTPSError(.internal, "malformed message across the unit boundary: \(error)")
+            throw HTTPSError(.internal, "malformed message across the unit boundary: \(error)").fromHearth()
         }
         guard case .map(let members) = value else {
-            throw HTTPSError(.internal, "malformed message across the unit boundary: not a map")
+            throw HTTPSError(.internal, "malformed message across the unit boundary: not a map").fromHearth()
         }
         return members
     }
@@ -58,11 +58,13 @@ public struct RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
         self.init(code: error.code, message: error.message, details: error.details)
     }
 
-    /// Any error: an `HTTPSError` or `RemoteError` keeps its code and message; anything else becomes
-    /// `internal` with the message hidden from clients and kept in `debug`.
+    /// Any error: an `HTTPSError` or `RemoteError` keeps its code and message; anything else, and an
+    /// internal failure Hearth raised itself (`HTTPSError.isShownToClients`), becomes `internal` with
+    /// the message hidden from clients and kept in `debug`.
     public init(wrapping error: Error) {
         switch error {
         case let e as RemoteError: self = e
+        case let e as HTTPSError where !e.isShownToClients: self.init(code: .internal, message: "INTERNAL", debug: e.description)
         case let e as HTTPSError: self.init(e)
         case is CancellationError: self.init(code: .cancelled, message: "cancelled")
         default: self.init(code: .internal, message: "INTERNAL", debug: String(describing: error))

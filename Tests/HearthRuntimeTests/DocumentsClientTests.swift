@@ -19,6 +19,21 @@ struct DocumentsClientTests {
         #expect(r["keys"] == ["createdAt", "due", "rank", "tags", "title"])
     }
 
+    @Test("a stored document that does not decode is data-loss to the function, and INTERNAL to its caller when let through")
+    func undecodable() async throws {
+        let caught = try await run("undecodable-caught")
+        #expect(caught["code"] == "data-loss")
+        #expect(caught["message"]?.stringValue?.contains("does not decode as Note") == true)
+        let app = try await TestRuntime(units: ["DocsUnit"])
+        do {
+            _ = try await app.call("docs", "undecodable")
+            Issue.record("the call succeeded")
+        } catch let error as HTTPSError {
+            #expect(error.code == .internal)
+            #expect(error.message == "INTERNAL", "the cause goes to the log only (checked over HTTP in the callable tests)")
+        }
+    }
+
     @Test("create fails with already-exists the second time; update of a missing document is not-found")
     func preconditions() async throws {
         #expect(try await run("create-twice") == "already-exists")

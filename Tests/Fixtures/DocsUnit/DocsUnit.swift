@@ -135,6 +135,17 @@ public enum DocsUnit: FunctionModule {
                 return .bool(try await ref.get() == nil)
             }
             return "no error"
+        case "undecodable":
+            // A stored document that does not fit the type, let through: Hearth's data-loss error.
+            let ref = try notes.document("odd")
+            try await ref.set(["title": 5, "rank": "first", "tags": []] as [String: Value])
+            return .bool(try await ref.get(as: Note.self) != nil)
+        case "undecodable-caught":
+            let ref = try notes.document("odd")
+            try await ref.set(["title": 5, "rank": "first", "tags": []] as [String: Value])
+            do { _ = try await ref.get(as: Note.self); return "decoded" } catch let e as HTTPSError {
+                return ["code": .string(e.code.rawValue), "message": .string(e.message)]
+            }
         case "bad-path":
             do { _ = try docs.document("notes"); return "accepted" } catch let e as HTTPSError { return .string(e.message) }
         case "bad-id":

@@ -174,6 +174,16 @@ struct CallableProtocolTests {
         }
     }
 
+    @Test("Hearth's own internal errors that a function lets through reach the caller as INTERNAL, the cause only in the log")
+    func hearthInternalErrorsHidden() async throws {
+        try await withFrontDoor(units: ["DocsUnit"]) { door in
+            let r = try await door.call("docs", "undecodable")
+            #expect(r.status == 500)
+            #expect(r.json == ["error": ["status": "INTERNAL", "message": "INTERNAL"]])
+            #expect(door.log.contains("does not decode as Note"))
+        }
+    }
+
     @Test("the real cause of an INTERNAL error is in the log, never in the response")
     func internalErrorsLogged() async throws {
         try await withFrontDoor { door in
