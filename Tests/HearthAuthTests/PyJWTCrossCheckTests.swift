@@ -4,29 +4,13 @@ import HearthModel
 import HearthTesting
 import Testing
 
-/// Runs the PyJWT script (Fixtures/pyjwt_check.py) and returns its stdout; the wait happens on a
-/// thread of its own, not on the test executor.
+/// Runs the PyJWT script (Fixtures/pyjwt_check.py) and returns its stdout.
 func pyjwt(_ arguments: [String]) async throws -> String {
-    try await onOwnThread { try pyjwtBlocking(arguments) }
-}
-
-func pyjwtBlocking(_ arguments: [String]) throws -> String {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/pyjwt_check.py").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script] + arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let deadline = Date().addingTimeInterval(60)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning { process.terminate(); throw CrossCheckError("python timed out") }
-    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    guard process.terminationStatus == 0 else {
-        throw CrossCheckError("python failed: " + String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-    }
-    return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    let python = try Subprocess("python3", [script] + arguments)
+    let ended = try await python.wait(seconds: 60)
+    guard ended == .exited(0) else { throw CrossCheckError("python \(ended): " + python.stderrText) }
+    return python.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 struct CrossCheckError: Error, CustomStringConvertible {

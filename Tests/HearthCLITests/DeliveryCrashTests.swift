@@ -2,6 +2,7 @@ import Foundation
 import HearthHTTP
 import HearthModel
 import HearthStore
+import HearthTesting
 import Synchronization
 import Testing
 
@@ -47,7 +48,7 @@ struct DeliveryCrashTests {
                         // already-exists: a re-sent call whose first attempt committed.
                         if r.status == 200 || r.status == 409 {
                             let count = progress.acked.withLock { $0.insert(i); return $0.count }
-                            if let killAfter, count == killAfter, let victim { kill(victim.process.processIdentifier, SIGKILL) }
+                            if let killAfter, count == killAfter, let victim { victim.signal(SIGKILL) }
                         }
                     }
                 }
@@ -86,7 +87,7 @@ struct DeliveryCrashTests {
         let (first, firstBase) = try await start(dir)
         let beforeCrash = await produce(Array(0..<Self.total), base: firstBase, killAfter: 3000, victim: first)
         let status = try await first.waitForExit(seconds: 60)
-        #expect(first.process.terminationReason == .uncaughtSignal, "killed, not stopped (status \(status))")
+        #expect(first.process.termination == .signaled(SIGKILL), "killed, not stopped (status \(status))")
         #expect(beforeCrash.count >= 3000 && beforeCrash.count < Self.total, "\(beforeCrash.count) acknowledged before the kill")
 
         let (second, secondBase) = try await start(dir)
@@ -94,7 +95,7 @@ struct DeliveryCrashTests {
         let afterRestart = await produce(rest, base: secondBase)
         #expect(beforeCrash.union(afterRestart).count == Self.total, "every call acknowledged in the end")
         try await drain(secondBase)
-        kill(second.process.processIdentifier, SIGTERM)
+        second.signal(SIGTERM)
         #expect(try await second.waitForExit(seconds: 60) == 0)
 
         let store = try await DocumentStore.open(path: dir.path + "/.hearth/store.sqlite", clock: SystemClock())

@@ -1,6 +1,7 @@
 import Foundation
 import HearthHTTP
 import HearthModel
+import HearthTesting
 import Testing
 
 /// `hearth serve` as a real process over real HTTP: draining on SIGTERM, and the firebase-admin SDK.
@@ -44,9 +45,11 @@ struct ServeHTTPTests {
         let (child, base) = try await serve(dir)
         let health = try await client.send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(120)))
         #expect(health.status == 200)
-        let inFlight = Task { try await call(base, "sleep", 1.0) }
+        // Long enough that a loaded machine still sees it in flight before it ends (EchoUnit's sleep
+        // allows 5 s; the grace period is 10 s).
+        let inFlight = Task { try await call(base, "sleep", 4.0) }
         try await waitForInFlight(base, 1)
-        kill(child.process.processIdentifier, SIGTERM)
+        child.signal(SIGTERM)
         try await child.waitFor("shutting down")
         // New requests are turned away while the in-flight one finishes: refused on a new connection,
         // 503 on a kept-alive one.
@@ -69,7 +72,7 @@ struct ServeHTTPTests {
         let (child, base) = try await serve(dir, extra: "shutdown_grace_seconds = 0.2")
         let inFlight = Task { try await call(base, "sleep", 4.5) }
         try await waitForInFlight(base, 1)
-        kill(child.process.processIdentifier, SIGTERM)
+        child.signal(SIGTERM)
         let r = try await inFlight.value
         #expect(r.status == 503)
         #expect(try JSONParser.parse(r.body)["error"]?["status"] == "UNAVAILABLE")
@@ -89,7 +92,7 @@ struct ServeHTTPTests {
         #expect(results["callable_claims"] == ["role": "editor", "level": 3, "plan": "pro"])
         #expect(results["verify_id_token"] == "ok")
         #expect(results["deleted"] == "UserNotFoundError")
-        kill(child.process.processIdentifier, SIGTERM)
+        child.signal(SIGTERM)
         #expect(try await child.waitForExit() == 0)
     }
 }
@@ -97,25 +100,8 @@ struct ServeHTTPTests {
 /// Runs python3 with `arguments`, waiting (without blocking a thread) for at most `seconds`; the
 /// script's stdout, or a failure with its stderr.
 func runPython(_ arguments: [String], seconds: Double = 120) async throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3"] + arguments
-    let outFile = NSTemporaryDirectory() + "hearth-py-\(UUID().uuidString)"
-    _ = FileManager.default.createFile(atPath: outFile + ".out", contents: nil)
-    _ = FileManager.default.createFile(atPath: outFile + ".err", contents: nil)
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile + ".out"))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile + ".err"))
-    try process.run()
-    let deadline = Date().addingTimeInterval(seconds)
-    while process.isRunning {
-        guard Date() < deadline else {
-            process.terminate()
-            throw Failure("python did not finish within \(seconds) s")
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    let out = (try? String(contentsOfFile: outFile + ".out", encoding: .utf8)) ?? ""
-    let err = (try? String(contentsOfFile: outFile + ".err", encoding: .utf8)) ?? ""
-    guard process.terminationStatus == 0 else { throw Failure("python exited \(process.terminationStatus):\n\(err)") }
-    return out.trimmingCharacters(in: .whitespacesAndNewlines)
+    let python = try Subprocess("python3", arguments)
+    let ended = try await python.wait(seconds: seconds)
+    guard ended == .exited(0) else { throw Failure("python \(ended):\n\(python.stderrText)") }
+    return python.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
 }

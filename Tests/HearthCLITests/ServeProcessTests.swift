@@ -1,59 +1,34 @@
 import Foundation
 import HearthModel
+import HearthTesting
 import Synchronization
 import Testing
 
-/// Runs the real `hearth` binary as a child process.
-final class ChildProcess: @unchecked Sendable {  // `stderrText` is guarded by `lock`
-    let process = Process()
-    private let lock = NSLock()
-    private var stderrBuffer = Data()
-    private let pipe = Pipe()
+/// Runs the real `hearth` binary as a child process (stdout discarded, stderr kept).
+final class ChildProcess: Sendable {
+    let process: Subprocess
 
     init(_ arguments: [String], directory: String) throws {
-        process.executableURL = URL(fileURLWithPath: buildDirectory + "/hearth")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.lock()
-            self.stderrBuffer.append(data)
-            self.lock.unlock()
-        }
-        try process.run()
+        process = try Subprocess(buildDirectory + "/hearth", arguments, directory: directory, stdout: .discard, stderr: .capture)
     }
 
-    var stderrText: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: stderrBuffer, as: UTF8.self)
-    }
+    var stderrText: String { process.stderrText }
+
+    /// Sends `signal` to the process.
+    func signal(_ signal: Int32) { process.signal(signal) }
 
     /// Waits until stderr contains `text`, for at most `seconds`.
     func waitFor(_ text: String, seconds: Double = 90) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !stderrText.contains(text) {
-            guard process.isRunning else { throw Failure("process exited before printing '\(text)':\n\(stderrText)") }
-            guard Date() < deadline else { throw Failure("timed out waiting for '\(text)':\n\(stderrText)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await process.waitFor(seconds: seconds, "'\(text)'") { $0.stderrText.contains(text) }
     }
 
-    /// Waits for the process to exit, for at most `seconds`; kills it if it does not.
+    /// Waits for the process to exit, for at most `seconds` (it is killed if it does not); returns
+    /// its exit status, or 128 + the signal that ended it.
     func waitForExit(seconds: Double = 90) async throws -> Int32 {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning {
-            guard Date() < deadline else {
-                process.interrupt()
-                kill(process.processIdentifier, SIGKILL)
-                throw Failure("process did not exit within \(seconds) s")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        switch try await process.wait(seconds: seconds) {
+        case .exited(let status): return status
+        case .signaled(let signal): return 128 + signal
         }
-        return process.terminationStatus
     }
 
     /// The port `hearth serve` reported in its `ready` line.
@@ -64,7 +39,7 @@ final class ChildProcess: @unchecked Sendable {  // `stderrText` is guarded by `
         return port
     }
 
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    deinit { process.signal(SIGKILL) }
 }
 
 struct Failure: Error, CustomStringConvertible {
@@ -82,7 +57,7 @@ struct ServeProcessTests {
         try await child.waitFor("ready")
         #expect(child.stderrText.contains("name=echo"))
         #expect(child.stderrText.contains("unit refused"), "the broken unit is reported but does not stop the others")
-        kill(child.process.processIdentifier, signal)
+        child.signal(signal)
         let status = try await child.waitForExit()
         #expect(status == 0)
         #expect(child.stderrText.contains("stopped"))

@@ -11,36 +11,20 @@ struct StoreCrashTests {
         let dir = NSTemporaryDirectory() + "hearth-crash-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let db = dir + "/store.sqlite"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: buildDirectory + "/hearth-testkit")
-        process.arguments = ["store-writer", db]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
+        let writer = try Subprocess(buildDirectory + "/hearth-testkit", ["store-writer", db], stderr: .discard)
 
-        // Read progress lines until enough commits are reported, then kill without warning. The
-        // reads block, so they run on a thread of their own.
-        let handle = pipe.fileHandleForReading
-        let pid = process.processIdentifier
-        let reported = try await onOwnThread { () -> Int in
-            var reported = 0
-            var buffer = Data()
-            let deadline = Date().addingTimeInterval(60)
-            while reported < 1500 && Date() < deadline {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    if line.hasPrefix("committed "), let n = Int(line.dropFirst(10)) { reported = n }
-                }
+        // Wait for enough reported commits, then kill without warning. Every "committed N" line the
+        // writer printed before it died is a commit it was told had succeeded.
+        @Sendable func reportedCommits() -> Int {
+            // The highest number: the last line may be cut short by the kill.
+            writer.stdoutText.split(separator: "\n").reduce(0) { highest, line in
+                line.hasPrefix("committed ") ? max(highest, Int(line.dropFirst(10)) ?? 0) : highest
             }
-            kill(pid, SIGKILL)
-            return reported
         }
-        try await onOwnThread { process.waitUntilExit() }
-        #expect(process.terminationReason == .uncaughtSignal)
+        try await writer.waitFor(seconds: 60, "1,500 reported commits") { _ in reportedCommits() >= 1500 }
+        writer.signal(SIGKILL)
+        #expect(try await writer.wait() == .signaled(SIGKILL))
+        let reported = reportedCommits()
         #expect(reported >= 1500, "the writer reported \(reported) commits before the deadline")
 
         let store = try await DocumentStore.open(path: db, clock: SystemClock())

@@ -337,55 +337,13 @@ struct TOMLCorpusTests {
     /// `python3 reference.py folder`, parsed: file name → `{"ok": value}` or `{"error": message}`.
     /// Output goes to temporary files (not pipes, which would block a large write); the process is
     /// terminated if it has not finished within `timeout`.
-    static func runReference(on folder: URL, timeout: Duration = .seconds(60)) async throws -> [String: Value] {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("toml-reference-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let stdoutURL = scratch.appendingPathComponent("stdout.json")
-        let stderrURL = scratch.appendingPathComponent("stderr.txt")
-        try Data().write(to: stdoutURL)
-        try Data().write(to: stderrURL)
-        let stdout = try FileHandle(forWritingTo: stdoutURL)
-        let stderr = try FileHandle(forWritingTo: stderrURL)
-        defer {
-            try? stdout.close()
-            try? stderr.close()
+    static func runReference(on folder: URL, seconds: Double = 60) async throws -> [String: Value] {
+        let python = try Subprocess("python3", [fixtures.appendingPathComponent("reference.py").path, folder.path])
+        let ended = try await python.wait(seconds: seconds)
+        guard ended == .exited(0) else {
+            throw ReferenceFailure(description: "reference.py \(ended): \(python.stderrText)")
         }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", fixtures.appendingPathComponent("reference.py").path, folder.path]
-        process.standardOutput = stdout
-        process.standardError = stderr
-        let (exits, exit) = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { finished in
-            exit.yield(finished.terminationStatus)
-            exit.finish()
-        }
-        try process.run()
-
-        let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                for await status in exits { return status }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        guard let status else {
-            process.terminate()
-            throw ReferenceFailure(description: "reference.py did not finish within \(timeout)")
-        }
-        guard status == 0 else {
-            let detail = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-            throw ReferenceFailure(description: "reference.py exited with status \(status): \(detail)")
-        }
-        let output = try JSONParser.parse([UInt8](Data(contentsOf: stdoutURL)))
+        let output = try JSONParser.parse(python.stdoutBytes)
         guard let results = output.mapValue else { throw ReferenceFailure(description: "reference.py printed no JSON object") }
         return results
     }
