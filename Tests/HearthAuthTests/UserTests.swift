@@ -145,3 +145,31 @@ struct UserTests {
         #expect(try await auth.listUsers().users.count == 1)
     }
 }
+
+@Suite("Refresh tokens of deleted users")
+struct DeletedUserRefreshTokenTests {
+    @Test("deleting a user revokes its refresh tokens and drops the claims they carried; a new user under the uid gets none of them")
+    func deletedUsersTokens() async throws {
+        let app = try await TestRuntime(units: [])
+        let auth = app.runtime.auth
+        let signIn = try await auth.signInWithCustomToken(try auth.createCustomToken(uid: "ann", claims: ["role": "admin"]))
+        let table = UserTable(engine: app.runtime.store.engine as! SQLiteEngine)
+        let hash = Crypto.sha256(Array(signIn.refreshToken.utf8))
+        #expect(try table.refreshToken(hash: hash)?.claims == ["role": "admin"])
+        #expect(try table.refreshToken(hash: hash)?.revokedTime == nil)
+
+        try await auth.deleteUser(uid: "ann")
+        let kept = try #require(try table.refreshToken(hash: hash))
+        #expect(kept.revokedTime != nil)
+        #expect(kept.claims.isEmpty, "a deleted user's claims are not kept")
+        await #expect(throws: HTTPSError.self) { _ = try await auth.refresh(signIn.refreshToken) }
+
+        _ = try await auth.createUser(NewUser(uid: "ann"))
+        do {
+            _ = try await auth.refresh(signIn.refreshToken)
+            Issue.record("the old token signed in the new user")
+        } catch let error as HTTPSError {
+            #expect(error.message == "TOKEN_EXPIRED")
+        }
+    }
+}

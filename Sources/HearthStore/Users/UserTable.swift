@@ -147,9 +147,11 @@ public final class UserTable: Sendable {
             }
             try db.run("DELETE FROM users WHERE uid = ?", [.text(uid)])
             try db.run("DELETE FROM user_providers WHERE uid = ?", [.text(uid)])
-            // Its refresh tokens stop working but are kept, revoked: a user created later under the
-            // same uid must not inherit them, and using one says the token expired.
+            // Its refresh tokens stop working but are kept, revoked and emptied of the developer
+            // claims they carried: a user created later under the same uid must not inherit them,
+            // and using one says the token expired.
             _ = try UserTable.revokeRefreshTokens(db, uid: uid, time: time)
+            try db.run("UPDATE refresh_tokens SET claims = ? WHERE uid = ?", [.blob(BinaryValueCodec.encode(.map([:]))), .text(uid)])
             try UserTable.logEvent(db, .deleted, user, time: time)
             return user
         }
