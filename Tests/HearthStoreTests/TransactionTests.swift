@@ -483,6 +483,37 @@ struct TransactionTests {
         }
     }
 
+    @Test("two reads of one held document by one transaction both wait, and both proceed when the lock passes")
+    func sameDocumentTwiceAtOnce() async throws {
+        try await withStore { store, _ in
+            let manager = store.transactions
+            let path = try doc("c/d")
+            let holder = manager.begin()
+            _ = try await manager.get(holder, [path])
+            let reader = manager.begin()
+            let first = Task { try await manager.get(reader, [path]) }
+            let second = Task { try await manager.get(reader, [path]) }
+            try await eventually { manager.locks.waiterCount == 2 }
+            _ = try await manager.commit(holder, [.set(path, ["by": "holder"])])
+            #expect(try await withTimeout { try await first.value }.first??.fields["by"] == "holder")
+            #expect(try await withTimeout { try await second.value }.first??.fields["by"] == "holder")
+            _ = try await manager.commit(reader, [.set(path, ["by": "reader"])])
+            #expect(manager.locks.lockCount == 0)
+            #expect(manager.locks.waiterCount == 0)
+        }
+    }
+
+    @Test("a transaction that has ended takes no lock, even from a read that was on its way")
+    func endedTransactionTakesNoLock() async throws {
+        try await withStore { store, _ in
+            let manager = store.transactions
+            let txn = manager.begin()
+            manager.rollback(txn)
+            await expectError(.failedPrecondition) { _ = try await manager.locks.acquire("c/x", for: txn) }
+            #expect(manager.locks.lockCount == 0)
+        }
+    }
+
     @Test("expireIdle rolls back a transaction idle past the timeout and releases its locks")
     func expireIdle() async throws {
         try await withStore { store, clock in

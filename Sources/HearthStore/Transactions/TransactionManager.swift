@@ -35,11 +35,13 @@ public final class TransactionManager: Sendable {
     /// Starts a transaction; `owner` ties it to an invocation so it can be rolled back with it.
     public func begin(owner: UInt64? = nil) -> UInt64 {
         let now = clock.now()
-        return state.withLock { s in
+        let txn = state.withLock { s in
             s.next += 1
             s.open[s.next] = Open(lastActivity: now, owner: owner)
             return s.next
         }
+        locks.begin(txn)
+        return txn
     }
 
     private func touch(_ txn: UInt64) throws(HTTPSError) {
