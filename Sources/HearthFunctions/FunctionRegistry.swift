@@ -136,9 +136,9 @@ public struct FunctionRegistry {
         register(FunctionSpec(name: name, trigger: .request, options: options)) { event, context in
             do {
                 return try await handler(HTTPRequest(event: event, context: context)).value
-            } catch let error as HTTPSError {
+            } catch let error as HTTPSError where error.isShownToClients {
                 return HTTPResponse.error(error).value
-            }
+            }  // anything else, Hearth's own internal failures included, is answered INTERNAL by the host
         }
     }
 

@@ -16,6 +16,12 @@ public enum DocsUnit: FunctionModule {
         fn.onCall("docs") { (req: CallableRequest<String>) -> Value in
             try await run(req.data, req.documents)
         }
+        // The same cases over plain HTTP: GET /…/<case> answers the case's result as JSON.
+        fn.onRequest("docsRequest") { req in
+            let name = String(req.path.split(separator: "/").last ?? "")
+            if name == "refused" { throw HTTPSError(.permissionDenied, "not for you") }
+            return try HTTPResponse.json(try await run(name, req.context.documents))
+        }
     }
 
     static func snapshot(_ s: DocumentSnapshot<[String: Value]>?) -> Value {

@@ -15,6 +15,19 @@ struct OnRequestTests {
         ]
     }
 
+    @Test("an HTTPSError from an onRequest function is its answer; Hearth's own internal failure let through is 500 INTERNAL")
+    func errorsFromRequests() async throws {
+        try await withFrontDoor(units: ["DocsUnit"], configure: { $0.rewrites = [.init(source: "/api/docs/**", function: "docsRequest")] }) { door in
+            let refused = try await door.send("GET", "/api/docs/refused")
+            #expect(refused.status == 403)
+            #expect(refused.json?["error"]?["message"] == "not for you")
+            let hidden = try await door.send("GET", "/api/docs/undecodable")
+            #expect(hidden.status == 500)
+            #expect(!hidden.text.contains("does not decode"), "\(hidden.text)")
+            #expect(door.log.contains("does not decode as Note"))
+        }
+    }
+
     @Test("a rewrite passes method, raw path, query, headers and the exact body bytes, and returns the function's response")
     func echo() async throws {
         try await withFrontDoor(configure: Self.rewrites) { door in
