@@ -26,11 +26,14 @@ public final class Subprocess: Sendable {
     public enum Termination: Sendable, Equatable, CustomStringConvertible {
         case exited(Int32)
         case signaled(Int32)
+        /// `waitpid` failed (with this errno): how it ended is unknown.
+        case lost(Int32)
 
         public var description: String {
             switch self {
             case .exited(let code): "exited with status \(code)"
             case .signaled(let signal): "killed by signal \(signal)"
+            case .lost(let error): "could not be waited for: \(String(cString: strerror(error)))"
             }
         }
     }
@@ -72,7 +75,11 @@ public final class Subprocess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         var readEnds: [Int32] = []
         var writeEnds: [Int32] = []
-        defer { for fd in writeEnds { close(fd) } }
+        var started = false
+        defer {
+            for fd in writeEnds { close(fd) }
+            if !started { for fd in readEnds { close(fd) } }  // no reader will own them
+        }
         for (target, output) in [(Int32(1), stdout), (Int32(2), stderr)] {
             switch output {
             case .capture:
@@ -106,10 +113,8 @@ public final class Subprocess: Sendable {
         var child: pid_t = 0
         let spawn = executable.contains("/") ? posix_spawn : posix_spawnp
         let status = spawn(&child, executable, &actions, &attributes, argv, envp)
-        guard status == 0 else {
-            for fd in readEnds { close(fd) }
-            throw SubprocessError("cannot start \(executable): \(String(cString: strerror(status)))")
-        }
+        guard status == 0 else { throw SubprocessError("cannot start \(executable): \(String(cString: strerror(status)))") }
+        started = true
         pid = child
 
         // The threads hold the subprocess until the child has ended and its pipes are drained.
@@ -123,9 +128,10 @@ public final class Subprocess: Sendable {
     /// Waits for the child in `waitpid` and records how it ended.
     private func reap() {
         var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        var result = waitpid(pid, &raw, 0)
+        while result < 0 && errno == EINTR { result = waitpid(pid, &raw, 0) }
         // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift does not import.
-        let ended: Termination = raw & 0x7F == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(raw & 0x7F)
+        let ended: Termination = result < 0 ? .lost(errno) : raw & 0x7F == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(raw & 0x7F)
         exit.withLock { $0.termination = ended }
         resumeWaitersIfFinished()
     }

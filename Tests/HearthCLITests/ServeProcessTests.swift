@@ -28,6 +28,7 @@ final class ChildProcess: Sendable {
         switch try await process.wait(seconds: seconds) {
         case .exited(let status): return status
         case .signaled(let signal): return 128 + signal
+        case .lost(let error): throw Failure("hearth could not be waited for (errno \(error))")
         }
     }
 
