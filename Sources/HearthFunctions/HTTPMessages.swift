@@ -13,10 +13,7 @@ public struct HTTPRequest: Sendable {
 
     /// Query parameters, percent-decoded, in order.
     public var queryItems: [(name: String, value: String)] {
-        query.split(separator: "&", omittingEmptySubsequences: true).map { part in
-            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (percentDecode(kv[0]), kv.count > 1 ? percentDecode(kv[1]) : "")
-        }
+        PercentEncoding.formItems(query)
     }
 
     /// The first value of a query parameter.
@@ -71,32 +68,6 @@ public struct HTTPResponse: Sendable {
     public static func error(_ error: HTTPSError) -> HTTPResponse {
         HTTPResponse(status: error.code.httpStatus, headers: HTTPHeaders([("Content-Type", "application/json")]),
                      body: JSONWriter.encode(["error": error.callableBody]))
-    }
-}
-
-func percentDecode(_ s: Substring) -> String {
-    var out: [UInt8] = []
-    out.reserveCapacity(s.utf8.count)
-    var it = Array(s.utf8)[...]
-    while let c = it.popFirst() {
-        if c == UInt8(ascii: "+") {
-            out.append(0x20)
-        } else if c == UInt8(ascii: "%"), it.count >= 2, let h = hexValue(it[it.startIndex]), let l = hexValue(it[it.startIndex + 1]) {
-            out.append(h << 4 | l)
-            it = it.dropFirst(2)
-        } else {
-            out.append(c)
-        }
-    }
-    return String(decoding: out, as: UTF8.self)
-}
-
-func hexValue(_ c: UInt8) -> UInt8? {
-    switch c {
-    case 48...57: return c - 48
-    case 65...70: return c - 55
-    case 97...102: return c - 87
-    default: return nil
     }
 }
 

@@ -20,12 +20,12 @@ public struct HTTPServerRequest: Sendable {
 
     /// The path split into percent-decoded segments (`/a/b%20c` → `["a", "b c"]`).
     public var pathSegments: [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map { HTTPText.percentDecode($0, plusAsSpace: false) }
+        path.split(separator: "/", omittingEmptySubsequences: true).map { PercentEncoding.decode($0, plusAsSpace: false) }
     }
 
     /// Query parameters, decoded, in order.
     public var queryItems: [(name: String, value: String)] {
-        HTTPText.formItems(query)
+        PercentEncoding.formItems(query)
     }
 }
 
@@ -70,7 +70,7 @@ public protocol HTTPResponseWriter: Sendable {
     func write(_ bytes: [UInt8]) async -> Bool
 }
 
-/// Percent-decoding and form parsing.
+/// Helpers for header values (percent-decoding and forms are `PercentEncoding`, in HearthModel).
 public enum HTTPText {
     /// The media type of a Content-Type value, lower-cased, without parameters or surrounding
     /// blanks: `Application/JSON; charset=utf-8` → `application/json`.
@@ -82,39 +82,5 @@ public enum HTTPText {
         while let first = part.first, first == 32 || first == 9 { part = part.dropFirst() }
         while let last = part.last, last == 32 || last == 9 { part = part.dropLast() }
         return String(decoding: part.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
-    }
-
-    public static func percentDecode<S: StringProtocol>(_ s: S, plusAsSpace: Bool) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count)
-        var bytes = Array(s.utf8)[...]
-        while let c = bytes.popFirst() {
-            if c == UInt8(ascii: "+") && plusAsSpace {
-                out.append(0x20)
-            } else if c == UInt8(ascii: "%"), bytes.count >= 2, let h = hex(bytes[bytes.startIndex]), let l = hex(bytes[bytes.startIndex + 1]) {
-                out.append(h << 4 | l)
-                bytes = bytes.dropFirst(2)
-            } else {
-                out.append(c)
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
-    }
-
-    /// `a=1&b=x+y` → [("a", "1"), ("b", "x y")].
-    public static func formItems(_ text: String) -> [(name: String, value: String)] {
-        text.split(separator: "&", omittingEmptySubsequences: true).map { part in
-            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (percentDecode(kv[0], plusAsSpace: true), kv.count > 1 ? percentDecode(kv[1], plusAsSpace: true) : "")
-        }
     }
 }

@@ -71,6 +71,9 @@ public struct RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// What a caller sees, as Firebase sends it: the code, message and details the function's
+    /// `HTTPSError` had. Anything that should not be seen was already replaced by internal /
+    /// "INTERNAL" where it was caught (`init(wrapping:)`); its text is in `debug`, for the log only.
     public var httpsError: HTTPSError { HTTPSError(code, message, details: details) }
 
     public var description: String {

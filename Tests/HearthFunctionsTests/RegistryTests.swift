@@ -98,8 +98,8 @@ struct HTTPMessageTests {
 
     @Test("query strings are split and percent-decoded, + as space")
     func query() {
-        #expect(percentDecode("a%20b+c%2Fd%zz") == "a b c/d%zz")
-        #expect(percentDecode("%E2%9C%93") == "✓")
+        #expect(PercentEncoding.decode("a%20b+c%2Fd%zz", plusAsSpace: true) == "a b c/d%zz")
+        #expect(PercentEncoding.decode("%E2%9C%93", plusAsSpace: true) == "✓")
     }
 
     @Test("JSON and error responses have the right status, type and body")

@@ -43,7 +43,7 @@ extension FrontDoor {
                 switch outcome.result {
                 case .success(let v): return .json(["result": v])
                 case .failure(let e):
-                    let visible = FrontDoor.clientError(e)
+                    let visible = e.httpsError
                     return .json(["error": visible.callableBody], status: visible.code.httpStatus)
                 }
             case ("GET", ["users"]):

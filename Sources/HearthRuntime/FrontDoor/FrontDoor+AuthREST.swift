@@ -47,7 +47,7 @@ extension FrontDoor {
     static func jsonBody(_ request: HTTPServerRequest) -> [String: Value]? {
         if HTTPText.mediaType(request.headers["content-type"]) == "application/x-www-form-urlencoded" {
             var out: [String: Value] = [:]
-            for (k, v) in HTTPText.formItems(String(decoding: request.body, as: UTF8.self)) { out[k] = .string(v) }
+            for (k, v) in PercentEncoding.formItems(String(decoding: request.body, as: UTF8.self)) { out[k] = .string(v) }
             return out
         }
         if request.body.isEmpty { return [:] }

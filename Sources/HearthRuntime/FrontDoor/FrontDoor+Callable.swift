@@ -82,7 +82,7 @@ extension FrontDoor {
                 beats?.cancel()
                 switch outcome.result {
                 case .success(let value): _ = await writer.write(FrontDoor.sse(["result": value]))
-                case .failure(let error): _ = await writer.write(FrontDoor.sse(["error": FrontDoor.clientError(error).callableBody]))
+                case .failure(let error): _ = await writer.write(FrontDoor.sse(["error": error.httpsError.callableBody]))
                 }
             })
         }
@@ -92,17 +92,9 @@ extension FrontDoor {
         case .success(let value):
             return respond(.json(["result": value]))
         case .failure(let error):
-            let visible = FrontDoor.clientError(error)
+            let visible = error.httpsError
             return respond(.json(["error": visible.callableBody], status: visible.code.httpStatus))
         }
-    }
-
-    /// What a client sees of an error, as Firebase sends it: an `HTTPSError` the function threw keeps
-    /// its code, message and details, whatever the code (`internal` included). Any other error was
-    /// already turned into `internal` / "INTERNAL" where it was caught (`RemoteError(wrapping:)`),
-    /// with its real text only in `debug`, which goes to the log and never to the client.
-    static func clientError(_ error: RemoteError) -> HTTPSError {
-        error.httpsError
     }
 
     static func sse(_ value: Value) -> [UInt8] {
@@ -129,7 +121,7 @@ extension FrontDoor {
             response = HTTPServerResponse(status: (100...599).contains(status) ? status : 500, headers: HTTPHeaders(value: value["headers"]),
                                           body: .bytes(value["body"]?.bytesValue ?? []))
         case .failure(let error):
-            let visible = FrontDoor.clientError(error)
+            let visible = error.httpsError
             response = .json(["error": visible.callableBody], status: visible.code.httpStatus)
         }
         if options.cors != nil {

@@ -133,7 +133,7 @@ public final class FrontDoor: Sendable {
 
     func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {
         let raw = request.path.split(separator: "/", omittingEmptySubsequences: true)
-        let segments = raw.map { Substring(HTTPText.percentDecode($0, plusAsSpace: false)) }
+        let segments = raw.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
         switch segments.first {
         case "healthz" where segments.count == 1: return ("health", health())
         case "metrics" where segments.count == 1: return ("metrics", metricsResponse())

@@ -237,17 +237,15 @@ actor Writer {
     }
 
     private func insertIndex<S: Sequence>(_ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
-        let s = hot.indexInsert
-        for e in entries {
-            s.reset()
-            try s.bind([.integer(collection), .text(e.field), .integer(e.element ? 1 : 0), .blob(e.key), .text(id)])
-            _ = try s.step()
-        }
-        s.reset()
+        try runIndex(hot.indexInsert, entries, collection: collection, id: id)
     }
 
     private func removeIndex<S: Sequence>(_ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
-        let s = hot.indexDelete
+        try runIndex(hot.indexDelete, entries, collection: collection, id: id)
+    }
+
+    /// Runs an index row statement (insert or delete: both bind the same columns) once per entry.
+    private func runIndex<S: Sequence>(_ s: Statement, _ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
         for e in entries {
             s.reset()
             try s.bind([.integer(collection), .text(e.field), .integer(e.element ? 1 : 0), .blob(e.key), .text(id)])

@@ -60,8 +60,8 @@ public final class TransactionManager: Sendable {
         try touch(txn)
         do {
             for path in Set(paths).sorted() { try await locks.acquire(path.description, for: txn) }
-            // Still open after the waits? An idle expiry may have ended it meanwhile; rolling back
-            // again releases any lock taken after that.
+            // Waiting for locks is not idleness: record the activity, and refuse to read for a
+            // transaction that ended meanwhile (the lock table takes no lock for it after that).
             try touch(txn)
         } catch {
             rollback(txn)
