@@ -59,10 +59,8 @@ public final class Runtime: Sendable {
         })
         self.taskRequests = tasks
         self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries)
-        let node = Runtime.nodeIdentity(config: config)
-        nodeLock = node.lock
         let engineConfiguration = DeliveryEngine.Configuration(
-            nodeID: node.id, ownsNodeID: node.lock != nil, pollInterval: clock is SystemClock ? .seconds(double: config.delivery.pollIntervalSeconds) : nil,
+            pollInterval: clock is SystemClock ? .seconds(double: config.delivery.pollIntervalSeconds) : nil,
             taskDedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), defaultConcurrency: config.delivery.defaultConcurrency)
         engine = DeliveryEngine(configuration: engineConfiguration, deliveries: deliveries, users: UserTable(engine: sqlite), feed: sqlite,
                                 invoker: invoker, clock: clock, log: log)
@@ -142,9 +140,14 @@ public final class Runtime: Sendable {
     }
 
     /// Starts the delivery engine on the loaded function table; with `driving`, deliveries run as
-    /// they come due (`hearth serve`); without, the caller drives it (`TestRuntime`).
+    /// they come due (`hearth serve`); without, the caller drives it (`TestRuntime`). Only a runtime
+    /// that runs deliveries takes the data directory's node id (CLI commands that only read or
+    /// queue work never do, so they never keep a server from its own leases).
     public func startDeliveries(driving: Bool) async throws {
-        try await engine.start(table: table, driving: driving, removeStaleCursors: loadErrors.isEmpty)
+        let node = Runtime.nodeIdentity(config: config)
+        if let lock = node.lock { nodeLock.withLock { $0 = lock } }
+        try await engine.start(table: table, driving: driving, node: DeliveryEngine.Node(id: node.id, owned: node.lock != nil),
+                               removeStaleCursors: loadErrors.isEmpty)
     }
 
     /// This node's id for delivery leases, kept in the data directory so a restart takes back its
@@ -154,23 +157,23 @@ public final class Runtime: Sendable {
     static func nodeIdentity(config: RuntimeConfig) -> (id: String, lock: NodeLock?) {
         let directory = config.resolve(config.dataDirectory)
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        guard let lock = NodeLock(path: directory + "/node-id.lock") else { return (UUID().uuidString.lowercased(), nil) }
+        guard let lock = NodeLock(path: directory + "/node-id.lock") else { return (DeliveryEngine.Node.ephemeral().id, nil) }
         let path = directory + "/node-id"
         if let data = FileManager.default.contents(atPath: path), let id = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty {
             return (id, lock)
         }
-        let id = UUID().uuidString.lowercased()
+        let id = DeliveryEngine.Node.ephemeral().id
         _ = FileManager.default.createFile(atPath: path, contents: Data((id + "\n").utf8))
         return (id, lock)
     }
 
-    /// Holds the node lock; released when the runtime closes or the process exits.
-    let nodeLock: NodeLock?
+    /// Holds the node lock once deliveries started; released when the runtime closes or the process exits.
+    private let nodeLock = Mutex<NodeLock?>(nil)
 
     /// Closes the store and gives up the node id (for runtimes that end before the process does).
     public func close() {
         store.close()
-        nodeLock?.release()
+        nodeLock.withLock { $0?.release() }
     }
 
     /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).

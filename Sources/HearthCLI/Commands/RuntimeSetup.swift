@@ -24,9 +24,12 @@ enum RuntimeSetup {
 
     /// A runtime with the configured units loaded; refused units were logged.
     /// `quietLevel` is the default log level for commands whose output is the point.
-    static func start(_ options: CommonOptions, io: CommandIO, quietLevel: LogLevel? = nil) async -> Runtime? {
+    /// `configure` applies the command's own overrides (`serve --port`).
+    static func start(_ options: CommonOptions, io: CommandIO, quietLevel: LogLevel? = nil,
+                      configure: (inout RuntimeConfig) -> Void = { _ in }) async -> Runtime? {
         guard var config = loadConfig(options, io: io) else { return nil }
         if let quietLevel, options.logLevel == nil { config.log.level = quietLevel }
+        configure(&config)
         do {
             let runtime = try await Runtime.open(config: config)
             await runtime.loadUnits()

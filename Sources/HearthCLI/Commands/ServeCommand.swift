@@ -14,28 +14,49 @@ struct ServeCommand: Command {
         Loads the configured units and serves them over HTTP (server.host:server.port) until SIGINT
         or SIGTERM; then stops accepting, lets in-flight requests finish within
         server.shutdown_grace_seconds, and exits 0.
+          --host ADDRESS       listen on this IPv4 address (overrides server.host)
+          --port N             listen on this port, 0 for any free one (overrides server.port)
         \(CommonOptions.help)
         """
 
     var common: CommonOptions
+    var host: String?
+    var port: Int?
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ServeCommand {
-        let args = try Arguments(arguments, valued: CommonOptions.valued)
+        let args = try Arguments(arguments, valued: CommonOptions.valued.union(["host", "port"]))
         _ = try args.requirePositionals([])
-        return ServeCommand(common: try CommonOptions(args))
+        let port = try args.int("port")
+        if let port, !(0...65535).contains(port) { throw UsageError("--port must be between 0 and 65535 (got \(port))") }
+        let host = args.value("host")
+        if let host, host.isEmpty { throw UsageError("--host needs an address") }
+        return ServeCommand(common: try CommonOptions(args), host: host, port: port)
     }
 
     func run(_ io: CommandIO) async -> Int32 {
         let signals = SignalWaiter([SIGINT, SIGTERM])
-        guard let runtime = await RuntimeSetup.start(common, io: io) else { return ExitCode.failure }
+        guard let runtime = await RuntimeSetup.start(common, io: io, configure: { config in
+            if let host { config.server.host = host }
+            if let port { config.server.port = port }
+        }) else { return ExitCode.failure }
         let door: FrontDoor
         do {
             let secrets = try Secrets.load(path: runtime.config.secretsFile.map(runtime.config.resolve))
             door = try FrontDoor(runtime: runtime, secrets: secrets)
-            try await runtime.startDeliveries(driving: true)
+            // The port first: a second server on a port already taken must stop before it claims
+            // (and holds under its lease) any delivery.
             try door.start()
         } catch {
             io.err("error: cannot serve: \(error)")
+            runtime.close()
+            return ExitCode.failure
+        }
+        do {
+            try await runtime.startDeliveries(driving: true)
+        } catch {
+            io.err("error: cannot start deliveries: \(error)")
+            await door.shutdown(grace: .zero)
+            runtime.close()
             return ExitCode.failure
         }
         for entry in runtime.table.entries {

@@ -14,13 +14,24 @@ import Synchronization
 /// event: no polling on that path); tests leave the loop off and drive the engine with a
 /// `ManualClock` through `settle()` and `advance(by:)` (see `TestRuntime`).
 public actor DeliveryEngine {
+    /// Names this process's leases; a restarted process with the same id takes back its own
+    /// running deliveries at once (others' wait for their lease to end).
+    public struct Node: Sendable, Hashable {
+        public var id: String
+        /// Whether this process holds the id exclusively (no other live process uses it), so that
+        /// running deliveries under it at start are leftovers of a dead process.
+        public var owned: Bool
+
+        public init(id: String, owned: Bool) {
+            self.id = id
+            self.owned = owned
+        }
+
+        /// A fresh id of this process alone, owning no earlier leases.
+        public static func ephemeral() -> Node { Node(id: UUID().uuidString.lowercased(), owned: false) }
+    }
+
     public struct Configuration: Sendable {
-        /// Names this process's leases; a restarted process with the same id takes back its own
-        /// running deliveries at once (others' wait for their lease to end).
-        public var nodeID: String
-        /// Whether this process holds its node id exclusively (no other live process uses it), so
-        /// that running deliveries under it at start are leftovers of a dead process.
-        public var ownsNodeID: Bool
         /// How often the driving loop looks for work other processes queued (nil: never).
         public var pollInterval: Duration?
         /// How long an enqueued task id stays reserved.
@@ -32,10 +43,8 @@ public actor DeliveryEngine {
         /// Changes or user events read per routing step.
         public var routeBatch: Int
 
-        public init(nodeID: String = UUID().uuidString, ownsNodeID: Bool = false, pollInterval: Duration? = nil, taskDedupeWindow: Duration = .seconds(86_400),
+        public init(pollInterval: Duration? = nil, taskDedupeWindow: Duration = .seconds(86_400),
                     defaultConcurrency: Int = 100, leaseMargin: Duration = .seconds(60), routeBatch: Int = 500) {
-            self.nodeID = nodeID
-            self.ownsNodeID = ownsNodeID
             self.pollInterval = pollInterval
             self.taskDedupeWindow = taskDedupeWindow
             self.defaultConcurrency = defaultConcurrency
@@ -64,6 +73,8 @@ public actor DeliveryEngine {
     }
 
     public nonisolated let configuration: Configuration
+    /// The node this engine claims under, set by `start`.
+    public private(set) var node = Node.ephemeral()
     let deliveries: DeliveryStore
     let users: UserTable
     let feed: any StorageEngine
@@ -119,13 +130,12 @@ public actor DeliveryEngine {
     /// each trigger function's feed cursor (a new function starts at the end of the feed),
     /// registers schedules (a new one first fires at its next instant after now), and with
     /// `driving` starts the loop that runs deliveries as they come due.
-    public func start(table: FunctionTable, driving: Bool, removeStaleCursors: Bool = true) async throws {
+    public func start(table: FunctionTable, driving: Bool, node: Node = .ephemeral(), removeStaleCursors: Bool = true) async throws {
+        self.node = node
         let now = clock.now()
         // Only a node that owns its id (see `Runtime.nodeIdentity`) takes back its own leases at once.
-        let recovered = try await deliveries.recoverLeases(owner: configuration.ownsNodeID ? configuration.nodeID : nil, now: now)
-        if recovered > 0 { log.log(.notice, "deliveries recovered", ["count": .int(Int64(recovered)), "node": .string(configuration.nodeID)]) }
-        let feedEnd = feed.lastSequence
-        let userEnd = try deliveries.lastUserEventSequence()
+        let recovered = try await deliveries.recoverLeases(owner: node.owned ? node.id : nil, now: now)
+        if recovered > 0 { log.log(.notice, "deliveries recovered", ["count": .int(Int64(recovered)), "node": .string(node.id)]) }
         var wantedCursors: Set<String> = []
         for entry in table.entries where entry.trigger.isEvent {
             lanes[entry.name] = Lane(entry: entry, now: now, defaultConcurrency: configuration.defaultConcurrency)
@@ -134,12 +144,12 @@ public actor DeliveryEngine {
             case .document(let kind, let pattern):
                 let name = DeliveryEngine.documentCursor(entry.name)
                 wantedCursors.insert(name)
-                let cursor = try await deliveries.cursor(name, initial: feedEnd)
+                let cursor = try await deliveries.cursor(name, in: .changes)
                 documentRoutes.append(DocumentRoute(function: entry.name, kind: kind, pattern: try PathPattern(pattern), cursor: cursor))
             case .user(let kind):
                 let name = DeliveryEngine.userCursor(entry.name)
                 wantedCursors.insert(name)
-                userRoutes.append(UserRoute(function: entry.name, kind: kind, cursor: try await deliveries.cursor(name, initial: userEnd, userEvents: true)))
+                userRoutes.append(UserRoute(function: entry.name, kind: kind, cursor: try await deliveries.cursor(name, in: .userEvents)))
             case .schedule(let expression, let zone):
                 let schedule = try Schedule(expression, timeZone: zone)
                 try await deliveries.registerSchedule(entry.name, at: now)
@@ -325,24 +335,23 @@ public actor DeliveryEngine {
         guard let floor = documentRoutes.map(\.cursor).min() else { return false }
         let changes = try await feed.changes(after: floor, limit: configuration.routeBatch)
         guard let last = changes.last else { return false }
-        var batch: [NewDelivery] = []
-        var touched: Set<String> = []
-        for change in changes {
-            for route in documentRoutes where change.sequence > route.cursor && route.kind.accepts(change.kind) {
-                guard let params = route.pattern.match(change.path) else { continue }
-                batch.append(NewDelivery(function: route.function, eventID: String(change.sequence), orderingKey: change.path.description,
-                                         payload: DeliveryEngine.documentEvent(change, params: params), dueTime: min(change.commitTime, now)))
-                touched.insert(route.function)
-            }
-        }
-        var cursors: [String: Int64] = [:]
+        var routes: [FeedRoute] = []
         for route in documentRoutes where route.cursor < last.sequence {
-            cursors[DeliveryEngine.documentCursor(route.function)] = last.sequence
+            var deliveries: [(sequence: Int64, delivery: NewDelivery)] = []
+            for change in changes where change.sequence > route.cursor && route.kind.accepts(change.kind) {
+                guard let params = route.pattern.match(change.path) else { continue }
+                deliveries.append((change.sequence, NewDelivery(function: route.function, eventID: String(change.sequence), orderingKey: change.path.description,
+                                                                payload: DeliveryEngine.documentEvent(change, params: params), dueTime: min(change.commitTime, now))))
+            }
+            routes.append(FeedRoute(feed: .changes, cursor: DeliveryEngine.documentCursor(route.function), through: last.sequence, deliveries: deliveries))
         }
-        try await deliveries.add(batch, cursors: cursors)
-        // Only now that the deliveries and cursors are committed do the cursors move here.
-        for i in documentRoutes.indices where documentRoutes[i].cursor < last.sequence { documentRoutes[i].cursor = last.sequence }
-        for function in touched { markDirty(function, due: batch.first { $0.function == function }?.dueTime) }
+        let (added, cursors) = try await deliveries.route(routes)
+        // Only now that the deliveries and cursors are committed do the cursors move here: to where
+        // the database has them, which another process may have taken further.
+        for i in documentRoutes.indices {
+            if let position = cursors[DeliveryEngine.documentCursor(documentRoutes[i].function)] { documentRoutes[i].cursor = position }
+        }
+        for d in added { markDirty(d.function, due: d.dueTime) }
         return changes.count == configuration.routeBatch
     }
 
@@ -361,22 +370,22 @@ public actor DeliveryEngine {
         guard let floor = userRoutes.map(\.cursor).min() else { return false }
         let events = try users.events(after: floor, limit: configuration.routeBatch)
         guard let last = events.last else { return false }
-        var batch: [NewDelivery] = []
-        for event in events {
-            for route in userRoutes where event.sequence > route.cursor && event.kind == route.kind {
+        var routes: [FeedRoute] = []
+        for route in userRoutes where route.cursor < last.sequence {
+            var deliveries: [(sequence: Int64, delivery: NewDelivery)] = []
+            for event in events where event.sequence > route.cursor && event.kind == route.kind {
                 let payload: Value = ["id": .string("user-\(event.sequence)"), "time": .timestamp(event.time), "kind": .string(event.kind.rawValue),
                                       "user": try ValueEncoder().encode(event.user)]
-                batch.append(NewDelivery(function: route.function, eventID: "user-\(event.sequence)", orderingKey: event.user.uid,
-                                         payload: payload, dueTime: min(event.time, now)))
+                deliveries.append((event.sequence, NewDelivery(function: route.function, eventID: "user-\(event.sequence)", orderingKey: event.user.uid,
+                                                               payload: payload, dueTime: min(event.time, now))))
             }
+            routes.append(FeedRoute(feed: .userEvents, cursor: DeliveryEngine.userCursor(route.function), through: last.sequence, deliveries: deliveries))
         }
-        var cursors: [String: Int64] = [:]
-        for route in userRoutes where route.cursor < last.sequence {
-            cursors[DeliveryEngine.userCursor(route.function)] = last.sequence
+        let (added, cursors) = try await deliveries.route(routes)
+        for i in userRoutes.indices {
+            if let position = cursors[DeliveryEngine.userCursor(userRoutes[i].function)] { userRoutes[i].cursor = position }
         }
-        try await deliveries.add(batch, userCursors: cursors)
-        for i in userRoutes.indices where userRoutes[i].cursor < last.sequence { userRoutes[i].cursor = last.sequence }
-        for d in batch { markDirty(d.function, due: d.dueTime) }
+        for d in added { markDirty(d.function, due: d.dueTime) }
         return events.count == configuration.routeBatch
     }
 
@@ -456,7 +465,7 @@ public actor DeliveryEngine {
         guard !requests.isEmpty else { return }
         let snapshot = lanes
         let margin = configuration.leaseMargin
-        let claimed = try await deliveries.claim(requests, now: now, owner: configuration.nodeID) { function in
+        let claimed = try await deliveries.claim(requests, now: now, owner: node.id) { function in
             // Long enough for the longest attempt (a task's own deadline is at most 1800 s).
             now + max(snapshot[function]?.timeout(dispatchDeadlineSeconds: nil) ?? .seconds(60), .seconds(1800)) + margin
         }
@@ -534,7 +543,7 @@ public actor DeliveryEngine {
         let batch = completions
         completions = []
         do {
-            try await deliveries.complete(batch, owner: configuration.nodeID)
+            try await deliveries.complete(batch, owner: node.id)
         } catch {
             // The attempts ran; their rows stay running until the lease ends, then run again.
             log.error("recording delivery outcomes failed", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])

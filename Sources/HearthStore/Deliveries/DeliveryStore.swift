@@ -41,6 +41,37 @@ public struct NewDelivery: Sendable, Hashable {
     }
 }
 
+/// The two feeds trigger functions read: document changes and user events.
+public enum Feed: Sendable, Hashable {
+    case changes
+    case userEvents
+
+    /// Where consumers' positions are kept: apart, because change-feed cursors decide how far the
+    /// change feed may be pruned.
+    var cursorTable: String {
+        switch self {
+        case .changes: return "consumers"
+        case .userEvents: return "user_event_cursors"
+        }
+    }
+}
+
+/// What one trigger function routed from a feed: its deliveries, each with the feed sequence it
+/// came from, and the position it read through (its cursor's new place).
+public struct FeedRoute: Sendable {
+    public var feed: Feed
+    public var cursor: String
+    public var through: Int64
+    public var deliveries: [(sequence: Int64, delivery: NewDelivery)]
+
+    public init(feed: Feed, cursor: String, through: Int64, deliveries: [(sequence: Int64, delivery: NewDelivery)]) {
+        self.feed = feed
+        self.cursor = cursor
+        self.through = through
+        self.deliveries = deliveries
+    }
+}
+
 /// A queued delivery as stored.
 public struct Delivery: Sendable, Hashable {
     public var id: Int64
@@ -132,22 +163,47 @@ public final class DeliveryStore: Sendable {
 
     // MARK: adding
 
-    /// Queues deliveries (those already queued, by function and event id, are skipped) and moves the
-    /// named cursors in the change feed (`cursors`) and the user event log (`userCursors`), in one
-    /// transaction. Returns how many were new.
+    /// Queues deliveries (those already queued, by function and event id, are skipped). Returns how
+    /// many were new.
     @discardableResult
-    public func add(_ deliveries: [NewDelivery], cursors: [String: Int64] = [:], userCursors: [String: Int64] = [:]) async throws -> Int {
-        guard !deliveries.isEmpty || !cursors.isEmpty || !userCursors.isEmpty else { return 0 }
+    public func add(_ deliveries: [NewDelivery]) async throws -> Int {
+        guard !deliveries.isEmpty else { return 0 }
         let now = RowEncoding.micros(engine.writer.clock.now())
         let added = try await engine.writer.withTransaction { db -> Int in
             var added = 0
             for d in deliveries { added += try DeliveryStore.insert(db, d, createTime: now, ifNew: true) ? 1 : 0 }
-            for (name, cursor) in cursors { try DeliveryStore.setCursor(db, "consumers", name, cursor, now: now) }
-            for (name, cursor) in userCursors { try DeliveryStore.setCursor(db, "user_event_cursors", name, cursor, now: now) }
             return added
         }
         if added > 0 { activity.notify(Set(deliveries.map(\.function))) }
         return added
+    }
+
+    /// Queues deliveries routed from a feed and moves the routing functions' cursors, in one
+    /// transaction and compare-and-set against the stored cursors: several processes may route the
+    /// same feed (two servers, or a server and a CLI command on one data directory), and a change
+    /// one of them already routed (at or below the stored cursor) is skipped, so it is never queued
+    /// twice, nor again after its delivery ran and was deleted. A cursor never moves back. Returns
+    /// the deliveries queued and every named cursor's position after the transaction.
+    public func route(_ routes: [FeedRoute]) async throws -> (added: [NewDelivery], cursors: [String: Int64]) {
+        guard !routes.isEmpty else { return ([], [:]) }
+        let now = RowEncoding.micros(engine.writer.clock.now())
+        let result = try await engine.writer.withTransaction { db -> ([NewDelivery], [String: Int64]) in
+            var added: [NewDelivery] = []
+            var positions: [String: Int64] = [:]
+            for route in routes {
+                let table = route.feed.cursorTable
+                let stored = try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(route.cursor)])
+                for (sequence, delivery) in route.deliveries where sequence > (stored ?? Int64.min) {
+                    if try DeliveryStore.insert(db, delivery, createTime: now, ifNew: true) { added.append(delivery) }
+                }
+                let position = max(stored ?? route.through, route.through)
+                if position != stored { try DeliveryStore.setCursor(db, table, route.cursor, position, now: now) }
+                positions[route.cursor] = position
+            }
+            return (added, positions)
+        }
+        if !result.0.isEmpty { activity.notify(Set(result.0.map(\.function))) }
+        return result
     }
 
     /// Adds tasks to their queues in one transaction (all or none). A task id used in its queue
@@ -415,18 +471,24 @@ public final class DeliveryStore: Sendable {
 
     // MARK: feed cursors
 
-    /// A cursor in the change feed (`userEvents` false) or the user event log; created at
-    /// `initial` when missing.
-    public func cursor(_ name: String, initial: Int64, userEvents: Bool = false) async throws -> Int64 {
-        let table = userEvents ? "user_event_cursors" : "consumers"
+    /// A consumer's cursor in a feed; a new one is created at the feed's end (read in the same
+    /// transaction, so it counts what other processes committed), so a function added later sees
+    /// only what happens from now on.
+    public func cursor(_ name: String, in feed: Feed) async throws -> Int64 {
+        let table = feed.cursorTable
         if let existing = try engine.readers.withReader({ db in try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(name)]) }) {
             return existing
         }
         let now = RowEncoding.micros(engine.writer.clock.now())
         return try await engine.writer.withTransaction { db in
+            let end: Int64
+            switch feed {
+            case .changes: end = try Writer.feedEnd(db).sequence
+            case .userEvents: end = try db.scalarInt("SELECT max(seq) FROM user_events") ?? 0
+            }
             try db.run("INSERT INTO \(table)(name, cursor, updated_time) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
-                       [.text(name), .integer(initial), .integer(now)])
-            return try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(name)]) ?? initial
+                       [.text(name), .integer(end), .integer(now)])
+            return try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(name)]) ?? end
         }
     }
 
@@ -446,11 +508,6 @@ public final class DeliveryStore: Sendable {
             INSERT INTO \(table)(name, cursor, updated_time) VALUES (?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_time = excluded.updated_time
             """, [.text(name), .integer(cursor), .integer(now)])
-    }
-
-    /// The user event log's last sequence.
-    public func lastUserEventSequence() throws -> Int64 {
-        try engine.readers.withReader { db in try db.scalarInt("SELECT max(seq) FROM user_events") ?? 0 }
     }
 
     // MARK: rows

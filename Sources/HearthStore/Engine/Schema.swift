@@ -173,14 +173,18 @@ enum Schema {
     static var version: Int { migrations.count }
 
     /// Brings the database up to `version`, or refuses one that is newer.
+    /// The version is read again inside the write transaction: two processes opening one new
+    /// database at once must not both run the same migrations.
     static func migrate(_ db: Connection) throws {
-        let current = Int(try db.scalarInt("PRAGMA user_version") ?? 0)
-        if current > version {
-            throw StoreError.schemaTooNew(found: current, supported: version)
+        func current() throws -> Int {
+            let found = Int(try db.scalarInt("PRAGMA user_version") ?? 0)
+            if found > version { throw StoreError.schemaTooNew(found: found, supported: version) }
+            return found
         }
-        guard current < version else { return }
+        guard try current() < version else { return }
         try db.transaction {
-            for index in current..<version {
+            let start = try current()
+            for index in start..<version {
                 try db.execute(migrations[index])
             }
             try db.execute("PRAGMA user_version = \(version)")

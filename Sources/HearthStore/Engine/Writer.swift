@@ -18,8 +18,15 @@ actor Writer {
     let collections: CollectionRegistry
     let indexes: IndexRegistry
     let clock: any Clock
-    private(set) var lastSequence: Int64
-    private var lastCommitMicros: Int64
+    /// The feed's end and the last commit time. Other processes sharing the file commit too, so
+    /// both are read again inside each write transaction when `PRAGMA data_version` says so.
+    private(set) var lastSequence: Int64 = 0
+    private var lastCommitMicros: Int64 = 0
+    /// `PRAGMA data_version` as this connection last saw it. "The integer values returned by two
+    /// invocations of PRAGMA data_version from the same connection will be different if changes
+    /// were committed to the database by any other connection in the interim" (its own commits do
+    /// not change it): https://www.sqlite.org/pragma.html#pragma_data_version
+    private var seenDataVersion: Int64 = 0
     /// The statements every commit runs, prepared once.
     private let hot: HotStatements
     /// Set by `close()`: every later write is refused with `StoreError.closed`, so nothing is written
@@ -56,10 +63,35 @@ actor Writer {
         self.collections = collections
         self.indexes = indexes
         self.clock = clock
-        // The feed's end, or the high-water mark pruning recorded when it emptied the feed.
+        seenDataVersion = try db.scalarInt("PRAGMA data_version") ?? 0
+        (lastSequence, lastCommitMicros) = try Writer.feedEnd(db)
+    }
+
+    /// The feed's last sequence and commit time, or the high-water mark pruning recorded when it
+    /// emptied the feed (commit times rise with sequences, so the last row has the latest time).
+    static func feedEnd(_ db: Connection) throws -> (sequence: Int64, commitMicros: Int64) {
         let saved = try db.query("SELECT last_sequence, last_commit_time FROM feed_state WHERE id = 1") { ($0.int64(0), $0.int64(1)) }.first
-        lastSequence = max(try db.scalarInt("SELECT max(seq) FROM changes") ?? 0, saved?.0 ?? 0)
-        lastCommitMicros = max(try db.scalarInt("SELECT max(commit_time) FROM changes") ?? 0, saved?.1 ?? 0)
+        let last = try db.query("SELECT seq, commit_time FROM changes ORDER BY seq DESC LIMIT 1") { ($0.int64(0), $0.int64(1)) }.first
+        return (max(last?.0 ?? 0, saved?.0 ?? 0), max(last?.1 ?? 0, saved?.1 ?? 0))
+    }
+
+    /// Runs `body` in a write transaction, first taking in what other connections (other processes
+    /// on the same file: `hearth serve` and CLI commands) committed since this writer's last
+    /// transaction: the feed's end, so sequences and commit times continue theirs, and the index
+    /// registry, so this writer maintains every index another process built. Holding the write
+    /// lock, nobody else can commit until this transaction ends.
+    private func transaction<T>(_ body: () throws -> T) throws -> T {
+        try db.transaction {
+            let version = try db.scalarInt("PRAGMA data_version") ?? 0
+            if version != seenDataVersion {
+                seenDataVersion = version
+                let (sequence, commitMicros) = try Writer.feedEnd(db)
+                lastSequence = max(lastSequence, sequence)
+                lastCommitMicros = max(lastCommitMicros, commitMicros)
+                try indexes.load(db)
+            }
+            return try body()
+        }
     }
 
     /// A commit time strictly after the previous one, in microseconds.
@@ -88,11 +120,12 @@ actor Writer {
         guard writes.count <= Writer.maxWritesPerCommit else {
             throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
         }
-        let commitTime = nextCommitTime()
         var newCollections: [(CollectionPath, Int64)] = []
         var changes: [DocumentChange] = []
-        var sequence = lastSequence
-        let result: CommitResult = try db.transaction {
+        var sequence: Int64 = 0
+        let result: CommitResult = try transaction {
+            let commitTime = nextCommitTime()
+            sequence = lastSequence
             for validation in validations { try check(validation) }
             var pending: [DocumentPath: Pending] = [:]
             pending.reserveCapacity(writes.count)
@@ -217,10 +250,14 @@ actor Writer {
     /// already there, and registers it so every later write keeps it current.
     func ensureIndexes(_ fields: Set<String>, collectionID: String) throws {
         try ensureOpen()
-        let missing = indexes.missing(fields, in: collectionID)
-        guard !missing.isEmpty else { return }
-        let parsed = Dictionary(uniqueKeysWithValues: try missing.map { ($0, try FieldPath($0)) })
-        try db.transaction {
+        let parsed = Dictionary(uniqueKeysWithValues: try fields.map { ($0, try FieldPath($0)) })
+        var built: Set<String> = []
+        try transaction {
+            // Known only now: another process may have built some of them meanwhile.
+            let missing = indexes.missing(fields, in: collectionID)
+            guard !missing.isEmpty else { return }
+            built = missing
+            let parsed = parsed.filter { missing.contains($0.key) }
             for field in missing {
                 try db.run("INSERT OR IGNORE INTO indexed_fields(collection_id, field) VALUES (?, ?)", [.text(collectionID), .text(field)])
             }
@@ -233,7 +270,7 @@ actor Writer {
                 }
             }
         }
-        indexes.add(missing, to: collectionID)
+        indexes.add(built, to: collectionID)
     }
 
     private func insertIndex<S: Sequence>(_ entries: S, collection: Int64, id: String) throws where S.Element == IndexEntry {
@@ -287,7 +324,7 @@ actor Writer {
     /// maintenance: pruning, recursive deletes, cursors).
     func withTransaction<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
         try ensureOpen()
-        return try db.transaction { try body(db) }
+        return try transaction { try body(db) }
     }
 
     func checkpoint() throws {

@@ -1,0 +1,156 @@
+import Foundation
+import HearthHTTP
+import HearthModel
+import HearthStore
+import HearthTesting
+import Synchronization
+import Testing
+
+/// `hearth serve` and CLI commands on one data directory, all real processes: what the README
+/// invites (`hearth docs set`, `hearth tasks enqueue`, `hearth deliveries list` while a server runs).
+@Suite("One data directory, several processes")
+struct SharedDataDirectoryTests {
+    let client = HTTPClient()
+
+    /// Runs `hearth args…` in `dir` to its end; returns its status and output.
+    func hearth(_ args: [String], in dir: TempDir) async throws -> (status: Int32, out: String, err: String) {
+        let process = try Subprocess(buildDirectory + "/hearth", args, directory: dir.path)
+        guard case .exited(let status) = try await process.wait(seconds: 120) else { throw Failure("hearth \(args) did not exit normally") }
+        return (status, process.stdoutText, process.stderrText)
+    }
+
+    func config(_ dir: TempDir, port: Int = 0) {
+        _ = dir.write("runtime.toml", """
+            units_dir = "\(buildDirectory)"
+            units = ["DeliveryUnit"]
+            [server]
+            port = \(port)
+            [delivery]
+            poll_interval_seconds = 0.2
+            [log]
+            level = "notice"
+            """)
+    }
+
+    /// Waits until nothing is pending or running for `functions` (as the server's metrics say).
+    func drain(_ base: String, _ functions: [String], seconds: Double = 180) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        var quietRounds = 0
+        while Date() < deadline {
+            let text = (try? await client.send(HTTPClientRequest(url: base + "/metrics", timeout: .seconds(30))).text) ?? ""
+            let busy = functions.contains { f in
+                ["pending", "in_flight"].contains { m in !text.contains("hearth_deliveries_\(m){function=\"\(f)\"} 0\n") }
+            }
+            quietRounds = busy ? 0 : quietRounds + 1
+            if quietRounds >= 5 { return }  // stable across a second of polls: other processes' work is routed too
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw Failure("deliveries did not drain within \(seconds) s")
+    }
+
+    @Test("while hearth serve takes load, CLI commands write, index, enqueue and list: every write commits, queries agree with a scan, every trigger runs once in order")
+    func serveAndCLI() async throws {
+        let dir = TempDir()
+        config(dir)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+        let total = 600
+        let client = self.client
+        // The server's load: `produce` writes crash/c{i} (trigger crashWrite) and, for even i, a task.
+        let load = Task { () -> [String] in
+            await withTaskGroup(of: [String].self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var failures: [String] = []
+                        for i in stride(from: worker, to: total, by: 8) {
+                            let request = HTTPClientRequest(method: "POST", url: base + "/produce", headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                                            body: Array("{\"data\":\(i)}".utf8), timeout: .seconds(60))
+                            do {
+                                let r = try await client.send(request)
+                                if r.status != 200 { failures.append("produce \(i): \(r.status) \(r.text)") }
+                            } catch {
+                                failures.append("produce \(i): \(error)")
+                            }
+                        }
+                        return failures
+                    }
+                }
+                return await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+        // Meanwhile, the CLI in processes of its own.
+        var cliFailures: [String] = []
+        func cli(_ args: [String]) async throws -> String {
+            let (status, out, err) = try await hearth(args, in: dir)
+            if status != 0 { cliFailures.append("hearth \(args.joined(separator: " ")): \(status) \(err)") }
+            return out
+        }
+        for k in 0..<12 {
+            _ = try await cli(["docs", "set", "crash/cli\(k)", "--data", "{\"i\": \(1000 + k), \"tag\": \"cli\"}"])
+            _ = try await cli(["docs", "set", "items/x", "--data", "{\"n\": \(k)}"])
+            if k == 3 { _ = try await cli(["docs", "query", "crash", "--where", "i >= 0", "--count"]) }  // builds the index of i here
+            if k % 3 == 0 { _ = try await cli(["tasks", "enqueue", "crashTask", "--data", "{\"i\": \(k)}", "--id", "cli-task-\(k)"]) }
+        }
+        let listed = try await cli(["deliveries", "list", "--limit", "5"])
+        #expect(listed.split(separator: "\n").allSatisfy { (try? JSONParser.parse(Array($0.utf8))) != nil }, "JSON lines: \(listed)")
+        let failures = await load.value
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        #expect(cliFailures.isEmpty, "\(cliFailures)")
+
+        try await drain(base, ["crashWrite", "crashTask", "recordWrite"])
+        // The index of i, built by the CLI while the server wrote, has every document the server wrote after.
+        let counted = try await cli(["docs", "query", "crash", "--where", "i >= 0", "--count"])
+        #expect(try JSONParser.parse(Array(counted.utf8)) == ["count": .int(Int64(total + 12))])
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+
+        let store = try await DocumentStore.open(path: dir.path + "/.hearth/store.sqlite", clock: SystemClock())
+        defer { store.close() }
+        let written = try await store.query(QuerySpec(collection: try CollectionPath("crash")))
+        #expect(written.count == total + 12)
+        var filtered = QuerySpec(collection: try CollectionPath("crash"))
+        filtered.filters = [.init(try FieldPath("i"), .greaterThanOrEqual, 500)]
+        #expect(try await store.query(filtered).map(\.path.id).sorted() == written.filter { ($0.fields["i"]?.intValue ?? 0) >= 500 }.map(\.path.id).sorted(),
+                "an index query agrees with a full scan")
+        var runs: [String: [String: Int64]] = [:]
+        for run in try await store.query(QuerySpec(collection: try CollectionPath("runs"))) {
+            runs[run.fields["function"]?.stringValue ?? "", default: [:]][run.fields["event"]?.stringValue ?? "", default: 0] += run.fields["count"]?.intValue ?? 0
+        }
+        let triggerRuns = runs["crashWrite"] ?? [:]
+        #expect(Set(triggerRuns.keys) == Set(written.map(\.path.id)), "every write's trigger ran")
+        #expect(triggerRuns.values.allSatisfy { $0 == 1 }, "and ran once: \(triggerRuns.filter { $0.value != 1 }.prefix(5))")
+        let tasks = Set(stride(from: 0, to: total, by: 2).map { "task-\($0)" } + [0, 3, 6, 9].map { "cli-task-\($0)" })
+        #expect(Set((runs["crashTask"] ?? [:]).keys) == tasks)
+        #expect((runs["crashTask"] ?? [:]).values.allSatisfy { $0 == 1 })
+        #expect((runs["recordWrite"] ?? [:]).count == 12 && (runs["recordWrite"] ?? [:]).values.allSatisfy { $0 == 1 })
+        #expect(try await store.get(try DocumentPath("orderLog/x"))?.fields["seen"] == .array((0..<12).map { .int(Int64($0)) }),
+                "the CLI's writes to one document reached its trigger in commit order")
+    }
+
+    @Test("a second hearth serve whose port is taken exits with an error and has claimed no delivery")
+    func portTakenClaimsNothing() async throws {
+        let dir = TempDir()
+        // Something else holds the port.
+        let squatter = HTTPServer(configuration: HTTPServer.Configuration()) { _ in HTTPServerResponse(status: 200, headers: HTTPHeaders(), body: .bytes([])) }
+        try squatter.start()
+        defer { Task { await squatter.shutdown(grace: .zero) } }
+        config(dir, port: squatter.port)
+        for k in 0..<3 {
+            let (status, _, err) = try await hearth(["tasks", "enqueue", "work", "--data", "{\"label\": \"t\(k)\"}", "--id", "t\(k)"], in: dir)
+            #expect(status == 0, "\(err)")
+        }
+        let (status, _, err) = try await hearth(["serve"], in: dir)
+        #expect(status == 1)
+        #expect(err.contains("cannot serve") && err.contains("\(squatter.port)"), "\(err)")
+        let (_, listed, _) = try await hearth(["deliveries", "list", "--function", "work"], in: dir)
+        let rows = try listed.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+        #expect(rows.count == 3)
+        #expect(rows.allSatisfy { $0["state"] == "pending" && $0["attempts"] == 0 }, "\(rows)")
+        // --port overrides the configuration.
+        let server = try ChildProcess(["serve", "--port", "0"], directory: dir.path)
+        let port = try await server.servingPort()
+        #expect(port != squatter.port)
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import HearthModel
+@testable import HearthStore
+import Testing
+
+/// Several stores on one database file, as `hearth serve` and CLI commands share a data directory:
+/// each has its own connections and in-memory registries, exactly as separate processes would, so
+/// whatever one of them knows only from memory is tested against the others' commits.
+@Suite("One database file, several writers", .timeLimit(.minutes(2)))
+struct SharedFileTests {
+    /// Opens `count` stores on one new file (the first on `clock`, the others on clocks of their
+    /// own `skew` behind it, as processes' clocks may differ), runs `body`, closes them and removes the file.
+    func withStores(_ count: Int, skew: Duration = .zero, _ body: ([DocumentStore], ManualClock) async throws -> Void) async throws {
+        let path = temporaryStorePath()
+        let clock = ManualClock()
+        var stores: [DocumentStore] = []
+        for k in 0..<count {
+            stores.append(try await DocumentStore.open(path: path, clock: k == 0 ? clock : ManualClock(clock.now() - skew)))
+        }
+        defer {
+            for store in stores { store.close() }
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        }
+        try await body(stores, clock)
+    }
+
+    @Test("a commit by another writer does not break this one's: sequences and commit times continue from the database")
+    func sequencesContinue() async throws {
+        try await withStores(2, skew: .seconds(10)) { stores, _ in
+            let (a, b) = (stores[0], stores[1])  // b's clock is 10 s behind a's: commits must not go back in time
+            try await a.commit([.create(try doc("c/a1"), ["n": 1])])
+            try await b.commit([.create(try doc("c/b1"), ["n": 1])])
+            try await a.commit([.create(try doc("c/a2"), ["n": 2])])
+            try await a.commit([.update(try doc("c/b1"), [try upd("n", 2)])])
+            try await b.commit([.delete(try doc("c/a1"))])
+            let changes = try await a.allChanges()
+            #expect(changes.map(\.sequence) == [1, 2, 3, 4, 5])
+            #expect(changes.map(\.path.description) == ["c/a1", "c/b1", "c/a2", "c/b1", "c/a1"])
+            #expect(zip(changes, changes.dropFirst()).allSatisfy { $0.commitTime < $1.commitTime }, "commit times rise across writers")
+            #expect(try await b.get(try doc("c/b1"))?.fields["n"] == 2)
+        }
+    }
+
+    @Test("writers interleaving 400 commits from four stores: every commit lands, the feed has no gap or duplicate")
+    func interleaved() async throws {
+        try await withStores(4) { stores, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (k, store) in stores.enumerated() {
+                    group.addTask {
+                        for i in 0..<100 { try await store.commit([.set(try doc("w\(k)/d\(i % 10)"), ["i": .int(Int64(i))])]) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let changes = try await stores[0].allChanges()
+            #expect(changes.map(\.sequence) == Array(1...400))
+            for k in 0..<4 { #expect(try await stores[0].get(try doc("w\(k)/d9"))?.fields["i"] == 99) }
+        }
+    }
+
+    @Test("an index one writer builds is kept by every other writer's writes, so queries agree with a full scan")
+    func indexesShared() async throws {
+        try await withStores(2) { stores, _ in
+            let (server, cli) = (stores[0], stores[1])
+            for i in 0..<20 { try await server.commit([.create(try doc("items/s\(i)"), ["v": .int(Int64(i % 3))])]) }
+            try await cli.commit([.create(try doc("items/c0"), ["v": 1])])  // the CLI's writer is open and has written before
+            var q = QuerySpec(collection: try coll("items"))
+            q.filters = [.init(try field("v"), .equal, 1)]
+            _ = try await server.query(q)  // the server builds the index of v
+            for i in 1..<10 { try await cli.commit([.create(try doc("items/c\(i)"), ["v": .int(Int64(i % 3))])]) }
+            try await cli.commit([.update(try doc("items/s1"), [try upd("v", 2)])])
+            try await cli.commit([.delete(try doc("items/s4"))])
+            let all = try await server.query(QuerySpec(collection: try coll("items")))
+            let expected = all.filter { $0.fields["v"] == 1 }.map(\.path.id).sorted()
+            #expect(try await server.ids(q).sorted() == expected)
+            #expect(try await cli.ids(q).sorted() == expected, "the CLI's reader finds the index complete too")
+            #expect(expected.contains("c1") && !expected.contains("s1") && !expected.contains("s4"))
+        }
+    }
+
+    @Test("a field's index requested by two writers at once is built once and complete")
+    func concurrentIndexBuilds() async throws {
+        try await withStores(2) { stores, _ in
+            for i in 0..<50 { try await stores[i % 2].commit([.create(try doc("g/d\(i)"), ["k": .int(Int64(i % 5))])]) }
+            var q = QuerySpec(collection: try coll("g"))
+            q.filters = [.init(try field("k"), .equal, 2)]
+            async let first = stores[0].ids(q)
+            async let second = stores[1].ids(q)
+            let (x, y) = try await (first, second)
+            #expect(x.count == 10 && y.count == 10)
+            let rows = try stores[0].sqlite.readers.withReader { Int(try $0.scalarInt("SELECT count(*) FROM field_index WHERE field = 'k'") ?? 0) }
+            #expect(rows == 50)
+        }
+    }
+
+    @Test("two stores opening one new database at once both migrate it without error")
+    func concurrentMigration() async throws {
+        for _ in 0..<5 {
+            let path = temporaryStorePath()
+            async let a = DocumentStore.open(path: path, clock: ManualClock())
+            async let b = DocumentStore.open(path: path, clock: ManualClock())
+            let (x, y) = try await (a, b)
+            try await x.commit([.create(try doc("c/1"), [:])])
+            try await y.commit([.create(try doc("c/2"), [:])])
+            #expect(try await x.allChanges().map(\.sequence) == [1, 2])
+            x.close()
+            y.close()
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        }
+    }
+}
