@@ -34,10 +34,12 @@ public struct AppCheckVerifier: Sendable {
         let jwt = try JWT.decode(token)
         try JWT.verifySignature(jwt, keys: keys)
         let c = jwt.claims
-        guard let exp = c["exp"]?.intValue, let iat = c["iat"]?.intValue else { throw .invalidClaim("exp and iat must be integers") }
+        guard let expClaim = c["exp"], let iatClaim = c["iat"] else { throw .invalidClaim("exp and iat must be integers") }
+        let exp = try AuthService.numericDate(expClaim, "exp")
+        let iat = try AuthService.numericDate(iatClaim, "iat")
         let now = clock.now()
-        if Timestamp(seconds: exp) + skew <= now { throw .expired(at: Timestamp(seconds: exp)) }
-        if Timestamp(seconds: iat) > now + skew { throw .issuedInFuture(at: Timestamp(seconds: iat)) }
+        if exp + skew <= now { throw .expired(at: exp) }
+        if iat > now + skew { throw .issuedInFuture(at: iat) }
         let audiences: [String] = c["aud"]?.arrayValue?.compactMap(\.stringValue) ?? c["aud"]?.stringValue.map { [$0] } ?? []
         guard audiences.contains("projects/\(projectID)") else { throw .wrongAudience(audiences.joined(separator: ",")) }
         guard let iss = c["iss"]?.stringValue, iss.hasPrefix(issuerPrefix) else { throw .wrongIssuer(c["iss"]?.stringValue ?? "") }

@@ -67,9 +67,12 @@ public final class AuthService: Sendable {
         if let email = request.email { try UserRules.checkEmail(email) }
         if let phone = request.phoneNumber { try UserRules.checkPhone(phone) }
         if let photo = request.photoURL { try UserRules.checkPhotoURL(photo) }
+        // Tokens valid from the creation on (Firebase's `validSince`): a uid deleted and created
+        // again does not accept the ID tokens its previous owner was issued.
+        let now = secondsNow()
         var record = UserRecord(uid: uid, email: request.email, emailVerified: request.emailVerified ?? false,
                                 displayName: request.displayName, photoURL: request.photoURL, phoneNumber: request.phoneNumber,
-                                disabled: request.disabled ?? false, metadata: .init(creationTime: secondsNow()))
+                                disabled: request.disabled ?? false, metadata: .init(creationTime: now), tokensValidAfterTime: now)
         if let provider = request.providerToLink { record.providerData = [provider] }
         try await users.create(record, time: clock.now())
         return record

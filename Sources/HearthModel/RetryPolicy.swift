@@ -5,12 +5,13 @@
 /// doubled step, and never exceeds `maxBackoff`. With min 10 s, max 300 s and 3 doublings the waits are
 /// 10, 20, 40, 80, 160, 240, 300, 300… seconds.
 public struct RetryPolicy: Sendable, Hashable, Codable {
-    /// Attempts in all, the first included; nil means no limit other than `maxRetryDuration`.
+    /// Attempts in all, the first included; nil (or -1, Cloud Tasks' spelling) means no limit.
     public var maxAttempts: Int?
     public var minBackoff: Duration
     public var maxBackoff: Duration
     public var maxDoublings: Int
-    /// No retry starts later than this after the first attempt; nil means no limit.
+    /// How long after the first attempt retries may start; nil (or zero, Cloud Tasks' spelling)
+    /// means no limit. With `maxAttempts` also set, retries stop only when both are used up.
     public var maxRetryDuration: Duration?
     /// Each wait is multiplied by a random factor in [1 - jitter, 1]; 0 (the default) keeps waits exact.
     public var jitter: Double
@@ -68,16 +69,31 @@ public struct RetryPolicy: Sendable, Hashable, Codable {
     }
 
     /// Whether another attempt may start at `next`, given `attempts` made and the first at `firstAttempt`.
+    ///
+    /// Cloud Tasks' rule (RetryConfig, https://cloud.google.com/tasks/docs/reference/rest/v2/projects.locations.queues#RetryConfig):
+    /// "Once max_retry_duration time has passed and the task has been attempted max_attempts times,
+    /// no further attempts will be made". So with both limits set, retries stop only when both are
+    /// used up; with one set, when that one is; with neither, never.
     public func allowsRetry(afterAttempts attempts: Int, firstAttempt: Timestamp, next: Timestamp) -> Bool {
-        if let maxAttempts, attempts >= maxAttempts { return false }
-        if let maxRetryDuration, next - firstAttempt > maxRetryDuration { return false }
-        return true
+        let attemptsUsed = attemptLimit.map { attempts >= $0 }
+        let durationUsed = durationLimit.map { next - firstAttempt > $0 }
+        switch (attemptsUsed, durationUsed) {
+        case (nil, nil): return true
+        case (let used?, nil), (nil, let used?): return !used
+        case (let a?, let d?): return !(a && d)
+        }
     }
+
+    /// The attempt limit, nil when unlimited (nil or -1).
+    public var attemptLimit: Int? { maxAttempts.flatMap { $0 == -1 ? nil : $0 } }
+
+    /// The retry window, nil when unlimited (nil or zero).
+    public var durationLimit: Duration? { maxRetryDuration.flatMap { $0 == .zero ? nil : $0 } }
 
     /// Problems with the policy's values, empty when valid.
     public func problems() -> [String] {
         var out: [String] = []
-        if let maxAttempts, maxAttempts < 1 { out.append("maxAttempts must be at least 1 (got \(maxAttempts))") }
+        if let maxAttempts, maxAttempts < 1 && maxAttempts != -1 { out.append("maxAttempts must be at least 1, or -1 for unlimited (got \(maxAttempts))") }
         if minBackoff < .zero { out.append("minBackoff must not be negative") }
         if maxBackoff < minBackoff { out.append("maxBackoff must be at least minBackoff") }
         if maxDoublings < 0 { out.append("maxDoublings must not be negative") }

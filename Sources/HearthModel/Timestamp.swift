@@ -19,7 +19,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
             // Floor division: -1_000_000_000 ns carries exactly -1 s, not -2 s.
             let (quotient, remainder) = Int64(nanos).quotientAndRemainder(dividingBy: 1_000_000_000)
             let carry = remainder < 0 ? quotient - 1 : quotient
-            seconds += carry
+            seconds = seconds.saturatingAdd(carry)
             nanos = Int32(Int64(nanos) - carry * 1_000_000_000)
         }
         self.seconds = seconds
@@ -28,6 +28,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
 
     public init(date: Date) {
         let interval = date.timeIntervalSince1970
+        guard interval.isFinite, abs(interval) < 9e18 else {
+            self = interval < 0 ? .distantPast : .distantFuture
+            return
+        }
         let whole = interval.rounded(.down)
         let nanos = ((interval - whole) * 1e9).rounded()
         self.init(seconds: Int64(whole), nanos: Int32(min(nanos, 999_999_999)))
@@ -48,10 +52,18 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
         Date(timeIntervalSince1970: Double(seconds) + Double(nanos) / 1e9)
     }
 
-    /// Nanoseconds since the epoch; traps outside about ±292 years, which `Timestamp`s from clocks never are.
-    public var nanosecondsSinceEpoch: Int64 { seconds * 1_000_000_000 + Int64(nanos) }
+    /// Nanoseconds since the epoch, clamped to `Int64`'s range (about ±292 years from 1970).
+    public var nanosecondsSinceEpoch: Int64 { Timestamp.scaled(seconds, by: 1_000_000_000, plus: Int64(nanos)) }
 
-    public var microsecondsSinceEpoch: Int64 { seconds * 1_000_000 + Int64(nanos) / 1000 }
+    /// Microseconds since the epoch, clamped to `Int64`'s range (about ±292,000 years from 1970).
+    public var microsecondsSinceEpoch: Int64 { Timestamp.scaled(seconds, by: 1_000_000, plus: Int64(nanos) / 1000) }
+
+    /// `value * factor + extra`, saturating at `Int64`'s bounds instead of trapping.
+    static func scaled(_ value: Int64, by factor: Int64, plus extra: Int64) -> Int64 {
+        let (product, overflow) = value.multipliedReportingOverflow(by: factor)
+        if overflow { return value < 0 ? Int64.min : Int64.max }
+        return product.saturatingAdd(extra)
+    }
 
     /// Seconds since the epoch as a double.
     public var secondsSinceEpoch: Double { Double(seconds) + Double(nanos) / 1e9 }
@@ -60,18 +72,49 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
         lhs.seconds != rhs.seconds ? lhs.seconds < rhs.seconds : lhs.nanos < rhs.nanos
     }
 
-    /// This time moved by `duration`.
+    /// The latest and earliest instants a `Timestamp` holds; arithmetic saturates at them.
+    public static let distantFuture = Timestamp(seconds: Int64.max, nanos: 999_999_999)
+    public static let distantPast = Timestamp(seconds: Int64.min, nanos: 0)
+
+    /// This time moved by `duration`, saturating at `distantFuture`/`distantPast` (never trapping,
+    /// whatever a token, a request or a unit says).
     public func advanced(by duration: Duration) -> Timestamp {
         let (s, attos) = duration.components
-        return Timestamp(seconds: seconds + s, nanos: nanos + Int32(attos / 1_000_000_000))
+        return moved(seconds: s, nanos: attos / 1_000_000_000)
+    }
+
+    /// This time moved by whole seconds and nanoseconds (|nanos| < 10^9), saturating.
+    private func moved(seconds delta: Int64, nanos nanoDelta: Int64) -> Timestamp {
+        let (sum, overflow) = seconds.addingReportingOverflow(delta)
+        if overflow { return delta < 0 ? .distantPast : .distantFuture }
+        var nanos = Int64(self.nanos) + nanoDelta
+        var whole = sum
+        if nanos >= 1_000_000_000 {
+            nanos -= 1_000_000_000
+            guard whole < Int64.max else { return .distantFuture }
+            whole += 1
+        } else if nanos < 0 {
+            nanos += 1_000_000_000
+            guard whole > Int64.min else { return .distantPast }
+            whole -= 1
+        }
+        return Timestamp(seconds: whole, nanos: Int32(nanos))
     }
 
     public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp { lhs.advanced(by: rhs) }
-    public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp { lhs.advanced(by: .zero - rhs) }
 
-    /// The duration from `other` to this time.
+    public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
+        let (s, attos) = rhs.components
+        let (negated, overflow) = Int64(0).subtractingReportingOverflow(s)
+        if overflow { return .distantFuture }  // minus the most negative duration
+        return lhs.moved(seconds: negated, nanos: -(attos / 1_000_000_000))
+    }
+
+    /// The duration from `rhs` to this time, saturating at about ±2^63 seconds.
     public static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
-        .seconds(lhs.seconds - rhs.seconds) + .nanoseconds(Int64(lhs.nanos) - Int64(rhs.nanos))
+        let (difference, overflow) = lhs.seconds.subtractingReportingOverflow(rhs.seconds)
+        if overflow { return .seconds(lhs.seconds < rhs.seconds ? Int64.min : Int64.max) }
+        return .seconds(difference) + .nanoseconds(Int64(lhs.nanos) - Int64(rhs.nanos))
     }
 
     public var isInFirestoreRange: Bool { seconds >= Timestamp.minSeconds && seconds <= Timestamp.maxSeconds }
@@ -84,10 +127,24 @@ extension Duration {
         return Double(s) + Double(attos) / 1e18
     }
 
-    /// Builds a duration from a number of seconds that may have a fraction.
+    /// Builds a duration from a number of seconds that may have a fraction, to the nanosecond.
+    /// Total: values beyond `Int64` seconds (about 292 billion years) clamp to the largest duration
+    /// of their sign, and NaN is zero. Check ranges where a value enters (requests, options,
+    /// configuration) and say what is allowed; this conversion only never traps.
     public static func seconds(double value: Double) -> Duration {
+        guard !value.isNaN else { return .zero }
+        guard value < 9_223_372_036_854_775_807.0 else { return .seconds(Int64.max) }
+        guard value > -9_223_372_036_854_775_808.0 else { return .seconds(Int64.min) }
         let whole = value.rounded(.towardZero)
         return .seconds(Int64(whole)) + .nanoseconds(Int64(((value - whole) * 1e9).rounded()))
+    }
+}
+
+extension Int64 {
+    /// `self + other`, clamped to `Int64`'s bounds.
+    public func saturatingAdd(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other < 0 ? Int64.min : Int64.max) : sum
     }
 }
 

@@ -178,4 +178,70 @@ struct TokenTests {
         #expect(throws: HTTPSError.self) { try auth.createCustomToken(uid: "x", claims: ["iss": "y"]) }
         #expect(throws: HTTPSError.self) { try auth.createCustomToken(uid: String(repeating: "u", count: 129)) }
     }
+    @Test("time claims at the ends of Int64 are invalid tokens, signed or unsigned, ID or custom, never an overflow", arguments: [false, true])
+    func extremeTimeClaims(unsigned: Bool) async throws {
+        let app = try await app(project: unsigned ? "demo-edge" : "hearth-test")
+        let auth = app.runtime.auth
+        let project = auth.configuration.projectID
+        let key = auth.keys.active
+        let now = app.clock.now().seconds
+        _ = try await auth.createUser(NewUser(uid: "edge"))
+        func encode(_ claims: [String: Value]) throws -> String { unsigned ? JWT.unsigned(claims) : try JWT.sign(claims, key: key.key, kid: key.kid) }
+        func idToken(_ changes: [String: Value]) throws -> String {
+            var c: [String: Value] = ["iss": .string("https://securetoken.google.com/\(project)"), "aud": .string(project), "sub": "edge",
+                                      "iat": .int(now), "exp": .int(now + 3600), "auth_time": .int(now)]
+            for (k, v) in changes { c[k] = v }
+            return try encode(c)
+        }
+        let extremes: [Value] = [.int(Int64.max), .int(Int64.max - 1), .int(Int64.min), .int(Int64.min + 1), .int(-1), .int(253_402_300_800)]
+        for extreme in extremes {
+            for claim in ["exp", "iat", "auth_time"] {
+                let rejection = await rejection(app, try idToken([claim: extreme]))
+                guard case .invalidClaim? = rejection else { Issue.record("\(claim) = \(extreme): \(String(describing: rejection))"); continue }
+            }
+            for claim in ["exp", "iat"] {
+                var c: [String: Value] = ["aud": .string(AuthService.Configuration.customTokenAudience), "uid": "edge", "iat": .int(now), "exp": .int(now + 3600)]
+                c[claim] = extreme
+                await #expect(throws: HTTPSError.self, "custom token \(claim) = \(extreme)") { try await auth.signInWithCustomToken(try encode(c)) }
+            }
+        }
+        // exp - iat would overflow: iat far in the past, exp far ahead.
+        var c: [String: Value] = ["aud": .string(AuthService.Configuration.customTokenAudience), "uid": "edge", "iat": .int(Int64.min), "exp": .int(Int64.max)]
+        await #expect(throws: HTTPSError.self) { try await auth.signInWithCustomToken(try encode(c)) }
+        c["iat"] = .int(0)
+        c["exp"] = .int(253_402_300_799)
+        await #expect(throws: HTTPSError.self, "in range but far longer than an hour") { try await auth.signInWithCustomToken(try encode(c)) }
+        #expect(await rejection(app, try idToken(["exp": .double(1e300)])) != nil, "a time claim must be an integer")
+        #expect(await rejection(app, try idToken([:])) == nil, "the ordinary token still verifies")
+    }
+
+    @Test("a uid deleted and created again refuses the ID tokens issued to its previous owner")
+    func recreatedUID() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let first = try await auth.createUser(NewUser(uid: "reborn"))
+        #expect(first.tokensValidAfterTime == Timestamp(seconds: app.clock.now().seconds), "validSince is the creation time")
+        let old = try auth.mintIDToken(for: first, signInProvider: "custom")
+        #expect(await rejection(app, old) == nil)
+        app.clock.advance(by: .seconds(60))
+        try await auth.deleteUser(uid: "reborn")
+        let second = try await auth.createUser(NewUser(uid: "reborn"))
+        #expect(await rejection(app, old) == .revoked, "the previous owner's token, still within its hour")
+        #expect(await rejection(app, try auth.mintIDToken(for: second, signInProvider: "custom")) == nil)
+    }
+
+    @Test("emulator mode accepts a well-formed token for a uid with no account, as Firebase's emulators do; production refuses it")
+    func emulatorWithoutAccount() async throws {
+        let demo = try await app(project: "demo-ghost")
+        let claims: [String: Value] = ["iss": "https://securetoken.google.com/demo-ghost", "aud": "demo-ghost", "sub": "nobody",
+                                       "iat": .int(demo.clock.now().seconds), "exp": .int(demo.clock.now().seconds + 3600)]
+        let verified = try await demo.runtime.auth.verifyIDToken(JWT.unsigned(claims))
+        #expect(verified.uid == "nobody")
+        let prod = try await app()
+        let signed = try JWT.sign(["iss": "https://securetoken.google.com/hearth-test", "aud": "hearth-test", "sub": "nobody",
+                                   "iat": .int(prod.clock.now().seconds), "exp": .int(prod.clock.now().seconds + 3600)],
+                                  key: prod.runtime.auth.keys.active.key, kid: prod.runtime.auth.keys.active.kid)
+        #expect(await rejection(prod, signed) == .userNotFound)
+    }
 }
+

@@ -123,4 +123,38 @@ struct DeliveryCrashTests {
         let duplicateTasks = taskRuns.values.reduce(0) { $0 + max(0, $1 - 1) }
         print("crash test: \(beforeCrash.count) writes acknowledged before SIGKILL; duplicates after recovery: \(duplicateTriggers) trigger runs, \(duplicateTasks) task runs (of \(Self.total) and \(Self.total / 2))")
     }
+    @Test("a trigger that takes hearth serve down is dead-lettered after the restart instead of crashing it again and again")
+    func noCrashLoop() async throws {
+        let dir = TempDir()
+        _ = dir.write("runtime.toml", """
+            units_dir = "\(buildDirectory)"
+            units = ["DeliveryUnit"]
+            [server]
+            port = 0
+            [delivery]
+            poll_interval_seconds = 0.2
+            [log]
+            level = "notice"
+            """)
+        let first = try ChildProcess(["serve"], directory: dir.path)
+        _ = try await first.servingPort(seconds: 120)
+        let set = try Subprocess(buildDirectory + "/hearth", ["docs", "set", "traps/t1", "--data", "{\"divisor\": 0}"], directory: dir.path)
+        #expect(try await set.wait(seconds: 60) == .exited(0), "\(set.stderrText)")
+        _ = try await first.waitForExit(seconds: 60)
+        #expect(first.process.termination.map { if case .signaled = $0 { true } else { false } } == true, "the trap took the server down")
+        // The restart recovers the running delivery: its only attempt died with the process.
+        let second = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await second.servingPort(seconds: 120))"
+        let health = try await client.send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(30)))
+        #expect(health.status == 200)
+        let list = try Subprocess(buildDirectory + "/hearth", ["deliveries", "list", "--dead", "--function", "trapOnCreate"], directory: dir.path)
+        #expect(try await list.wait(seconds: 60) == .exited(0))
+        let rows = try list.stdoutText.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+        #expect(rows.count == 1)
+        #expect(rows.first?["lastError"] == "internal: process died during attempt 1")
+        #expect(second.process.isRunning)
+        second.signal(SIGTERM)
+        #expect(try await second.waitForExit(seconds: 60) == 0)
+    }
 }
+

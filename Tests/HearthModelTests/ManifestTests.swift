@@ -108,7 +108,7 @@ struct ManifestTests {
         OptionsCase(label: "dispatch deadline too short", trigger: .task, options: FunctionOptions(dispatchDeadlineSeconds: 14.9), problems: ["dispatchDeadlineSeconds must be in [15, 1800] (got 14.9)"]),
         OptionsCase(label: "dispatch deadline too long", trigger: .task, options: FunctionOptions(dispatchDeadlineSeconds: 1801), problems: ["dispatchDeadlineSeconds must be in [15, 1800] (got 1801.0)"]),
         OptionsCase(label: "bad retry policy", trigger: .task, options: FunctionOptions(retry: RetryPolicy(maxAttempts: 0, minBackoff: .seconds(10), maxBackoff: .seconds(1), maxDoublings: -1, maxRetryDuration: .seconds(-1), jitter: 2)),
-                    problems: ["retry: maxAttempts must be at least 1 (got 0)", "retry: maxBackoff must be at least minBackoff", "retry: maxDoublings must not be negative",
+                    problems: ["retry: maxAttempts must be at least 1, or -1 for unlimited (got 0)", "retry: maxBackoff must be at least minBackoff", "retry: maxDoublings must not be negative",
                                "retry: maxRetryDuration must not be negative", "retry: jitter must be between 0 and 1"]),
         OptionsCase(label: "negative min backoff", trigger: .user(.created), options: FunctionOptions(retry: RetryPolicy(maxAttempts: 2, minBackoff: .seconds(-1), maxBackoff: .seconds(1), maxDoublings: 0)),
                     problems: ["retry: minBackoff must not be negative"]),

@@ -97,11 +97,27 @@ struct RetryPolicyTests {
         #expect(policy.allowsRetry(afterAttempts: 100, firstAttempt: t0, next: t0 + .seconds(3600)))
         #expect(!policy.allowsRetry(afterAttempts: 2, firstAttempt: t0, next: t0 + .seconds(3600) + .nanoseconds(1)))
         #expect(policy.allowsRetry(afterAttempts: 1_000_000, firstAttempt: t0, next: t0 + .seconds(1)))
-        let both = RetryPolicy(maxAttempts: 5, minBackoff: .seconds(1), maxBackoff: .seconds(1), maxDoublings: 0, maxRetryDuration: .seconds(10))
-        #expect(!both.allowsRetry(afterAttempts: 5, firstAttempt: t0, next: t0 + .seconds(1)))
-        #expect(!both.allowsRetry(afterAttempts: 1, firstAttempt: t0, next: t0 + .seconds(11)))
         #expect(RetryPolicy.eventRetryDefault.allowsRetry(afterAttempts: 500, firstAttempt: t0, next: t0 + .seconds(86_400)))
         #expect(!RetryPolicy.eventRetryDefault.allowsRetry(afterAttempts: 2, firstAttempt: t0, next: t0 + .seconds(86_401)))
+    }
+
+    @Test("with both limits set, retries stop only when both are used up, as Cloud Tasks does; -1 attempts and a zero window are unlimited")
+    func bothLimits() {
+        let t0 = Timestamp(seconds: 1000)
+        let both = RetryPolicy(maxAttempts: 5, minBackoff: .seconds(1), maxBackoff: .seconds(1), maxDoublings: 0, maxRetryDuration: .seconds(10))
+        #expect(both.allowsRetry(afterAttempts: 5, firstAttempt: t0, next: t0 + .seconds(1)), "attempts used up, the window is not")
+        #expect(both.allowsRetry(afterAttempts: 1, firstAttempt: t0, next: t0 + .seconds(11)), "the window is used up, the attempts are not")
+        #expect(!both.allowsRetry(afterAttempts: 5, firstAttempt: t0, next: t0 + .seconds(11)), "both used up")
+        let unlimitedAttempts = RetryPolicy(maxAttempts: -1, minBackoff: .seconds(1), maxBackoff: .seconds(1), maxDoublings: 0, maxRetryDuration: .seconds(10))
+        #expect(unlimitedAttempts.allowsRetry(afterAttempts: 1_000, firstAttempt: t0, next: t0 + .seconds(10)))
+        #expect(!unlimitedAttempts.allowsRetry(afterAttempts: 2, firstAttempt: t0, next: t0 + .seconds(11)))
+        let unlimitedWindow = RetryPolicy(maxAttempts: 3, minBackoff: .seconds(1), maxBackoff: .seconds(1), maxDoublings: 0, maxRetryDuration: .zero)
+        #expect(!unlimitedWindow.allowsRetry(afterAttempts: 3, firstAttempt: t0, next: t0 + .seconds(1)))
+        #expect(unlimitedWindow.allowsRetry(afterAttempts: 2, firstAttempt: t0, next: t0 + .seconds(1_000_000)))
+        let forever = RetryPolicy(maxAttempts: -1, minBackoff: .seconds(1), maxBackoff: .seconds(1), maxDoublings: 0, maxRetryDuration: .zero)
+        #expect(forever.allowsRetry(afterAttempts: 1_000_000, firstAttempt: t0, next: t0 + .seconds(100_000_000)))
+        #expect(forever.problems().isEmpty)
+        #expect(RetryPolicy(maxAttempts: 0, minBackoff: .zero, maxBackoff: .zero, maxDoublings: 0).problems() == ["maxAttempts must be at least 1, or -1 for unlimited (got 0)"])
     }
 
     @Test("policies encode their durations as seconds and read them back")

@@ -119,7 +119,8 @@ extension AuthService {
 
     /// Verifies an ID token: signature (algorithm pinned by the key), `exp`/`iat`/`auth_time` with
     /// the configured clock skew, audience, issuer, subject; then, with `checkRevoked`, that the user
-    /// exists, is not disabled and has not revoked tokens issued before this one. Signature and
+    /// exists (not required in emulator mode, as in Firebase's emulators), is not disabled and has
+    /// not revoked tokens issued before this one (nor was created after it). Signature and
     /// claim checks are cached until the token expires; the user check is a primary-key read.
     public func verifyIDToken(_ token: String, checkRevoked: Bool = true) async throws(TokenRejection) -> VerifiedToken {
         let now = clock.now()
@@ -136,10 +137,11 @@ extension AuthService {
             guard sub.count <= 128 else { throw .badSubject("longer than 128 characters") }
             if let userID = claims["user_id"], userID.stringValue != sub { throw .badSubject("user_id differs from sub") }
             try checkTimes(claims, maxLifetime: nil)
-            if let authTime = claims["auth_time"]?.intValue, Timestamp(seconds: authTime) > now + configuration.clockSkew {
-                throw .issuedInFuture(at: Timestamp(seconds: authTime))
+            if let authTime = claims["auth_time"] {
+                let at = try AuthService.numericDate(authTime, "auth_time")
+                if at > now + configuration.clockSkew { throw .issuedInFuture(at: at) }
             }
-            let expires = Timestamp(seconds: claims["exp"]?.intValue ?? 0)
+            let expires = Timestamp(seconds: claims["exp"]?.intValue ?? 0)  // bounded by checkTimes
             verified.withLock { cache in
                 if cache.count >= AuthService.cacheLimit { cache.removeAll(keepingCapacity: true) }
                 cache[token] = (claims, expires)
@@ -149,20 +151,40 @@ extension AuthService {
         if checkRevoked {
             let user: UserTokenState?
             do { user = try await users.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
-            guard let user else { throw .userNotFound }
+            // Firebase's emulators accept a well-formed token for a uid that has no account (the
+            // Functions emulator and the Admin SDK pointed at the Auth emulator do not look the
+            // user up); production requires the account.
+            guard let user else {
+                if configuration.emulatorMode { return VerifiedToken(uid: uid, claims: claims) }
+                throw .userNotFound
+            }
             if user.disabled { throw .userDisabled }
             if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue, iat < after.seconds { throw .revoked }
         }
         return VerifiedToken(uid: uid, claims: claims)
     }
 
-    /// `exp` in the future and `iat` not in the future, each within the clock skew.
+    /// `exp` in the future and `iat` not in the future, each within the clock skew; with
+    /// `maxLifetime`, `exp` at most that long after `iat` (custom tokens: one hour).
     func checkTimes(_ claims: [String: Value], maxLifetime: Duration?) throws(TokenRejection) {
-        guard let exp = claims["exp"]?.intValue, let iat = claims["iat"]?.intValue else { throw .invalidClaim("exp and iat must be integers") }
+        guard let expClaim = claims["exp"], let iatClaim = claims["iat"] else { throw .invalidClaim("exp and iat must be integers") }
+        let exp = try AuthService.numericDate(expClaim, "exp")
+        let iat = try AuthService.numericDate(iatClaim, "iat")
         let now = clock.now()
-        if Timestamp(seconds: exp) + configuration.clockSkew <= now { throw .expired(at: Timestamp(seconds: exp)) }
-        if Timestamp(seconds: iat) > now + configuration.clockSkew { throw .issuedInFuture(at: Timestamp(seconds: iat)) }
-        if let maxLifetime, exp - iat > maxLifetime.components.seconds { throw .invalidClaim("lifetime longer than \(maxLifetime.components.seconds) s") }
+        if exp + configuration.clockSkew <= now { throw .expired(at: exp) }
+        if iat > now + configuration.clockSkew { throw .issuedInFuture(at: iat) }
+        if let maxLifetime, exp - iat > maxLifetime { throw .invalidClaim("lifetime longer than \(maxLifetime.components.seconds) s") }
+    }
+
+    /// The latest time claim a token may carry: the end of year 9999, as Firestore's timestamps.
+    static let latestClaim = Timestamp.maxSeconds
+
+    /// A time claim (RFC 7519's NumericDate, whole seconds here) bounded before any arithmetic:
+    /// 0 through the end of year 9999, or the token is invalid.
+    static func numericDate(_ claim: Value, _ name: String) throws(TokenRejection) -> Timestamp {
+        guard let seconds = claim.intValue else { throw .invalidClaim("\(name) must be an integer") }
+        guard seconds >= 0 && seconds <= latestClaim else { throw .invalidClaim("\(name) \(seconds) is outside 0...\(latestClaim)") }
+        return Timestamp(seconds: seconds)
     }
 
     /// Logs why a token was refused (the caller is only told that it was).

@@ -84,6 +84,8 @@ public actor DeliveryEngine {
     public nonisolated let stats = DeliveryStats()
 
     var lanes: [String: Lane] = [:]
+    /// Each event function's retry policy, for deliveries recovered from dead processes.
+    var retryPolicies: [String: RetryPolicy] = [:]
     var documentRoutes: [DocumentRoute] = []
     var userRoutes: [UserRoute] = []
     var schedules: [String: ScheduleState] = [:]
@@ -134,8 +136,16 @@ public actor DeliveryEngine {
         self.node = node
         let now = clock.now()
         // Only a node that owns its id (see `Runtime.nodeIdentity`) takes back its own leases at once.
-        let recovered = try await deliveries.recoverLeases(owner: node.owned ? node.id : nil, now: now)
-        if recovered > 0 { log.log(.notice, "deliveries recovered", ["count": .int(Int64(recovered)), "node": .string(node.id)]) }
+        var policies: [String: RetryPolicy] = [:]
+        for entry in table.entries where entry.trigger.isEvent {
+            policies[entry.name] = Lane(entry: entry, now: now, defaultConcurrency: configuration.defaultConcurrency).retry
+        }
+        retryPolicies = policies
+        let known = policies
+        let recovered = try await deliveries.recoverLeases(owner: node.owned ? node.id : nil, now: now, policy: { known[$0] })
+        if recovered.pending + recovered.dead > 0 {
+            log.log(.notice, "deliveries recovered", ["pending": .int(Int64(recovered.pending)), "deadLettered": .int(Int64(recovered.dead)), "node": .string(node.id)])
+        }
         var wantedCursors: Set<String> = []
         for entry in table.entries where entry.trigger.isEvent {
             lanes[entry.name] = Lane(entry: entry, now: now, defaultConcurrency: configuration.defaultConcurrency)
@@ -262,8 +272,10 @@ public actor DeliveryEngine {
             while try await routeUserEvents(now: now) {}
             try await fireSchedules(now: now)
             if let lease = try deliveries.nextLeaseEnd(), lease <= now {
-                let n = try await deliveries.recoverLeases(owner: nil, now: now)
-                if n > 0 { markAllDirty() }
+                let policies = retryPolicies
+                let n = try await deliveries.recoverLeases(owner: nil, now: now, policy: { policies[$0] })
+                if n.pending + n.dead > 0 { markAllDirty() }
+                if n.dead > 0 { log.warning("deliveries dead-lettered: their process died during their last attempt", ["count": .int(Int64(n.dead))]) }
             }
             try await pruneTaskIDs(now: now)
             guard !stopping else { return }
@@ -470,7 +482,19 @@ public actor DeliveryEngine {
             now + max(snapshot[function]?.timeout(dispatchDeadlineSeconds: nil) ?? .seconds(60), .seconds(1800)) + margin
         }
         for (function, _) in requests { lanes[function]?.dirty = true }
-        for delivery in claimed { start(delivery, now: now) }
+        for delivery in claimed {
+            // A delivery made pending again after its process died (by a process that did not know
+            // its policy) whose attempts are used up: dead, not run once more.
+            if delivery.attempts > 1, let lane = lanes[delivery.function],
+               !lane.retry.allowsRetry(afterAttempts: delivery.attempts - 1, firstAttempt: delivery.firstAttemptTime ?? now, next: delivery.dueTime) {
+                let reason = DeliveryStore.diedReason(attempt: delivery.attempts - 1)
+                completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: 500))
+                stats.finished(delivery.function, .dead)
+                log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id), "error": .string(reason)])
+                continue
+            }
+            start(delivery, now: now)
+        }
     }
 
     private func start(_ delivery: Delivery, now: Timestamp) {

@@ -24,10 +24,12 @@ struct Lane: Sendable {
         let options = entry.spec.options
         switch entry.trigger {
         case .task:
+            // Each limit a queue leaves out keeps Firebase's default (firebase-tools deploys a queue
+            // from the defaults, overwriting only the fields the function sets).
             retry = options.retry ?? .taskQueueDefault
             let limits = options.rateLimits ?? .taskQueueDefault
             concurrency = limits.maxConcurrentDispatches ?? RateLimits.taskQueueDefault.maxConcurrentDispatches!
-            rate = limits.maxDispatchesPerSecond
+            rate = limits.maxDispatchesPerSecond ?? RateLimits.taskQueueDefault.maxDispatchesPerSecond!
         default:
             retry = options.retry ?? .none
             concurrency = options.rateLimits?.maxConcurrentDispatches ?? defaultConcurrency

@@ -336,17 +336,37 @@ public final class DeliveryStore: Sendable {
     static func executed(_ status: Int) -> Int64 { status < 500 ? 1 : 0 }
 
     /// Makes running deliveries pending again: those leased by `owner` (this node, restarted) and
-    /// those whose lease ended before `now` (their runner died). Returns how many.
+    /// those whose lease ended before `now` (their runner died). The attempt that was running when
+    /// its process died counts: a delivery whose function's `policy` allows no attempt after it is
+    /// dead-lettered instead ("process died during attempt N"), so a handler that kills its process
+    /// is not run again forever. Functions `policy` does not know (nil) are made pending.
     @discardableResult
-    public func recoverLeases(owner: String?, now: Timestamp) async throws -> Int {
+    public func recoverLeases(owner: String?, now: Timestamp, policy: @Sendable (String) -> RetryPolicy? = { _ in nil }) async throws -> (pending: Int, dead: Int) {
         try await engine.writer.withTransaction { db in
-            try db.run("""
-                UPDATE deliveries SET state = 0, lease_owner = NULL, lease_until = NULL
+            let rows = try db.query("""
+                SELECT id, function, attempts, first_attempt_time FROM deliveries
                 WHERE state = 1 AND (lease_until <= ? OR lease_owner = ?)
-                """, [.integer(RowEncoding.micros(now)), owner.map { .text($0) } ?? .null])
-            return db.changes
+                """, [.integer(RowEncoding.micros(now)), owner.map { .text($0) } ?? .null]) { s in
+                (s.int64(0), s.text(1), Int(s.int64(2)), s.isNull(3) ? now : RowEncoding.time(s.int64(3)))
+            }
+            var recovered = (pending: 0, dead: 0)
+            for (id, function, attempts, first) in rows {
+                if let retry = policy(function), !retry.allowsRetry(afterAttempts: attempts, firstAttempt: first, next: now) {
+                    try db.run("""
+                        UPDATE deliveries SET state = 2, last_error = ?, last_status = 500, lease_owner = NULL, lease_until = NULL WHERE id = ?
+                        """, [.text(DeliveryStore.diedReason(attempt: attempts)), .integer(id)])
+                    recovered.dead += 1
+                } else {
+                    try db.run("UPDATE deliveries SET state = 0, lease_owner = NULL, lease_until = NULL WHERE id = ?", [.integer(id)])
+                    recovered.pending += 1
+                }
+            }
+            return recovered
         }
     }
+
+    /// The error a delivery keeps when the process running its attempt died.
+    public static func diedReason(attempt: Int) -> String { "internal: process died during attempt \(attempt)" }
 
     // MARK: reading
 

@@ -84,6 +84,18 @@ public enum DeliveryUnit: FunctionModule {
             try await log.update(["seen": .arrayUnion([n])])
         }
 
+        // Takes its process down (until handlers run in worker processes): its delivery must be
+        // dead-lettered after the crash, not run again at every restart.
+        fn.onDocumentCreated("trapOnCreate", "traps/{id}") { (event: DocumentEvent<Value>) in
+            let divisor = event.after?.data["divisor"]?.intValue ?? 0
+            _ = 1 / Int(divisor)
+        }
+
+        // Sleeps an hour on the host clock: still running when its runtime goes away.
+        fn.onDocumentCreated("hang", "hang/{id}") { (event: DocumentEvent<Value>) in
+            try await event.context.clock.sleep(for: .seconds(3600))
+        }
+
         fn.onDocumentCreated("broken", "broken/{id}") { (event: DocumentEvent<Value>) in
             throw HTTPSError(.internal, "always fails on \(event.path)")
         }
@@ -113,6 +125,11 @@ public enum DeliveryUnit: FunctionModule {
         fn.onTaskDispatched("slow", rateLimits: RateLimits(maxConcurrentDispatches: 2)) { (req: TaskRequest<Work>) in
             try await req.context.clock.sleep(for: .seconds(double: req.data.sleep ?? 10))
             try await record(req.documents, "slow", req.id, ["ranAt": .timestamp(req.context.clock.now())])
+        }
+
+        // Only a concurrency limit: the rate stays Firebase's default, 500 per second.
+        fn.onTaskDispatched("bounded", rateLimits: RateLimits(maxConcurrentDispatches: 1000)) { (req: TaskRequest<Value>) in
+            try await record(req.documents, "bounded", req.id, ["ranAt": .timestamp(req.context.clock.now())])
         }
 
         fn.onTaskDispatched("noop", rateLimits: RateLimits(maxDispatchesPerSecond: 100_000, maxConcurrentDispatches: 1000)) { (_: TaskRequest<Value>) in }

@@ -127,4 +127,29 @@ struct DeliveryEdgeTests {
                 == Timestamp(rfc3339: "2026-03-15T00:00:00Z")!)
         #expect(DeliveryEngine.latestInstant(of: daily, from: first, upTo: first) == first)
     }
+    @Test("a delivery whose process died during its last allowed attempt is dead-lettered on recovery, not run again")
+    func diedDuringAttempt() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-died-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let first = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+            try await first.write(["hang/a": ["n": 1]])
+            try await first.enqueue("slow", ["sleep": 30], id: "held")
+            await first.settle()
+            #expect(try first.deliveries().map(\.state) == [.running, .running])
+            first.runtime.close()  // the process "dies" with both attempts running
+        }
+        let second = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        // hang: no retries, so its one attempt is used up; slow (a task queue): 3 attempts, two left.
+        let dead = try second.deliveries(function: "hang")
+        #expect(dead.map(\.state) == [.dead])
+        #expect(dead.first?.lastError == "internal: process died during attempt 1")
+        #expect(dead.first?.attempts == 1)
+        let task = try #require(try second.deliveries(function: "slow").first)
+        #expect(task.state == .pending && task.attempts == 1)
+        await second.advance(by: .seconds(30))
+        #expect(try await second.document("runs/slow-held")?.fields["count"] == 1)
+        #expect(try second.deliveries(function: "hang").map(\.state) == [.dead], "never run again")
+    }
 }
+

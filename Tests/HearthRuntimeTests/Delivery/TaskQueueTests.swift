@@ -226,4 +226,17 @@ struct TaskQueueTests {
         await #expect(throws: HTTPSError.self) { try await app.call("batch", ["taskID": "batch-ok", "doc": "d", "fail": false]) }
         #expect(try await app.document("txDocs/d") == nil)
     }
+    @Test("a queue that sets only maxConcurrentDispatches keeps Firebase's default rate of 500 per second")
+    func concurrencyOnlyKeepsDefaultRate() async throws {
+        let app = try await app()
+        _ = try await app.runtime.enqueue((0..<120).map { ["queue": "bounded", "data": .int(Int64($0))] as Value })
+        await app.settle()
+        func ran() async throws -> Int { try await app.documents(in: "runs").filter { $0.fields["function"] == "bounded" }.count }
+        #expect(try await ran() == 50, "the bucket holds a tenth of a second's worth")
+        await app.advance(by: .milliseconds(100))
+        #expect(try await ran() == 100)
+        await app.advance(by: .milliseconds(100))
+        #expect(try await ran() == 120)
+    }
 }
+
