@@ -315,7 +315,7 @@ public final class Runtime: Sendable {
         async.merge(DocumentServices.handlers(store: store, tasks: tasks)) { a, _ in a }
         async.merge(TaskServices.handlers(requests: tasks, deliveries: deliveries)) { a, _ in a }
         async.merge(AuthServices.handlers(auth: auth)) { a, _ in a }
-        return HostServices(async: async, sync: sync, tasks: invoker.serviceTasks)
+        return HostServices(async: async, sync: sync, tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0) != nil })
     }
 }
 

@@ -16,6 +16,7 @@ public final class DocumentStore: Sendable {
         self.engine = engine
         self.clock = clock
         self.transactions = TransactionManager(engine: engine, clock: clock, idleTimeout: transactionIdleTimeout)
+        transactions.startExpiring()
     }
 
     /// Opens (creating if needed) an embedded store at `path`.
@@ -90,7 +91,10 @@ public final class DocumentStore: Sendable {
         try await engine.listDocuments(in: collection)
     }
 
-    public func close() { engine.close() }
+    public func close() {
+        transactions.stopExpiring()
+        engine.close()
+    }
 }
 
 /// A transaction in progress, handed to `runTransaction`'s body: read first, then write.

@@ -122,6 +122,20 @@ struct InvocationTests {
         #expect(runtime.invoker.inFlightCount == 0)
     }
 
+    @Test("a handler that outlives its timeout can no longer reach the store: its writes are refused, not committed")
+    func lateWriteRefused() async throws {
+        let clock = ManualClock()
+        let log = LogCapture()
+        let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock, log: log)
+        let call = Task { await runtime.call("lateWrite", data: nil) }
+        try await eventually { clock.sleeperCount >= 2 }
+        clock.advance(by: .seconds(5))
+        #expect(try await withTimeout { await call.value }.error?.code == .deadlineExceeded)
+        try await eventually { log.contains("late write:") }
+        #expect(log.contains("late write: cancelled"), "\(log.all.filter { $0.contains("late write") })")
+        #expect(try await runtime.store.get(try DocumentPath("late/a")) == nil)
+    }
+
     @Test("a handler that finishes before its timeout answers normally")
     func withinTimeout() async throws {
         let clock = ManualClock()

@@ -514,7 +514,7 @@ struct TransactionTests {
         }
     }
 
-    @Test("expireIdle rolls back a transaction idle past the timeout and releases its locks")
+    @Test("a transaction idle past the timeout is rolled back on the store's clock, and its locks released")
     func expireIdle() async throws {
         try await withStore { store, clock in
             let manager = store.transactions
@@ -524,10 +524,9 @@ struct TransactionTests {
             clock.advance(by: .seconds(30))
             let active = manager.begin()
             #expect(manager.expireIdle() == 0)
-            clock.advance(by: manager.idleTimeout - .seconds(29))
-            #expect(manager.expireIdle() == 1)
+            clock.advance(by: manager.idleTimeout - .seconds(29))  // idle for 61 s, active for 31 s
+            try await eventually { manager.openCount == 1 }
             #expect(manager.locks.lockCount == 0)
-            #expect(manager.openCount == 1)
             await expectError(.failedPrecondition) { _ = try await manager.commit(idle, [.set(path, ["x": 1])]) }
             // The lock is free for others now.
             _ = try await withTimeout { try await manager.get(active, [path]) }
@@ -536,20 +535,42 @@ struct TransactionTests {
         }
     }
 
-    @Test("expireIdle wakes a transaction waiting on an expired one's lock")
+    @Test("the expiry of an idle transaction hands its lock to a transaction waiting for it")
     func expireIdleHandsOverLock() async throws {
         try await withStore { store, clock in
             let manager = store.transactions
             let path = try doc("c/d")
             let idle = manager.begin()
             _ = try await manager.get(idle, [path])
-            clock.advance(by: manager.idleTimeout + .seconds(1))
+            clock.advance(by: .seconds(30))
             let waiter = manager.begin()
             let waiting = Task { try await manager.get(waiter, [path]) }
-            #expect(manager.expireIdle() == 1)
+            clock.advance(by: .seconds(31))
             _ = try await withTimeout { try await waiting.value }
             _ = try await manager.commit(waiter, [.set(path, ["x": 1])])
             #expect(manager.locks.lockCount == 0)
+            #expect(manager.openCount == 0)
+        }
+    }
+
+    @Test("transaction ids are random, and a transaction bound to one caller is not open to another")
+    func boundToCaller() async throws {
+        try await withStore { store, _ in
+            let manager = store.transactions
+            let path = try doc("c/owned")
+            let ids = (0..<50).map { _ in manager.begin(owner: 7) }
+            #expect(Set(ids).count == 50)
+            #expect(zip(ids, ids.dropFirst()).allSatisfy { $1 != $0 &+ 1 }, "not sequential")
+            let txn = ids[0]
+            await expectError(.failedPrecondition, "is not open") { _ = try await manager.get(txn, [path], caller: 8) }
+            await expectError(.failedPrecondition) { _ = try await manager.commit(txn, [.set(path, ["by": "intruder"])], caller: 8) }
+            manager.rollback(txn, caller: 8)
+            #expect(manager.openCount == 50, "another caller's rollback is ignored")
+            _ = try await manager.get(txn, [path], caller: 7)
+            _ = try await manager.commit(txn, [.set(path, ["by": "owner"])], caller: 7)
+            #expect(try await store.get(path)?.fields["by"] == "owner")
+            manager.rollbackAll(owner: 7)
+            #expect(manager.openCount == 0)
         }
     }
 }

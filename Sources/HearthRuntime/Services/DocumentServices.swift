@@ -38,17 +38,17 @@ enum DocumentServices {
                 .int(Int64(bitPattern: store.transactions.begin(owner: request.invocation)))
             },
             "tx.get": { request in
-                .array(try await store.transactions.get(try txn(request), try paths(request)).map { $0?.value ?? .null })
+                .array(try await store.transactions.get(try txn(request), try paths(request), caller: request.invocation).map { $0?.value ?? .null })
             },
             "tx.query": { request in
-                .array(try await store.transactions.query(try txn(request), try query(request)).map(\.value))
+                .array(try await store.transactions.query(try txn(request), try query(request), caller: request.invocation).map(\.value))
             },
             "tx.commit": { request in
                 try encode(try await store.transactions.commit(try txn(request), try writes(request),
-                                                               enqueues: try tasks.parseList(request.arguments["enqueues"])))
+                                                               enqueues: try tasks.parseList(request.arguments["enqueues"]), caller: request.invocation))
             },
             "tx.rollback": { request in
-                store.transactions.rollback(try txn(request))
+                store.transactions.rollback(try txn(request), caller: request.invocation)
                 return .null
             },
         ]

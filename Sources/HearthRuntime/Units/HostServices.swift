@@ -25,13 +25,19 @@ public final class HostServices: Sendable {
     let asyncHandlers: [String: AsyncHandler]
     let syncHandlers: [String: SyncHandler]
     let tasks: ServiceTasks
+    /// Whether an invocation is still running (not finished, timed out or cancelled). The
+    /// asynchronous services (documents, transactions, tasks, auth) serve only those: a handler
+    /// that outlives its timeout must not commit while its retry runs. The clock and logs stay open.
+    let isInFlight: @Sendable (UInt64) -> Bool
     /// C tables handed to units, one per unit, kept for the life of the process.
     private let tables = Mutex<[String: UnsafeMutablePointer<hearth_host_services>]>([:])
 
-    public init(async asyncHandlers: [String: AsyncHandler], sync syncHandlers: [String: SyncHandler], tasks: ServiceTasks) {
+    public init(async asyncHandlers: [String: AsyncHandler], sync syncHandlers: [String: SyncHandler], tasks: ServiceTasks,
+                isInFlight: @escaping @Sendable (UInt64) -> Bool = { _ in true }) {
         self.asyncHandlers = asyncHandlers
         self.syncHandlers = syncHandlers
         self.tasks = tasks
+        self.isInFlight = isInFlight
     }
 
     public var operations: [String] { (Array(asyncHandlers.keys) + Array(syncHandlers.keys)).sorted() }
@@ -59,6 +65,11 @@ public final class HostServices: Sendable {
         if let sync = syncHandlers[op] {
             do { reply.send(UnitProtocol.result(try sync(request))) } catch { reply.send(UnitProtocol.failure(RemoteError(wrapping: error))) }
         } else if let handler = asyncHandlers[op] {
+            guard isInFlight(request.invocation) else {
+                reply.send(UnitProtocol.failure(RemoteError(code: .cancelled,
+                    message: "\(op): invocation \(Invoker.format(request.invocation)) is no longer running (it finished, timed out or was cancelled)")))
+                return
+            }
             tasks.start(invocation: request.invocation) {
                 do { reply.send(UnitProtocol.result(try await handler(request))) } catch { reply.send(UnitProtocol.failure(RemoteError(wrapping: error))) }
             }

@@ -17,38 +17,50 @@ public final class TransactionManager: Sendable {
         var owner: UInt64?
     }
 
-    private let state = Mutex<(next: UInt64, open: [UInt64: Open])>((0, [:]))
+    private let state = Mutex<[UInt64: Open]>([:])
     let locks = LockTable()
     let engine: any StorageEngine
     let clock: any Clock
     /// A transaction idle longer than this is rolled back and its locks released.
     public let idleTimeout: Duration
+    /// Wakes the idle sweeper when a transaction begins (it sleeps while none is open).
+    private let began: AsyncStream<Void>.Continuation
+    private let beginnings: AsyncStream<Void>
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
     init(engine: any StorageEngine, clock: any Clock, idleTimeout: Duration = .seconds(60)) {
         self.engine = engine
         self.clock = clock
         self.idleTimeout = idleTimeout
+        (beginnings, began) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    public var openCount: Int { state.withLock { $0.open.count } }
+    public var openCount: Int { state.withLock { $0.count } }
 
-    /// Starts a transaction; `owner` ties it to an invocation so it can be rolled back with it.
+    /// Starts a transaction; `owner` ties it to an invocation: only calls on that invocation's
+    /// behalf may use it, and it is rolled back when the invocation ends. Ids are random 64-bit
+    /// numbers, so one cannot be guessed from another.
     public func begin(owner: UInt64? = nil) -> UInt64 {
         let now = clock.now()
-        let txn = state.withLock { s in
-            s.next += 1
-            s.open[s.next] = Open(lastActivity: now, owner: owner)
-            return s.next
+        var generator = SystemRandomNumberGenerator()
+        let txn = state.withLock { open in
+            var id: UInt64
+            repeat { id = generator.next() } while id == 0 || open[id] != nil
+            open[id] = Open(lastActivity: now, owner: owner)
+            return id
         }
         locks.begin(txn)
+        began.yield()
         return txn
     }
 
-    private func touch(_ txn: UInt64) throws(HTTPSError) {
+    /// Records activity on `txn` on behalf of `caller` (an invocation, nil in-process). A
+    /// transaction that is not open, or belongs to another invocation, is "not open" alike.
+    private func touch(_ txn: UInt64, caller: UInt64?) throws(HTTPSError) {
         let now = clock.now()
-        let known = state.withLock { s -> Bool in
-            guard s.open[txn] != nil else { return false }
-            s.open[txn]!.lastActivity = now
+        let known = state.withLock { open -> Bool in
+            guard let t = open[txn], caller == nil || t.owner == caller else { return false }
+            open[txn]!.lastActivity = now
             return true
         }
         if !known { throw HTTPSError(.failedPrecondition, "transaction \(txn) is not open (it committed, rolled back or expired)") }
@@ -56,21 +68,21 @@ public final class TransactionManager: Sendable {
 
     /// Reads documents inside a transaction, locking each first (in path order, so two transactions
     /// reading the same set never deadlock).
-    public func get(_ txn: UInt64, _ paths: [DocumentPath]) async throws -> [StoredDocument?] {
-        try touch(txn)
+    public func get(_ txn: UInt64, _ paths: [DocumentPath], caller: UInt64? = nil) async throws -> [StoredDocument?] {
+        try touch(txn, caller: caller)
         do {
             for path in Set(paths).sorted() { try await locks.acquire(path.description, for: txn) }
             // Waiting for locks is not idleness: record the activity, and refuse to read for a
             // transaction that ended meanwhile (the lock table takes no lock for it after that).
-            try touch(txn)
+            try touch(txn, caller: caller)
         } catch {
             rollback(txn)
             throw error
         }
         let docs = try await engine.getAll(paths)
-        state.withLock { s in
-            for (path, doc) in zip(paths, docs) where s.open[txn]?.reads[path] == nil {
-                s.open[txn]?.reads[path] = .some(doc?.updateTime)
+        state.withLock { open in
+            for (path, doc) in zip(paths, docs) where open[txn]?.reads[path] == nil {
+                open[txn]?.reads[path] = .some(doc?.updateTime)
             }
         }
         return docs
@@ -78,27 +90,27 @@ public final class TransactionManager: Sendable {
 
     /// Runs a query inside a transaction: its result documents are locked, and the query is run
     /// again at commit to check its result has not changed.
-    public func query(_ txn: UInt64, _ spec: QuerySpec) async throws -> [StoredDocument] {
-        try touch(txn)
+    public func query(_ txn: UInt64, _ spec: QuerySpec, caller: UInt64? = nil) async throws -> [StoredDocument] {
+        try touch(txn, caller: caller)
         let docs = try await engine.query(spec)
         do {
             for path in Set(docs.map(\.path)).sorted() { try await locks.acquire(path.description, for: txn) }
-            try touch(txn)
+            try touch(txn, caller: caller)
         } catch {
             rollback(txn)
             throw error
         }
         let fresh = try await engine.query(spec)
-        state.withLock { s in
-            s.open[txn]?.queries.append((spec, Dictionary(fresh.map { ($0.path, $0.updateTime) }, uniquingKeysWith: { a, _ in a })))
+        state.withLock { open in
+            open[txn]?.queries.append((spec, Dictionary(fresh.map { ($0.path, $0.updateTime) }, uniquingKeysWith: { a, _ in a })))
         }
         return fresh
     }
 
     /// Commits the transaction's writes if nothing it read has changed; the transaction ends either way.
-    public func commit(_ txn: UInt64, _ writes: [DocumentWrite], enqueues: [TaskEnqueue] = []) async throws -> CommitResult {
-        try touch(txn)
-        let open = state.withLock { $0.open[txn] }
+    public func commit(_ txn: UInt64, _ writes: [DocumentWrite], enqueues: [TaskEnqueue] = [], caller: UInt64? = nil) async throws -> CommitResult {
+        try touch(txn, caller: caller)
+        let open = state.withLock { $0[txn] }
         guard let open else { throw HTTPSError(.failedPrecondition, "transaction \(txn) is not open") }
         defer { rollback(txn) }
         var validations: [ReadValidation] = open.reads.map { .document($0.key, updateTime: $0.value) }
@@ -106,15 +118,20 @@ public final class TransactionManager: Sendable {
         return try await engine.commit(writes, validations: validations, enqueues: enqueues).0
     }
 
-    /// Ends a transaction without writing, releasing its locks. Unknown ids are ignored.
-    public func rollback(_ txn: UInt64) {
-        state.withLock { _ = $0.open.removeValue(forKey: txn) }
-        locks.releaseAll(txn)
+    /// Ends a transaction without writing, releasing its locks. Unknown ids (and, with `caller`,
+    /// another invocation's transactions) are ignored.
+    public func rollback(_ txn: UInt64, caller: UInt64? = nil) {
+        let ended = state.withLock { open -> Bool in
+            guard let t = open[txn], caller == nil || t.owner == caller else { return false }
+            open.removeValue(forKey: txn)
+            return true
+        }
+        if ended || caller == nil { locks.releaseAll(txn) }
     }
 
     /// Rolls back every transaction an invocation left open (it finished, failed or timed out).
     public func rollbackAll(owner: UInt64) {
-        let ids = state.withLock { s in s.open.filter { $0.value.owner == owner }.map(\.key) }
+        let ids = state.withLock { open in open.filter { $0.value.owner == owner }.map(\.key) }
         for id in ids { rollback(id) }
     }
 
@@ -122,8 +139,39 @@ public final class TransactionManager: Sendable {
     @discardableResult
     public func expireIdle() -> Int {
         let cutoff = clock.now() - idleTimeout
-        let ids = state.withLock { s in s.open.filter { $0.value.lastActivity < cutoff }.map(\.key) }
+        let ids = state.withLock { open in open.filter { $0.value.lastActivity < cutoff }.map(\.key) }
         for id in ids { rollback(id) }
         return ids.count
+    }
+
+    /// When the transaction idle longest expires, nil when none is open.
+    var nextExpiry: Timestamp? { state.withLock { $0.values.map(\.lastActivity).min() }.map { $0 + idleTimeout } }
+
+    /// Starts rolling back idle transactions as they expire, on the manager's clock (a
+    /// `ManualClock` in tests): it sleeps until the next expiry, or while no transaction is open.
+    public func startExpiring() {
+        sweeper.withLock { task in
+            guard task == nil else { return }
+            // Holds the manager only between waits, so an unclosed store can still go away.
+            task = Task { [weak self, beginnings, clock] in
+                var wakeups = beginnings.makeAsyncIterator()
+                while !Task.isCancelled {
+                    guard let manager = self else { return }
+                    let next = manager.nextExpiry
+                    if let next {
+                        do { try await clock.sleep(until: next) } catch { return }
+                        self?.expireIdle()
+                    } else if await wakeups.next() == nil {
+                        return
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops the idle sweeper (the store is closing).
+    public func stopExpiring() {
+        sweeper.withLock { $0?.cancel(); $0 = nil }
+        began.finish()
     }
 }

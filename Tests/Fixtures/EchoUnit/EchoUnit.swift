@@ -32,6 +32,18 @@ public enum EchoUnit: FunctionModule {
             return "woke"
         }
 
+        // Outlives its timeout (it ignores the cancellation of its sleep), then tries to write.
+        fn.onCall("lateWrite", timeoutSeconds: 5) { (req: CallableRequest<Value>) -> String in
+            try? await req.context.clock.sleep(for: .seconds(60))
+            do {
+                try await req.documents.collection("late").document("a").set(["written": true] as [String: Value])
+                req.logger.info("late write: committed")
+            } catch let error as HTTPSError {
+                req.logger.info("late write: \(error.code.rawValue)")
+            }
+            return "done"
+        }
+
         fn.onCall("now") { (req: CallableRequest<Value>) in req.context.clock.now() }
 
         fn.onCall("log") { (req: CallableRequest<String>) in
