@@ -115,6 +115,7 @@ public struct QuerySpec: Sendable, Hashable, Codable {
 
     public static let maxDisjunctionValues = 30
     public static let maxNotInValues = 10
+    public static let maxInequalityFields = 10
 
     /// Checks the rules Firestore enforces on a query; the error names the rule.
     public func validate() throws(HTTPSError) {
@@ -171,7 +172,20 @@ public struct QuerySpec: Sendable, Hashable, Codable {
             throw .invalidArgument("a query can have at most \(QuerySpec.maxDisjunctionValues) disjunctions: the values of its 'in' and 'array-contains-any' filters multiply to more")
         }
         if notEquals > 1 { throw .invalidArgument("a query can have at most one '!=' or 'not-in' filter") }
+        // Firestore's rules for inequalities on several fields
+        // (https://firebase.google.com/docs/firestore/query-data/multiple-range-fields#limitations).
+        let inequalityFields = Set(filters.filter { $0.op.isInequality }.map(\.field))
+        if inequalityFields.count > QuerySpec.maxInequalityFields {
+            throw .invalidArgument("a query can have range or inequality filters (<, <=, >, >=, !=, not-in) on at most \(QuerySpec.maxInequalityFields) fields (got \(inequalityFields.count))")
+        }
+        if !inequalityFields.isEmpty, !inequalityFields.contains(.documentID),
+           filters.contains(where: { $0.field.isDocumentID && ($0.op == .equal || $0.op == .in) }) {
+            throw .invalidArgument("Equality on key is not allowed if there are other inequality fields and key does not appear in inequalities.")
+        }
         let order = normalizedOrder
+        if let key = order.firstIndex(where: { $0.field.isDocumentID }), key != order.count - 1 {
+            throw .invalidArgument("order by clause cannot contain more fields after the key (__name__ is ordered before '\(order[key + 1].field)')")
+        }
         for cursor in [startAt, endAt].compactMap({ $0 }) where cursor.values.count > order.count {
             throw .invalidArgument("a cursor has \(cursor.values.count) values but the query orders by only \(order.count) fields")
         }

@@ -124,8 +124,8 @@ extension Value {
 }
 
 extension Value: Comparable {
-    /// Firestore's order, with an integer before a double of equal value so that `<` and `==` agree,
-    /// also inside arrays and maps (`[1] < [1.0]`).
+    /// Firestore's order, with an integer before a double of equal value and -0.0 before 0.0 so
+    /// that `<` and `==` agree, also inside arrays and maps (`[1] < [1.0]`).
     public static func < (lhs: Value, rhs: Value) -> Bool {
         switch compare(lhs, rhs) {
         case .ascending: return true
@@ -134,12 +134,15 @@ extension Value: Comparable {
         }
     }
 
-    /// Orders two values that `compare` calls the same: the first integer/double pair of equal value,
-    /// in the order `compare` visits them, decides (integer first). `.same` when no such pair exists.
+    /// Orders two values that `compare` calls the same: the first integer/double pair of equal value
+    /// (integer first) or pair of zeros of opposite signs (-0.0 first), in the order `compare`
+    /// visits them, decides. `.same` when no such pair exists.
     static func numberKindOrder(_ lhs: Value, _ rhs: Value) -> ComparisonOrder {
         switch (lhs, rhs) {
         case (.int, .double): return .ascending
         case (.double, .int): return .descending
+        case let (.double(a), .double(b)) where a == 0 && b == 0 && a.sign != b.sign:
+            return a.sign == .minus ? .ascending : .descending
         case let (.array(a), .array(b)):
             for (x, y) in zip(a, b) {
                 let c = numberKindOrder(x, y)

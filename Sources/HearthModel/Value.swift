@@ -85,7 +85,9 @@ extension Value: Equatable {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
         case let (.int(a), .int(b)): return a == b
-        case let (.double(a), .double(b)): return a == b || (a.isNaN && b.isNaN)
+        // Firestore's value equality: -0.0 is not 0.0 (a write from one to the other is a change,
+        // though queries order them alike), and NaN is NaN.
+        case let (.double(a), .double(b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
         case let (.timestamp(a), .timestamp(b)): return a == b
         case let (.string(a), .string(b)): return a.utf8.elementsEqual(b.utf8)
         case let (.bytes(a), .bytes(b)): return a == b
@@ -104,7 +106,7 @@ extension Value: Hashable {
         case .null: hasher.combine(0 as UInt8)
         case .bool(let v): hasher.combine(1 as UInt8); hasher.combine(v)
         case .int(let v): hasher.combine(2 as UInt8); hasher.combine(v)
-        case .double(let v): hasher.combine(3 as UInt8); hasher.combine(v.isNaN ? Double.nan.bitPattern : v.bitPattern == (-0.0 as Double).bitPattern ? 0 : v.bitPattern)
+        case .double(let v): hasher.combine(3 as UInt8); hasher.combine(v.isNaN ? Double.nan.bitPattern : v.bitPattern)
         case .timestamp(let v): hasher.combine(4 as UInt8); hasher.combine(v)
         case .string(let v): hasher.combine(5 as UInt8); Value.hashUTF8(v, into: &hasher)
         case .bytes(let v): hasher.combine(6 as UInt8); hasher.combine(v)

@@ -95,6 +95,17 @@ struct QueryDifferentialTests {
                 guard used.insert(f).inserted else { continue }
                 q.orderBy.append(.init(f, chance(0.5) ? .ascending : .descending))
             }
+            // Firestore refuses an explicit __name__ order followed by any other (an implicit
+            // inequality order included), and an equality on __name__ as the only key constraint
+            // beside inequalities on fields: leave those out.
+            if let key = ReferenceQuery.normalizedOrder(q).firstIndex(where: { $0.field.isDocumentID }),
+               key != ReferenceQuery.normalizedOrder(q).count - 1 {
+                q.orderBy.removeAll { $0.field.isDocumentID }
+            }
+            let inequalities = q.filters.filter { $0.op.isInequality }
+            if inequalities.contains(where: { !$0.field.isDocumentID }) && !inequalities.contains(where: { $0.field.isDocumentID }) {
+                q.filters.removeAll { $0.field.isDocumentID && ($0.op == .equal || $0.op == .in) }
+            }
             if chance(0.6) { q.limit = int(0...12) }
             if q.limit != nil && !q.orderBy.isEmpty && chance(0.4) { q.limitToLast = true }
             let order = ReferenceQuery.normalizedOrder(q)

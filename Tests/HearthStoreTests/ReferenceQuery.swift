@@ -1,13 +1,22 @@
 import HearthModel
 
 /// A deliberately plain query evaluator to check the engine against: it looks at every document,
-/// filters with Firestore's semantics as the JS SDK evaluates them (`core/filter.ts`), orders with
-/// `Value.compare` and the document name, then applies cursors and the limit. It shares no code
-/// with `QueryEngine` or `QueryMatcher`.
+/// filters with Firestore's backend semantics, orders with `Value.compare` and the document name,
+/// then applies cursors and the limit. It shares no code with `QueryEngine` or `QueryMatcher`.
 ///
-/// Numbers in membership tests (`in`, `not-in`, `array-contains`, `array-contains-any`) compare by
-/// value (1 matches 1.0), as Firestore's backend does; the JS SDK's local cache compares them by
-/// kind there.
+/// The filter semantics are written from Firestore's query documentation
+/// (https://firebase.google.com/docs/firestore/query-data/queries) and the SDKs' integration tests
+/// that run against the backend (firebase-js-sdk `test/integration/api/query.test.ts`: "can use !=
+/// filters", "can use NOT_IN filters", "can use IN filters", "can use array-contains-any filters";
+/// `composite_index_query.test.ts` "can use on special values"), not from the SDKs' local matchers,
+/// which differ on null and NaN:
+/// - `== null` is IS_NULL and `== NaN` is IS_NAN; `!= null` is IS_NOT_NULL, `!= NaN` is
+///   IS_NOT_NAN (which excludes null too); any other `!=` matches every existing non-null value
+///   not equal to it.
+/// - `not-in` matches existing, non-null values not in the list; a list holding null matches nothing.
+/// - `in` and `array-contains-any` ignore null and NaN list elements.
+/// - Ranges compare within one type and leave out null and NaN on either side.
+/// Numbers in membership tests compare by value (1 matches 1.0), as the backend's indexes do.
 enum ReferenceQuery {
     static func run(_ spec: QuerySpec, over all: [StoredDocument]) -> [DocumentPath] {
         let order = normalizedOrder(spec)
@@ -88,20 +97,45 @@ enum ReferenceQuery {
 
     static func same(_ a: Value, _ b: Value) -> Bool { a.typeOrder == b.typeOrder && Value.compare(a, b) == .same }
 
+    static func isNull(_ v: Value) -> Bool { v == .null }
+    static func isNaN(_ v: Value) -> Bool { v.doubleValue?.isNaN == true && v.intValue == nil }
+
+    /// The list's elements that can match anything: not null, not NaN.
+    static func matchable(_ list: [Value]) -> [Value] { list.filter { !isNull($0) && !isNaN($0) } }
+
+    static func range(_ v: Value, _ bound: Value, _ holds: (ComparisonOrder) -> Bool) -> Bool {
+        if isNull(v) || isNaN(v) || isNull(bound) || isNaN(bound) { return false }
+        if v.typeOrder != bound.typeOrder { return false }
+        return holds(Value.compare(v, bound))
+    }
+
     static func matches(_ d: StoredDocument, _ f: QuerySpec.Filter) -> Bool {
         guard let v = value(d, f.field) else { return false }
         let list = f.value.arrayValue ?? []
         switch f.op {
-        case .equal: return same(v, f.value)
-        case .notEqual: return Value.compare(v, f.value) != .same || v.typeOrder != f.value.typeOrder
-        case .lessThan: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) == .ascending
-        case .lessThanOrEqual: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) != .descending
-        case .greaterThan: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) == .descending
-        case .greaterThanOrEqual: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) != .ascending
-        case .in: return list.contains { same(v, $0) }
-        case .notIn: return !list.contains(where: \.isNull) && !list.contains { same(v, $0) }
-        case .arrayContains: return (v.arrayValue ?? []).contains { same($0, f.value) }
-        case .arrayContainsAny: return (v.arrayValue ?? []).contains { item in list.contains { same(item, $0) } }
+        case .equal:
+            if isNull(f.value) { return isNull(v) }
+            if isNaN(f.value) { return isNaN(v) }
+            return same(v, f.value)
+        case .notEqual:
+            if isNull(f.value) { return !isNull(v) }
+            if isNaN(f.value) { return !isNull(v) && !isNaN(v) }
+            return !isNull(v) && !same(v, f.value)
+        case .lessThan: return range(v, f.value) { $0 == .ascending }
+        case .lessThanOrEqual: return range(v, f.value) { $0 == .ascending || $0 == .same }
+        case .greaterThan: return range(v, f.value) { $0 == .descending }
+        case .greaterThanOrEqual: return range(v, f.value) { $0 == .descending || $0 == .same }
+        case .in: return matchable(list).contains { same(v, $0) }
+        case .notIn:
+            if list.contains(where: isNull) || isNull(v) { return false }
+            if isNaN(v) && list.contains(where: isNaN) { return false }
+            return !matchable(list).contains { same(v, $0) }
+        case .arrayContains:
+            if isNull(f.value) || isNaN(f.value) { return false }
+            return (v.arrayValue ?? []).contains { same($0, f.value) }
+        case .arrayContainsAny:
+            let wanted = matchable(list)
+            return (v.arrayValue ?? []).contains { item in wanted.contains { same(item, $0) } }
         }
     }
 

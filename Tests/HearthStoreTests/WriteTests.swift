@@ -355,4 +355,24 @@ struct WriteTests {
             #expect(try await store.get(path)?.fields == fields)
         }
     }
+    @Test("a field changed from 0.0 to -0.0 (or back) is a change: stored, in the feed, with a new update time; NaN to NaN is none")
+    func negativeZero() async throws {
+        try await withStore { store, clock in
+            let path = try doc("c/z")
+            try await store.commit([.create(path, ["x": 0.0, "n": .double(.nan), "m": ["y": 0.0]])])
+            clock.advance(by: .seconds(1))
+            let flipped = try await store.commit([.set(path, ["x": .double(-0.0), "n": .double(.nan), "m": ["y": 0.0]])])
+            let stored = try #require(try await store.get(path))
+            #expect(stored.fields["x"]?.doubleValue?.sign == .minus, "the sign is kept")
+            #expect(stored.updateTime == flipped.commitTime)
+            clock.advance(by: .seconds(1))
+            let nested = try await store.commit([.update(path, [try upd("m.y", .double(-0.0))])])
+            #expect(try await store.get(path)?.updateTime == nested.commitTime)
+            clock.advance(by: .seconds(1))
+            let same = try await store.commit([.update(path, [try upd("n", .double(.nan))])])
+            #expect(same.writeResults.first?.updateTime == nested.commitTime, "NaN to NaN changes nothing")
+            #expect(try await store.allChanges().map(\.kind) == [.created, .updated, .updated])
+        }
+    }
 }
+

@@ -1,9 +1,16 @@
 import HearthModel
 
-/// Firestore's query semantics on one document, as the client SDKs evaluate them: filters are
-/// type-bracketed (`x > 5` matches only numbers), a filter on a missing field never matches,
-/// `!=` and `not-in` need the field to exist, `not-in` with null in its list matches nothing, and
-/// documents missing an ordered field are excluded.
+/// Firestore's query semantics on one document, as the backend evaluates them (the Firestore query
+/// docs, https://firebase.google.com/docs/firestore/query-data/queries, and the SDKs' integration
+/// tests that run against it; the SDKs' local caches differ on null and NaN):
+/// - a filter on a missing field never matches, and documents missing an ordered field are excluded;
+/// - `==` is type-bracketed; `== null` matches null and `== NaN` matches NaN;
+/// - `!=` and `not-in` need the field to exist and not be null ("`x != null` evaluates to
+///   undefined"); `!= NaN` also excludes NaN; `not-in` with null in its list matches nothing;
+/// - range filters are type-bracketed and never match null or NaN, and one whose value is null or
+///   NaN matches nothing;
+/// - null and NaN elements of `in` and `array-contains-any` lists match nothing (nor does
+///   `array-contains` null or NaN); the other elements still do.
 struct QueryMatcher {
     let filters: [QuerySpec.Filter]
     let order: [QuerySpec.Order]
@@ -24,27 +31,47 @@ struct QueryMatcher {
         a.typeOrder == b.typeOrder && Value.compare(a, b) == .same
     }
 
+    /// Null and NaN take part only in `==` and `!=` (and `not-in`'s exclusions).
+    static func isNullOrNaN(_ v: Value) -> Bool {
+        switch v {
+        case .null: return true
+        case .double(let d): return d.isNaN
+        default: return false
+        }
+    }
+
+    /// A range filter: same type as its value, neither of them null or NaN.
+    static func inRange(_ v: Value, _ bound: Value, _ accept: (ComparisonOrder) -> Bool) -> Bool {
+        guard !isNullOrNaN(v), !isNullOrNaN(bound), v.typeOrder == bound.typeOrder else { return false }
+        return accept(Value.compare(v, bound))
+    }
+
+    /// Whether `v` equals one of the list's elements other than null and NaN.
+    static func member(_ v: Value, of list: [Value]) -> Bool {
+        list.contains { !isNullOrNaN($0) && equal(v, $0) }
+    }
+
     func matches(_ doc: StoredDocument, _ f: QuerySpec.Filter) -> Bool {
         guard let v = fieldValue(doc, f.field) else { return false }
         switch f.op {
         case .equal: return QueryMatcher.equal(v, f.value)
-        case .notEqual: return !QueryMatcher.equal(v, f.value)
-        case .lessThan: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) == .ascending
-        case .lessThanOrEqual: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) != .descending
-        case .greaterThan: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) == .descending
-        case .greaterThanOrEqual: return v.typeOrder == f.value.typeOrder && Value.compare(v, f.value) != .ascending
-        case .in: return (f.value.arrayValue ?? []).contains { QueryMatcher.equal(v, $0) }
+        case .notEqual: return !v.isNull && !QueryMatcher.equal(v, f.value)
+        case .lessThan: return QueryMatcher.inRange(v, f.value) { $0 == .ascending }
+        case .lessThanOrEqual: return QueryMatcher.inRange(v, f.value) { $0 != .descending }
+        case .greaterThan: return QueryMatcher.inRange(v, f.value) { $0 == .descending }
+        case .greaterThanOrEqual: return QueryMatcher.inRange(v, f.value) { $0 != .ascending }
+        case .in: return QueryMatcher.member(v, of: f.value.arrayValue ?? [])
         case .notIn:
             let list = f.value.arrayValue ?? []
-            if list.contains(where: \.isNull) { return false }
+            if list.contains(where: \.isNull) || v.isNull { return false }
             return !list.contains { QueryMatcher.equal(v, $0) }
         case .arrayContains:
-            guard case .array(let items) = v else { return false }
+            guard case .array(let items) = v, !QueryMatcher.isNullOrNaN(f.value) else { return false }
             return items.contains { QueryMatcher.equal($0, f.value) }
         case .arrayContainsAny:
             guard case .array(let items) = v else { return false }
             let wanted = f.value.arrayValue ?? []
-            return items.contains { item in wanted.contains { QueryMatcher.equal(item, $0) } }
+            return items.contains { QueryMatcher.member($0, of: wanted) }
         }
     }
 
