@@ -67,6 +67,7 @@ public final class AuthService: Sendable {
         if let email = request.email { try UserRules.checkEmail(email) }
         if let phone = request.phoneNumber { try UserRules.checkPhone(phone) }
         if let photo = request.photoURL { try UserRules.checkPhotoURL(photo) }
+        if let name = request.displayName { try UserRules.checkDisplayName(name) }
         // Tokens valid from the creation on (Firebase's `validSince`): a uid deleted and created
         // again does not accept the ID tokens its previous owner was issued.
         let now = secondsNow()
@@ -104,6 +105,7 @@ public final class AuthService: Sendable {
         if let email = update.email { try UserRules.checkEmail(email) }
         if let phone = update.phoneNumber { try UserRules.checkPhone(phone) }
         if let photo = update.photoURL { try UserRules.checkPhotoURL(photo) }
+        if let name = update.displayName { try UserRules.checkDisplayName(name) }
         if let claims = update.customClaims { try UserRules.checkClaims(claims) }
         let user = try await users.update(uid: uid) { user in
             if let v = update.email { user.email = v }

@@ -174,14 +174,16 @@ public struct CollectionReference: Sendable, Hashable {
         DocumentReference(path: try path.document(id), channel: channel)
     }
 
-    /// A document with a new random id (20 characters, as Firestore's auto ids).
-    public func document() -> DocumentReference {
-        DocumentReference(path: try! path.document(AutoID.make()), channel: channel)
+    /// A document with a new random id (20 characters, as Firestore's auto ids). Throws
+    /// `invalid-argument` when the collection's path leaves no room for one (paths are at most
+    /// 1500 bytes).
+    public func document() throws -> DocumentReference {
+        DocumentReference(path: try path.document(AutoID.make()), channel: channel)
     }
 
     /// Creates a document with a new random id.
     public func addDocument<T: Encodable>(_ data: T) async throws -> DocumentReference {
-        let ref = document()
+        let ref = try document()
         try await ref.create(data)
         return ref
     }
@@ -195,16 +197,6 @@ public struct CollectionReference: Sendable, Hashable {
     }
 
     public var query: Query { Query(spec: QuerySpec(collection: path), channel: channel) }
-}
-
-/// Random document ids: 20 characters from [A-Za-z0-9].
-public enum AutoID {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-
-    public static func make() -> String {
-        var rng = SystemRandomNumberGenerator()
-        return String((0..<20).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
-    }
 }
 
 /// A value for `update` and `WriteBatch.update`: a value, or a transform of the field.

@@ -30,8 +30,9 @@ public enum BinaryValueCodec {
             writeFixed64(d.bitPattern, into: &out)
         case .timestamp(let t):
             out.append(Tag.timestamp.rawValue)
+            let t = Timestamp(seconds: t.seconds, nanos: t.nanos)  // nanos are settable: normalize
             writeVarint(zigzag(t.seconds), into: &out)
-            writeVarint(UInt64(t.nanos), into: &out)
+            writeVarint(UInt64(truncatingIfNeeded: t.nanos), into: &out)
         case .string(let s):
             out.append(Tag.string.rawValue)
             writeString(s, into: &out)
@@ -206,14 +207,14 @@ struct BinaryReader {
             guard depth < maxDepth else { throw BinaryCodecError(offset: tagOffset, message: "nesting deeper than \(maxDepth)") }
             let n = try readLength()  // each item takes at least one byte
             var items: [Value] = []
-            items.reserveCapacity(n)
+            items.reserveCapacity(min(n, 4096))  // a length is a claim until the items are read
             for _ in 0..<n { items.append(try readValue(depth: depth + 1)) }
             return .array(items)
         case .map:
             guard depth < maxDepth else { throw BinaryCodecError(offset: tagOffset, message: "nesting deeper than \(maxDepth)") }
             let n = try readLength()
             var members: [String: Value] = [:]
-            members.reserveCapacity(n)
+            members.reserveCapacity(min(n, 4096))
             for _ in 0..<n {
                 let key = try readString()
                 members[key] = try readValue(depth: depth + 1)

@@ -29,9 +29,14 @@ public struct SystemClock: Clock {
         return Timestamp(seconds: Int64(ts.tv_sec), nanos: Int32(ts.tv_nsec))
     }
 
+    /// Sleeps a day at a time: `Task.sleep` adds its duration to the monotonic clock's reading,
+    /// which traps past `Int64` seconds, and a deadline may be as far off as `distantFuture`.
     public func sleep(until deadline: Timestamp) async throws {
-        let remaining = deadline - now()
-        if remaining > .zero { try await Task.sleep(for: remaining) }
+        while true {
+            let remaining = deadline - now()
+            guard remaining > .zero else { return }
+            try await Task.sleep(for: min(remaining, .seconds(86_400)))
+        }
     }
 }
 

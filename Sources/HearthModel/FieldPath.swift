@@ -11,9 +11,18 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         self.segments = segments
     }
 
+    /// Firestore's limit on a field path (https://firebase.google.com/docs/firestore/quotas).
+    public static let maxBytes = 1500
+    /// More segments than any document can nest (maps at most 20 deep): a bound before anything
+    /// walks a path recursively.
+    public static let maxSegments = 100
+
     /// Parses a dotted field path; errors name the path and the problem.
     public init(_ text: String) throws(HTTPSError) {
         if text.isEmpty { throw .invalidArgument("invalid field path: empty") }
+        if text.utf8.count > FieldPath.maxBytes {
+            throw .invalidArgument("invalid field path '\(text.prefix(40))…': longer than \(FieldPath.maxBytes) bytes")
+        }
         var segments: [String] = []
         var current = ""
         var quoted = false
@@ -54,6 +63,9 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         if quoted { throw .invalidArgument("invalid field path '\(text)': unterminated backtick") }
         if current.isEmpty && !wasQuoted { throw .invalidArgument("invalid field path '\(text)': empty segment") }
         segments.append(current)
+        if segments.count > FieldPath.maxSegments {
+            throw .invalidArgument("invalid field path '\(text.prefix(40))…': more than \(FieldPath.maxSegments) segments")
+        }
         self.segments = segments
     }
 

@@ -84,7 +84,9 @@ public struct FunctionOptions: Sendable, Hashable, Codable {
             if enforceAppCheck != nil { out.append("enforceAppCheck applies only to callable and request functions") }
         }
         if trigger != .callable && heartbeatSeconds != nil { out.append("heartbeatSeconds applies only to callable functions") }
-        if let h = heartbeatSeconds, !(h > 0) { out.append("heartbeatSeconds must be positive") }
+        if let h = heartbeatSeconds, !(h > 0 && h <= FunctionOptions.maxTimeoutSeconds) {
+            out.append("heartbeatSeconds must be in (0, \(Int(FunctionOptions.maxTimeoutSeconds))] (got \(h))")
+        }
         if http {
             if retry != nil { out.append("retry applies only to event functions (schedules, tasks, document and user triggers)") }
             if rateLimits != nil { out.append("rateLimits applies only to event functions") }

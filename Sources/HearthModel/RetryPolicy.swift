@@ -142,10 +142,18 @@ public struct RateLimits: Sendable, Hashable, Codable {
     /// Firebase's task queue defaults: 500 dispatches per second, 1000 at once.
     public static let taskQueueDefault = RateLimits(maxDispatchesPerSecond: 500, maxConcurrentDispatches: 1000)
 
+    /// Hearth's bounds (Cloud Tasks allows 500 per second and 5000 at once; a local queue may go further).
+    public static let maxRate = 1_000_000.0
+    public static let maxConcurrency = 1_000_000
+
     public func problems() -> [String] {
         var out: [String] = []
-        if let r = maxDispatchesPerSecond, !(r > 0 && r.isFinite) { out.append("maxDispatchesPerSecond must be a positive number (got \(r))") }
-        if let c = maxConcurrentDispatches, c < 1 { out.append("maxConcurrentDispatches must be at least 1 (got \(c))") }
+        if let r = maxDispatchesPerSecond, !(r > 0 && r <= RateLimits.maxRate) {
+            out.append("maxDispatchesPerSecond must be in (0, \(Int(RateLimits.maxRate))] (got \(r))")
+        }
+        if let c = maxConcurrentDispatches, !(1...RateLimits.maxConcurrency).contains(c) {
+            out.append("maxConcurrentDispatches must be between 1 and \(RateLimits.maxConcurrency) (got \(c))")
+        }
         return out
     }
 }

@@ -8,6 +8,14 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
     public var nanos: Int32
 
     public static let zero = Timestamp(seconds: 0, nanos: 0)
+
+    enum CodingKeys: String, CodingKey { case seconds, nanos }
+
+    /// Decoded through the normalizing initializer, so nanos are always within the second.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(seconds: try c.decode(Int64.self, forKey: .seconds), nanos: try c.decode(Int32.self, forKey: .nanos))
+    }
     /// The range Firestore accepts: 0001-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z.
     public static let minSeconds: Int64 = -62_135_596_800
     public static let maxSeconds: Int64 = 253_402_300_799
@@ -79,6 +87,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
     /// This time moved by `duration`, saturating at `distantFuture`/`distantPast` (never trapping,
     /// whatever a token, a request or a unit says).
     public func advanced(by duration: Duration) -> Timestamp {
+        // Past 2^63 seconds either way, every instant a Timestamp holds is passed.
+        if duration.attoseconds > Duration.componentsLimit { return .distantFuture }
+        if duration.attoseconds < -Duration.componentsLimit { return .distantPast }
         let (s, attos) = duration.components
         return moved(seconds: s, nanos: attos / 1_000_000_000)
     }
@@ -104,6 +115,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
     public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp { lhs.advanced(by: rhs) }
 
     public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
+        if rhs.attoseconds > Duration.componentsLimit { return .distantPast }
+        if rhs.attoseconds < -Duration.componentsLimit { return .distantFuture }
         let (s, attos) = rhs.components
         let (negated, overflow) = Int64(0).subtractingReportingOverflow(s)
         if overflow { return .distantFuture }  // minus the most negative duration
@@ -122,10 +135,11 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
 
 extension Duration {
     /// The duration in seconds as a double.
-    public var secondsDouble: Double {
-        let (s, attos) = components
-        return Double(s) + Double(attos) / 1e18
-    }
+    public var secondsDouble: Double { Double(attoseconds) / 1e18 }
+
+    /// Past this the standard library's `components` traps: beyond `Int64` seconds either way,
+    /// which a `Duration` can hold (and decode from JSON).
+    static let componentsLimit = Int128(Int64.max) * 1_000_000_000_000_000_000
 
     /// Builds a duration from a number of seconds that may have a fraction, to the nanosecond.
     /// Total: values beyond `Int64` seconds (about 292 billion years) clamp to the largest duration

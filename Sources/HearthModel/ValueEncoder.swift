@@ -203,12 +203,15 @@ struct KeyedValueEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
         return UnkeyedValueEncodingContainer(encoder: nested, box: child)
     }
 
-    mutating func superEncoder() -> Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+    mutating func superEncoder() -> Encoder { superEncoder(named: "super", key: Key(stringValue: "super")) }
 
-    mutating func superEncoder(forKey key: Key) -> Encoder {
+    mutating func superEncoder(forKey key: Key) -> Encoder { superEncoder(named: key.stringValue, key: key) }
+
+    /// `key` is nil when the container's keys have no case named `super` (the default key).
+    private mutating func superEncoder(named name: String, key: Key?) -> Encoder {
         let child = MapBox()
-        box.members[key.stringValue] = .map(child)
-        let nested = ValueEncoderImpl(codingPath: codingPath + [key], shared: encoder.shared)
+        box.members[name] = .map(child)
+        let nested = ValueEncoderImpl(codingPath: codingPath + [key.map { $0 as CodingKey } ?? SuperKey()], shared: encoder.shared)
         nested.node = .map(child)
         return nested
     }
@@ -311,4 +314,13 @@ struct SingleValueEncoding: SingleValueEncodingContainer {
             try value.encode(to: encoder)
         }
     }
+}
+
+/// The coding key of `superEncoder()` when the container's own keys have no `super`.
+struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { guard stringValue == "super" else { return nil } }
+    init?(intValue: Int) { nil }
 }

@@ -172,4 +172,26 @@ struct DeletedUserRefreshTokenTests {
             #expect(error.message == "TOKEN_EXPIRED")
         }
     }
+
+    @Test("emails are unique as Firebase compares them: ASCII case folded, everything else exact")
+    func emailComparison() async throws {
+        let runtime = try await TestRuntime(units: [])
+        let auth = runtime.runtime.auth
+        _ = try await auth.createUser(NewUser(uid: "ascii", email: "Kelvin@Example.com"))
+        await #expect { try await auth.createUser(NewUser(email: "kelvin@EXAMPLE.com")) } throws: { ($0 as? HTTPSError)?.code == .alreadyExists }
+        // KELVIN SIGN (U+212A) folds to k under Unicode case folding; it is another address.
+        let kelvin = try await auth.createUser(NewUser(uid: "kelvin-sign", email: "\u{212A}elvin@example.com"))
+        #expect(try await auth.getUser(email: "\u{212A}elvin@example.com").uid == kelvin.uid)
+        #expect(try await auth.getUser(email: "kelvin@example.com").uid == "ascii")
+        // Capital I with a dot lower-cases to i + U+0307 in Unicode; neither merges with the other.
+        _ = try await auth.createUser(NewUser(uid: "dotted", email: "\u{130}nci@example.com"))
+        _ = try await auth.createUser(NewUser(uid: "combining", email: "i\u{307}nci@example.com"))
+        #expect(try await auth.getUser(email: "\u{130}nci@example.com").uid == "dotted")
+        #expect(try await auth.getUser(email: "i\u{307}nci@EXAMPLE.com").uid == "combining")
+        // Precomposed and decomposed é are different bytes: different addresses.
+        _ = try await auth.createUser(NewUser(uid: "precomposed", email: "caf\u{E9}@example.com"))
+        _ = try await auth.createUser(NewUser(uid: "decomposed", email: "cafe\u{301}@example.com"))
+        #expect(try await auth.getUser(email: "cafe\u{301}@example.com").uid == "decomposed")
+    }
 }
+

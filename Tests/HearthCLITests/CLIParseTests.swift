@@ -52,6 +52,21 @@ struct CLIParseTests {
         #expect(usageError(["serve", "-x"])?.contains("unknown option '-x'") == true)
         #expect(usageError(["serve", "--log-format", "xml"])?.contains("--log-format must be text or json") == true)
         #expect(usageError(["serve", "--log-level", "loud"])?.contains("--log-level must be one of") == true)
+        #expect(usageError(["serve", "--port", "70000"])?.contains("--port must be between 0 and 65535") == true)
+        #expect(usageError(["serve", "--port", "99999999999999999999"])?.contains("needs an integer") == true)
+        #expect(usageError(["serve", "--port", "-1"])?.contains("--port must be between 0 and 65535") == true)
+        #expect(usageError(["docs", "query", "items", "--order-by", ""])?.contains("--order-by needs a field") == true)
+        #expect(usageError(["docs", "query", "items", "--order-by=:"])?.contains("--order-by needs a field") == true)
+        #expect(usageError(["docs", "query", "items", "--order-by", "n:sideways"])?.contains("asc or desc") == true)
+    }
+
+    @Test("serve takes --host and --port over the configuration's")
+    func serveOverrides() throws {
+        let c = try #require(try command(["serve", "--port", "8080", "--host", "0.0.0.0"]) as? ServeCommand)
+        #expect(c.port == 8080)
+        #expect(c.host == "0.0.0.0")
+        let plain = try #require(try command(["serve"]) as? ServeCommand)
+        #expect(plain.port == nil && plain.host == nil)
     }
 
     @Test("call takes a name, data inline or from a file, and a uid")

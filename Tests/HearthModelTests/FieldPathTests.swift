@@ -54,6 +54,17 @@ struct FieldPathTests {
         #expect(error.message == c.message)
     }
 
+    @Test("field paths are at most 1500 bytes and 100 segments, so nothing walks an unbounded path")
+    func bounded() throws {
+        #expect(try FieldPath(Array(repeating: "a", count: 100).joined(separator: ".")).segments.count == 100)
+        let deep = try #require(pathError { _ = try FieldPath(Array(repeating: "a", count: 101).joined(separator: ".")) })
+        #expect(deep.message.hasSuffix("more than 100 segments"))
+        let huge = try #require(pathError { _ = try FieldPath(Array(repeating: "a", count: 300_000).joined(separator: ".")) })
+        #expect(huge.message.hasSuffix("longer than 1500 bytes"))
+        #expect(try FieldPath(String(repeating: "x", count: 1500)).segments.count == 1)
+        #expect(pathError { _ = try FieldPath(String(repeating: "x", count: 1501)) } != nil)
+    }
+
     @Test("the description quotes only segments that are not simple identifiers")
     func canonicalDescription() throws {
         let segments = ["a", "b.c", "d`e", #"f\g"#, "1x", "", "é", "_ok9", "with space", "A_Z"]

@@ -100,7 +100,9 @@ struct ManifestTests {
         OptionsCase(label: "cors and app check on a task", trigger: .task, options: FunctionOptions(cors: .allowAll, enforceAppCheck: true),
                     problems: ["cors applies only to callable and request functions", "enforceAppCheck applies only to callable and request functions"]),
         OptionsCase(label: "heartbeat on a request", trigger: .request, options: FunctionOptions(heartbeatSeconds: 10), problems: ["heartbeatSeconds applies only to callable functions"]),
-        OptionsCase(label: "heartbeat zero", trigger: .callable, options: FunctionOptions(heartbeatSeconds: 0), problems: ["heartbeatSeconds must be positive"]),
+        OptionsCase(label: "heartbeat zero", trigger: .callable, options: FunctionOptions(heartbeatSeconds: 0), problems: ["heartbeatSeconds must be in (0, 3600] (got 0.0)"]),
+        OptionsCase(label: "heartbeat infinite", trigger: .callable, options: FunctionOptions(heartbeatSeconds: .infinity), problems: ["heartbeatSeconds must be in (0, 3600] (got inf)"]),
+        OptionsCase(label: "heartbeat past Int64 seconds", trigger: .callable, options: FunctionOptions(heartbeatSeconds: 1e19), problems: ["heartbeatSeconds must be in (0, 3600] (got 1e+19)"]),
         OptionsCase(label: "retry and rate limits on a callable", trigger: .callable, options: FunctionOptions(retry: .taskQueueDefault, rateLimits: .taskQueueDefault),
                     problems: ["retry applies only to event functions (schedules, tasks, document and user triggers)", "rateLimits applies only to event functions"]),
         OptionsCase(label: "dispatch deadline on a document trigger", trigger: .document(.created, pattern: "a/{b}"), options: FunctionOptions(dispatchDeadlineSeconds: 60),
@@ -113,9 +115,11 @@ struct ManifestTests {
         OptionsCase(label: "negative min backoff", trigger: .user(.created), options: FunctionOptions(retry: RetryPolicy(maxAttempts: 2, minBackoff: .seconds(-1), maxBackoff: .seconds(1), maxDoublings: 0)),
                     problems: ["retry: minBackoff must not be negative"]),
         OptionsCase(label: "bad rate limits", trigger: .schedule(schedule: "x", timeZone: "UTC"), options: FunctionOptions(rateLimits: RateLimits(maxDispatchesPerSecond: 0, maxConcurrentDispatches: 0)),
-                    problems: ["rateLimits: maxDispatchesPerSecond must be a positive number (got 0.0)", "rateLimits: maxConcurrentDispatches must be at least 1 (got 0)"]),
+                    problems: ["rateLimits: maxDispatchesPerSecond must be in (0, 1000000] (got 0.0)", "rateLimits: maxConcurrentDispatches must be between 1 and 1000000 (got 0)"]),
         OptionsCase(label: "infinite rate", trigger: .task, options: FunctionOptions(rateLimits: RateLimits(maxDispatchesPerSecond: .infinity)),
-                    problems: ["rateLimits: maxDispatchesPerSecond must be a positive number (got inf)"]),
+                    problems: ["rateLimits: maxDispatchesPerSecond must be in (0, 1000000] (got inf)"]),
+        OptionsCase(label: "rate past Int", trigger: .task, options: FunctionOptions(rateLimits: RateLimits(maxDispatchesPerSecond: 1e20, maxConcurrentDispatches: Int.max)),
+                    problems: ["rateLimits: maxDispatchesPerSecond must be in (0, 1000000] (got 1e+20)", "rateLimits: maxConcurrentDispatches must be between 1 and 1000000 (got 9223372036854775807)"]),
         OptionsCase(label: "empty origin list", trigger: .request, options: FunctionOptions(cors: .origins([])), problems: ["cors: an empty origin list; use false to disable CORS"]),
         OptionsCase(label: "bad secret names", trigger: .callable, options: FunctionOptions(secrets: ["OK_1", "1BAD", "with-dash", ""]),
                     problems: ["secret name '1BAD' must be letters, digits and '_', starting with a letter",
@@ -202,7 +206,7 @@ struct ManifestTests {
     func rateLimits() {
         #expect(RateLimits.taskQueueDefault == RateLimits(maxDispatchesPerSecond: 500, maxConcurrentDispatches: 1000))
         #expect(RateLimits().problems().isEmpty)
-        #expect(RateLimits(maxDispatchesPerSecond: -1).problems() == ["maxDispatchesPerSecond must be a positive number (got -1.0)"])
+        #expect(RateLimits(maxDispatchesPerSecond: -1).problems() == ["maxDispatchesPerSecond must be in (0, 1000000] (got -1.0)"])
         #expect(RateLimits(maxDispatchesPerSecond: .nan).problems().count == 1)
         #expect(RateLimits(maxDispatchesPerSecond: 0.5, maxConcurrentDispatches: 1).problems().isEmpty)
     }

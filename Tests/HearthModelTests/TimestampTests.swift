@@ -178,3 +178,50 @@ struct TimestampTests {
         #expect(try JSONDecoder().decode(Timestamp.self, from: data) == t)
     }
 }
+
+/// Arithmetic on times and durations from outside (tokens, requests, units) saturates instead of trapping.
+@Suite("Time arithmetic at the limits")
+struct TimeLimitTests {
+    static let huge = Duration(secondsComponent: 0, attosecondsComponent: 0) + .seconds(Int64.max) + .seconds(Int64.max)
+
+    @Test("timestamp plus or minus an enormous duration saturates at the far ends")
+    func saturates() {
+        let t = Timestamp(seconds: 1_000)
+        #expect(t + .seconds(Int64.max) == .distantFuture)
+        #expect(Timestamp(seconds: -10) - .seconds(Int64.max) == .distantPast)
+        #expect(t - .seconds(Int64.max) == Timestamp(seconds: 1_000 - Int64.max), "representable, so exact")
+        #expect(Timestamp(seconds: Int64.max) + .seconds(1) == .distantFuture)
+        #expect(Timestamp(seconds: Int64.min) - .seconds(1) == .distantPast)
+        #expect(t + TimeLimitTests.huge == .distantFuture, "beyond 2^63 s, where Duration.components traps")
+        #expect(t - TimeLimitTests.huge == .distantPast)
+        #expect(t + (.zero - TimeLimitTests.huge) == .distantPast)
+        #expect(TimeLimitTests.huge.secondsDouble > 1.8e19)
+        #expect(Timestamp(seconds: Int64.max) - Timestamp(seconds: Int64.min) == .seconds(Int64.max))
+        #expect(Timestamp(seconds: Int64.min) - Timestamp(seconds: Int64.max) == .seconds(Int64.min))
+        #expect(Timestamp(seconds: Int64.max, nanos: 2_000_000_000).seconds == Int64.max, "carrying nanos saturates too")
+        #expect(Timestamp.distantFuture.microsecondsSinceEpoch == Int64.max)
+        #expect(Timestamp.distantPast.nanosecondsSinceEpoch == Int64.min)
+        #expect(Timestamp(date: Date(timeIntervalSince1970: .infinity)) == .distantFuture)
+    }
+
+    @Test("seconds(double:) is total: NaN is zero, values past Int64 clamp, ordinary values stay exact to the nanosecond")
+    func secondsDouble() {
+        #expect(Duration.seconds(double: .nan) == .zero)
+        #expect(Duration.seconds(double: .infinity) == .seconds(Int64.max))
+        #expect(Duration.seconds(double: -.infinity) == .seconds(Int64.min))
+        #expect(Duration.seconds(double: 1e300) == .seconds(Int64.max))
+        #expect(Duration.seconds(double: 9.3e18) == .seconds(Int64.max))
+        #expect(Duration.seconds(double: 1.5) == .milliseconds(1500))
+        #expect(Duration.seconds(double: -0.25) == .milliseconds(-250))
+    }
+
+    @Test("a timestamp decoded or built with nanos outside the second is normalized, and encodes without trapping")
+    func normalized() throws {
+        let decoded = try JSONDecoder().decode(Timestamp.self, from: Data(#"{"seconds": 10, "nanos": -1}"#.utf8))
+        #expect(decoded == Timestamp(seconds: 9, nanos: 999_999_999))
+        var t = Timestamp(seconds: 5)
+        t.nanos = -7  // a unit can still set the field
+        let bytes = BinaryValueCodec.encode(.timestamp(t))
+        #expect(try BinaryValueCodec.decode(bytes) == .timestamp(Timestamp(seconds: 4, nanos: 999_999_993)))
+    }
+}

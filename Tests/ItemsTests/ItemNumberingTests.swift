@@ -99,6 +99,15 @@ struct ItemNumberingTests {
         await #expect { try await app.call("createItem", ["title": "x"]) } throws: { ($0 as? HTTPSError)?.code == .unauthenticated }
     }
 
+    @Test("an item counter at the largest integer refuses the next item instead of overflowing")
+    func counterExhausted() async throws {
+        let app = try await TestRuntime(units: ["Members", "Items"])
+        try await member(app)
+        try await app.write(["members/alice/counters/item": ["nextSequence": .int(Int64.max)]])
+        await #expect { try await app.call("createItem", ["title": "x"], as: "alice") } throws: { ($0 as? HTTPSError)?.code == .resourceExhausted }
+        #expect(try await app.documents(in: "members/alice/items").isEmpty)
+    }
+
     @Test("one member's items never touch another's counter")
     func isolation() async throws {
         let app = try await TestRuntime(units: ["Members", "Items"])

@@ -54,7 +54,7 @@ public enum Items: FunctionModule {
         if let id = input.itemId { try Validate.identifier(id, name: "itemId") }
         if let category = input.category { try Validate.identifier(category, name: "category") }
         let counterRef = try docs.document(paths.itemCounter)
-        let itemRef = try input.itemId.map { try docs.document(paths.item($0)) } ?? (try docs.collection(paths.items)).document()
+        let itemRef = try input.itemId.map { try docs.document(paths.item($0)) } ?? (try docs.collection(paths.items).document())
         let sequence = try await docs.runTransaction { tx -> Int in
             guard let counter = try await tx.get(counterRef, as: ItemCounter.self) else {
                 throw HTTPSError(.failedPrecondition, "the member is not initialized; call initializeMember first")
@@ -63,7 +63,9 @@ public enum Items: FunctionModule {
                             category: input.category ?? "default", targetDate: input.targetDate, goalId: input.goalId,
                             priority: input.priority ?? 0)
             try tx.create(itemRef, item)
-            try tx.update(counterRef, ["nextSequence": .value(.int(Int64(counter.nextSequence + 1)))])
+            let (next, overflow) = counter.nextSequence.addingReportingOverflow(1)
+            if overflow { throw HTTPSError(.resourceExhausted, "the member's item counter is exhausted") }
+            try tx.update(counterRef, ["nextSequence": .value(.int(Int64(next)))])
             return counter.nextSequence
         }
         return ItemReply(itemId: itemRef.id, sequence: sequence)

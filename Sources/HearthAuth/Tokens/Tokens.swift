@@ -65,7 +65,7 @@ extension AuthService {
             let c = jwt.claims
             guard c["aud"]?.stringValue == Configuration.customTokenAudience else { throw TokenRejection.wrongAudience(c["aud"]?.stringValue ?? "") }
             try checkTimes(c, maxLifetime: .seconds(3600))
-            guard let u = c["uid"]?.stringValue, !u.isEmpty, u.count <= 128 else { throw TokenRejection.invalidClaim("uid must be 1 to 128 characters") }
+            guard let u = c["uid"]?.stringValue, !u.isEmpty, u.utf16.count <= 128 else { throw TokenRejection.invalidClaim("uid must be 1 to 128 characters") }
             uid = u
             if let claims = c["claims"] {
                 guard case .map(let m) = claims else { throw TokenRejection.invalidClaim("claims must be an object") }
@@ -134,7 +134,7 @@ extension AuthService {
             guard claims["aud"]?.stringValue == configuration.projectID else { throw .wrongAudience(claims["aud"]?.stringValue ?? "") }
             guard claims["iss"]?.stringValue == configuration.issuer else { throw .wrongIssuer(claims["iss"]?.stringValue ?? "") }
             guard let sub = claims["sub"]?.stringValue, !sub.isEmpty else { throw .badSubject("missing or empty") }
-            guard sub.count <= 128 else { throw .badSubject("longer than 128 characters") }
+            guard sub.utf16.count <= 128 else { throw .badSubject("longer than 128 characters") }
             if let userID = claims["user_id"], userID.stringValue != sub { throw .badSubject("user_id differs from sub") }
             try checkTimes(claims, maxLifetime: nil)
             if let authTime = claims["auth_time"] {

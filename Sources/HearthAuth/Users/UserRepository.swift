@@ -36,16 +36,35 @@ public enum UserRules {
     public static let maxClaimsBytes = 1000
 
     public static func checkUID(_ uid: String) throws(HTTPSError) {
-        if uid.isEmpty || uid.count > 128 { throw .invalidArgument("the uid must be a non-empty string of at most 128 characters") }
+        // Characters as Firebase counts them (JavaScript's UTF-16 code units), so a uid is at most
+        // 384 bytes of UTF-8 and every path built from one has room to spare.
+        if uid.isEmpty || uid.utf16.count > 128 { throw .invalidArgument("the uid must be a non-empty string of at most 128 characters") }
     }
 
+    /// Identity Toolkit: "The length of the email should be less than 256 characters".
+    public static let maxEmailLength = 255
+    /// Identity Toolkit: "The length of the display name must be less than or equal to 256 characters".
+    public static let maxDisplayNameLength = 256
+    public static let maxPhotoURLLength = 2048
+
     public static func checkEmail(_ email: String) throws(HTTPSError) {
+        guard email.utf16.count <= maxEmailLength else {
+            throw .invalidArgument("the email address is longer than \(maxEmailLength) characters")
+        }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-              !email.contains(where: { $0 == " " || $0.isNewline }) else {
-            throw .invalidArgument("the email address '\(email)' is improperly formatted")
+              !email.unicodeScalars.contains(where: { $0 == " " || $0.properties.generalCategory == .control || $0.properties.generalCategory == .lineSeparator }) else {
+            throw .invalidArgument("the email address '\(Printable.quoted(email, limit: 80))' is improperly formatted")
         }
     }
+
+    public static func checkDisplayName(_ name: String) throws(HTTPSError) {
+        guard name.utf16.count <= maxDisplayNameLength else {
+            throw .invalidArgument("the display name is longer than \(maxDisplayNameLength) characters")
+        }
+        guard !name.unicodeScalars.contains(where: { $0 == "\0" }) else { throw .invalidArgument("the display name contains a NUL character") }
+    }
+
 
     /// E.164: `+` then 2 to 15 digits, the first not zero.
     public static func checkPhone(_ phone: String) throws(HTTPSError) {
@@ -56,8 +75,9 @@ public enum UserRules {
     }
 
     public static func checkPhotoURL(_ url: String) throws(HTTPSError) {
-        guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8 else {
-            throw .invalidArgument("the photo URL must be an http(s) URL")
+        guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8, url.utf8.count <= maxPhotoURLLength,
+              !url.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " }) else {
+            throw .invalidArgument("the photo URL must be an http(s) URL of at most \(maxPhotoURLLength) bytes")
         }
     }
 

@@ -46,7 +46,11 @@ struct DocsGetCommand: Command {
         let p = try args.requirePositionals(["a document path"])
         do { return DocsGetCommand(common: try CommonOptions(args), document: try DocumentPath(p[0])) } catch let e as HTTPSError {
             throw UsageError(e.message)
-        } catch { throw error as! UsageError }
+        } catch let e as UsageError {
+            throw e
+        } catch {
+            throw UsageError("\(error)")
+        }
     }
 
     func run(_ io: CommandIO) async -> Int32 {
@@ -188,8 +192,9 @@ struct DocsQueryCommand: Command {
             }
             for clause in args.allValues("where") { spec.filters.append(try parseWhere(clause)) }
             for order in args.allValues("order-by") {
-                let parts = order.split(separator: ":", maxSplits: 1).map(String.init)
-                let field = parts[0] == "__name__" ? FieldPath.documentID : try FieldPath(parts[0])
+                let parts = order.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                guard let name = parts.first, !name.isEmpty else { throw UsageError("--order-by needs a field (FIELD or FIELD:asc|desc)") }
+                let field = name == "__name__" ? FieldPath.documentID : try FieldPath(name)
                 guard parts.count == 1 || ["asc", "desc"].contains(parts[1]) else { throw UsageError("--order-by direction must be asc or desc (got '\(parts[1])')") }
                 spec.orderBy.append(QuerySpec.Order(field, parts.count > 1 && parts[1] == "desc" ? .descending : .ascending))
             }
@@ -202,7 +207,11 @@ struct DocsQueryCommand: Command {
             try spec.validate()
         } catch let e as HTTPSError {
             throw UsageError(e.message)
-        } catch { throw error as! UsageError }
+        } catch let e as UsageError {
+            throw e
+        } catch {
+            throw UsageError("\(error)")
+        }
         return DocsQueryCommand(common: try CommonOptions(args), spec: spec, count: args.flag("count"))
     }
 

@@ -61,7 +61,7 @@ struct Lane: Sendable {
     /// Whole dispatches the bucket allows now (after `refill`).
     var availableTokens: Int {
         guard rate != nil else { return Int.max }
-        return Int((tokens + 1e-9).rounded(.down))
+        return Int(min(tokens + 1e-9, 1e12).rounded(.down))
     }
 
     mutating func take() {

@@ -24,6 +24,10 @@ extension FrontDoor {
     }
 
     static func toolkitError(_ error: Error) -> HTTPServerResponse {
+        if let e = error as? ToolkitBody.FieldError {
+            return .json(["error": ["code": 400, "message": .string(e.message), "status": "INVALID_ARGUMENT",
+                                    "errors": [["message": .string(e.message), "domain": "global", "reason": "invalid"]]]], status: 400)
+        }
         guard let e = error as? HTTPSError else { return toolkitError(500, "INTERNAL_ERROR") }
         switch e.code {
         case .alreadyExists:
@@ -38,6 +42,9 @@ extension FrontDoor {
             if e.message.contains("claim") { return toolkitError(400, "INVALID_CLAIMS", e.message) }
             if e.message.contains("email") { return toolkitError(400, "INVALID_EMAIL", e.message) }
             if e.message.contains("phone") { return toolkitError(400, "INVALID_PHONE_NUMBER", e.message) }
+            if e.message.contains("display name") { return toolkitError(400, "INVALID_DISPLAY_NAME", e.message) }
+            if e.message.contains("photo URL") { return toolkitError(400, "INVALID_PHOTO_URL", e.message) }
+            if e.message.contains("uid") { return toolkitError(400, "INVALID_LOCAL_ID", e.message) }
             return toolkitError(400, "INVALID_ARGUMENT", e.message)
         default: return toolkitError(500, "INTERNAL_ERROR")
         }
@@ -79,19 +86,20 @@ extension FrontDoor {
 
         guard authorizedAsAdmin(request) else { return FrontDoor.toolkitError(401, "UNAUTHORIZED", "admin credentials required") }
         let auth = runtime.auth
+        let fields = ToolkitBody(body)
         do {
             switch (request.method, operation) {
             case ("POST", "accounts"):
-                let user = try await auth.createUser(NewUser(uid: body["localId"]?.stringValue, email: body["email"]?.stringValue,
-                                                             emailVerified: body["emailVerified"]?.boolValue, displayName: body["displayName"]?.stringValue,
-                                                             photoURL: body["photoUrl"]?.stringValue, phoneNumber: body["phoneNumber"]?.stringValue,
-                                                             disabled: body["disabled"]?.boolValue))
+                let user = try await auth.createUser(NewUser(uid: try fields.string("localId"), email: try fields.string("email"),
+                                                             emailVerified: try fields.bool("emailVerified"), displayName: try fields.string("displayName"),
+                                                             photoURL: try fields.string("photoUrl"), phoneNumber: try fields.string("phoneNumber"),
+                                                             disabled: try fields.bool("disabled")))
                 return .json(["kind": "identitytoolkit#SignupNewUserResponse", "localId": .string(user.uid)])
             case ("POST", "accounts:lookup"):
                 var users: [UserRecord] = []
-                for uid in body["localId"]?.arrayValue ?? [] { if let u = try await auth.users.user(uid: uid.stringValue ?? "") { users.append(u) } }
-                for email in body["email"]?.arrayValue ?? [] { if let u = try await auth.users.user(email: email.stringValue ?? "") { users.append(u) } }
-                for phone in body["phoneNumber"]?.arrayValue ?? [] { if let u = try await auth.users.user(phoneNumber: phone.stringValue ?? "") { users.append(u) } }
+                for uid in try fields.strings("localId") ?? [] { if let u = try await auth.users.user(uid: uid) { users.append(u) } }
+                for email in try fields.strings("email") ?? [] { if let u = try await auth.users.user(email: email) { users.append(u) } }
+                for phone in try fields.strings("phoneNumber") ?? [] { if let u = try await auth.users.user(phoneNumber: phone) { users.append(u) } }
                 for id in body["federatedUserId"]?.arrayValue ?? [] {
                     if let u = try await auth.users.user(provider: id["providerId"]?.stringValue ?? "", providerUID: id["rawId"]?.stringValue ?? "") { users.append(u) }
                 }
@@ -99,36 +107,39 @@ extension FrontDoor {
                 if !users.isEmpty { out["users"] = .array(users.map(FrontDoor.toolkitUser)) }
                 return .json(.map(out))
             case ("POST", "accounts:update"):
-                guard let uid = body["localId"]?.stringValue else { return FrontDoor.toolkitError(400, "MISSING_LOCAL_ID") }
-                var update = UserUpdate(email: body["email"]?.stringValue, emailVerified: body["emailVerified"]?.boolValue,
-                                        displayName: body["displayName"]?.stringValue, photoURL: body["photoUrl"]?.stringValue,
-                                        phoneNumber: body["phoneNumber"]?.stringValue, disabled: body["disableUser"]?.boolValue)
-                if let attributes = body["customAttributes"]?.stringValue {
+                guard let uid = try fields.string("localId") else { return FrontDoor.toolkitError(400, "MISSING_LOCAL_ID") }
+                var update = UserUpdate(email: try fields.string("email"), emailVerified: try fields.bool("emailVerified"),
+                                        displayName: try fields.string("displayName"), photoURL: try fields.string("photoUrl"),
+                                        phoneNumber: try fields.string("phoneNumber"), disabled: try fields.bool("disableUser"))
+                if let attributes = try fields.string("customAttributes") {
                     guard case .map(let claims)? = try? JSONParser.parse(attributes) else { return FrontDoor.toolkitError(400, "INVALID_CLAIMS") }
                     update.customClaims = claims
                 }
-                let deleteAttributes = (body["deleteAttribute"]?.arrayValue ?? []).compactMap(\.stringValue)
+                let deleteAttributes = try fields.strings("deleteAttribute") ?? []
                 update.deleteDisplayName = deleteAttributes.contains("DISPLAY_NAME")
                 update.deletePhotoURL = deleteAttributes.contains("PHOTO_URL")
-                var providers = (body["deleteProvider"]?.arrayValue ?? []).compactMap(\.stringValue)
+                var providers = try fields.strings("deleteProvider") ?? []
                 if let i = providers.firstIndex(of: "phone") {
                     providers.remove(at: i)
                     update.deletePhoneNumber = true
                 }
                 if !providers.isEmpty { update.providersToUnlink = providers }
+                let validSince = try fields.int64("validSince")
+                if let since = validSince, !(0...Timestamp.maxSeconds).contains(since) {
+                    return FrontDoor.toolkitError(400, "INVALID_ARGUMENT", "validSince must be seconds between 0 and \(Timestamp.maxSeconds)")
+                }
                 _ = try await auth.updateUser(uid: uid, update)
-                if let since = body["validSince"]?.stringValue.flatMap({ Int64($0) }) ?? body["validSince"]?.intValue {
+                if let since = validSince {
                     _ = try await auth.users.update(uid: uid) { $0.tokensValidAfterTime = Timestamp(seconds: since) }
                 }
                 return .json(["kind": "identitytoolkit#SetAccountInfoResponse", "localId": .string(uid)])
             case ("POST", "accounts:delete"):
-                guard let uid = body["localId"]?.stringValue else { return FrontDoor.toolkitError(400, "MISSING_LOCAL_ID") }
+                guard let uid = try fields.string("localId") else { return FrontDoor.toolkitError(400, "MISSING_LOCAL_ID") }
                 try await auth.deleteUser(uid: uid)
                 return .json(["kind": "identitytoolkit#DeleteAccountResponse"])
             case ("POST", "accounts:batchDelete"):
                 var errors: [Value] = []
-                for (i, item) in (body["localIds"]?.arrayValue ?? []).enumerated() {
-                    let uid = item.stringValue ?? ""
+                for (i, uid) in (try fields.strings("localIds") ?? []).enumerated() {
                     do { try await auth.deleteUser(uid: uid) } catch let e as HTTPSError where e.code == .notFound {
                         continue  // deleting a missing user is not an error, as in Firebase
                     } catch {
@@ -138,7 +149,8 @@ extension FrontDoor {
                 return .json(errors.isEmpty ? [:] : ["errors": .array(errors)])
             case ("GET", "accounts:batchGet"), ("POST", "accounts:query"):
                 let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
-                let max = Int(query["maxResults"] ?? "") ?? body["maxResults"]?.intValue.map(Int.init) ?? 1000
+                let bodyMax = try fields.int64("maxResults").map { Int(clamping: $0) }
+                let max = Int(query["maxResults"] ?? "") ?? bodyMax ?? 1000
                 let page = try await auth.listUsers(maxResults: Swift.max(1, Swift.min(max, 1000)), pageToken: query["nextPageToken"])
                 var out: [String: Value] = ["kind": "identitytoolkit#DownloadAccountResponse", "users": .array(page.users.map(FrontDoor.toolkitUser))]
                 if let next = page.nextPageToken { out["nextPageToken"] = .string(next) }
@@ -202,5 +214,64 @@ extension FrontDoor {
         if let v = u.tokensValidAfterTime { m["validSince"] = .string(String(v.seconds)) }
         if let claims = u.customClaims { m["customAttributes"] = .string(JSONWriter.string(.map(claims), options: .sorted)) }
         return .map(m)
+    }
+}
+
+/// An Identity Toolkit request body read with the types its API declares. A field of another type
+/// is refused as Google's APIs refuse it (`Invalid value at 'local_id' (TYPE_STRING), 5`), never
+/// silently taken as absent: `{"disabled": "yes"}` must not create an enabled user.
+struct ToolkitBody {
+    struct FieldError: Error, Sendable {
+        let message: String
+    }
+
+    let fields: [String: Value]
+
+    init(_ fields: [String: Value]) { self.fields = fields }
+
+    func string(_ name: String) throws(FieldError) -> String? {
+        guard let v = fields[name], !v.isNull else { return nil }
+        guard let s = v.stringValue else { throw refusal(name, "TYPE_STRING", v) }
+        return s
+    }
+
+    func bool(_ name: String) throws(FieldError) -> Bool? {
+        guard let v = fields[name], !v.isNull else { return nil }
+        guard case .bool(let b) = v else { throw refusal(name, "TYPE_BOOL", v) }
+        return b
+    }
+
+    /// An int64 field, which Google's JSON mapping also accepts as a decimal string.
+    func int64(_ name: String) throws(FieldError) -> Int64? {
+        guard let v = fields[name], !v.isNull else { return nil }
+        if let i = v.intValue { return i }
+        if let s = v.stringValue, let i = Int64(s) { return i }
+        throw refusal(name, "TYPE_INT64", v)
+    }
+
+    /// A repeated string field (a single string is taken as a list of one, as the API does).
+    func strings(_ name: String) throws(FieldError) -> [String]? {
+        guard let v = fields[name], !v.isNull else { return nil }
+        if let s = v.stringValue { return [s] }
+        guard case .array(let items) = v else { throw refusal(name, "TYPE_STRING", v) }
+        var out: [String] = []
+        for item in items {
+            guard let s = item.stringValue else { throw refusal(name, "TYPE_STRING", item) }
+            out.append(s)
+        }
+        return out
+    }
+
+    private func refusal(_ name: String, _ type: String, _ value: Value) -> FieldError {
+        FieldError(message: "Invalid value at '\(ToolkitBody.snakeCase(name))' (\(type)), \(Printable.quoted(JSONWriter.string(value), limit: 100))")
+    }
+
+    /// Google's error messages name fields as the protos do: `localId` is `local_id`.
+    static func snakeCase(_ name: String) -> String {
+        var out = ""
+        for ch in name {
+            if ch.isUppercase { out += "_" + ch.lowercased() } else { out.append(ch) }
+        }
+        return out
     }
 }

@@ -29,7 +29,7 @@ struct TaskRequests: Sendable {
             }
             id = text
         } else {
-            id = TaskRequests.newID()
+            id = AutoID.make()
         }
         let now = clock.now()
         var scheduleTime = now
@@ -86,11 +86,6 @@ struct TaskRequests: Sendable {
         }
     }
 
-    static func newID() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
-        return String(decoding: (0..<20).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }, as: UTF8.self)
-    }
 }
 
 enum TaskServices {

@@ -58,11 +58,12 @@ final class Statement {
             var s = s
             rc = s.withUTF8 { p in
                 UnsafeRawPointer(p.baseAddress ?? UnsafePointer(bitPattern: 1)!).withMemoryRebound(to: CChar.self, capacity: max(p.count, 1)) {
-                    sqlite3_bind_text(handle, index, $0, Int32(p.count), SQLITE_TRANSIENT)
+                    // The 64-bit form: a length past Int32 is SQLite's SQLITE_TOOBIG, not a trap here.
+                    sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(p.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
                 }
             }
         case .blob(let b):
-            rc = b.withUnsafeBytes { p in sqlite3_bind_blob(handle, index, p.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(p.count), SQLITE_TRANSIENT) }
+            rc = b.withUnsafeBytes { p in sqlite3_bind_blob64(handle, index, p.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(p.count), SQLITE_TRANSIENT) }
         }
         guard rc == SQLITE_OK else { throw SQLiteError(connection: connection.handle, code: rc, sql: sql) }
     }

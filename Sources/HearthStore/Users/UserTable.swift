@@ -44,7 +44,8 @@ public final class UserTable: Sendable {
         try ValueDecoder().decode(UserRecord.self, from: try BinaryValueCodec.decode(bytes))
     }
 
-    static func normalizedEmail(_ email: String?) -> String? { email?.lowercased() }
+    /// Emails as stored for uniqueness and lookup (see `EmailKey`).
+    static func normalizedEmail(_ email: String?) -> String? { email.map(EmailKey.of) }
 
     // MARK: reads
 
@@ -66,7 +67,7 @@ public final class UserTable: Sendable {
     }
 
     public func get(email: String) throws -> UserRecord? {
-        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE email = ?", [.text(email.lowercased())]) }
+        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE email = ?", [.text(EmailKey.of(email))]) }
     }
 
     public func get(phoneNumber: String) throws -> UserRecord? {

@@ -201,4 +201,31 @@ struct AuthRESTTests {
             #expect(try await op("accounts:nonsense", [:]).status == 404)
         }
     }
+    @Test("account fields of the wrong type, too long, or with control characters are refused as Identity Toolkit refuses them, and nothing is created", arguments: [
+        (#"{"localId": 5}"#, "Invalid value at 'local_id' (TYPE_STRING), 5"),
+        (#"{"disabled": "yes"}"#, "Invalid value at 'disabled' (TYPE_BOOL), \"yes\""),
+        (#"{"emailVerified": 1}"#, "Invalid value at 'email_verified' (TYPE_BOOL), 1"),
+        (#"{"email": ["a@b.co"]}"#, "Invalid value at 'email' (TYPE_STRING), [\"a@b.co\"]"),
+        (#"{"displayName": {"x": 1}}"#, "Invalid value at 'display_name' (TYPE_STRING)"),
+        (#"{"email": "a\u0000b@example.com"}"#, "INVALID_EMAIL"),
+        (#"{"email": "a\nb@example.com"}"#, "INVALID_EMAIL"),
+        (#"{"email": "\#(String(repeating: "x", count: 250))@example.com"}"#, "INVALID_EMAIL"),
+        (#"{"displayName": "\#(String(repeating: "n", count: 257))"}"#, "INVALID_DISPLAY_NAME"),
+        (#"{"localId": "\#(String(repeating: "u", count: 129))"}"#, "INVALID_LOCAL_ID"),
+        (#"{"photoUrl": "https://example.com/\u0000"}"#, "INVALID_PHOTO_URL"),
+    ])
+    func badAccountFields(body: String, message: String) async throws {
+        try await withFrontDoor(configure: { $0.project = "demo-todo" }) { door in
+            let owner: [(String, String)] = Self.json + [("Authorization", "Bearer owner")]
+            let r = try await door.send("POST", "/identitytoolkit.googleapis.com/v1/projects/demo-todo/accounts", headers: owner, body: body)
+            #expect(r.status == 400, "\(r.text)")
+            #expect(r.json?["error"]?["status"] == "INVALID_ARGUMENT")
+            #expect(r.json?["error"]?["message"]?.stringValue?.hasPrefix(message) == true, "\(r.text)")
+            #expect(try await door.runtime.auth.listUsers().users.isEmpty, "nothing was created")
+            let update = try await door.send("POST", "/identitytoolkit.googleapis.com/v1/projects/demo-todo/accounts:update", headers: owner,
+                                             body: #"{"localId": "x", "disableUser": "yes"}"#)
+            #expect(update.json?["error"]?["message"] == "Invalid value at 'disable_user' (TYPE_BOOL), \"yes\"")
+        }
+    }
 }
+
