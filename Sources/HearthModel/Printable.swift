@@ -30,6 +30,17 @@ public enum Printable {
         return out
     }
 
+    /// `text` cut to at most `bytes` bytes of UTF-8 at a character boundary (for stored messages).
+    public static func truncated(_ text: String, bytes: Int) -> String {
+        guard text.utf8.count > bytes else { return text }
+        var out = ""
+        for ch in text {
+            if out.utf8.count + ch.utf8.count > bytes - 3 { break }
+            out.append(ch)
+        }
+        return out + "…"
+    }
+
     /// `escaped`, for quoting inside a message.
     public static func quoted(_ text: String, limit: Int = 200) -> String { escaped(text, limit: limit) }
 }

@@ -8,8 +8,8 @@ import Testing
 final class ChildProcess: Sendable {
     let process: Subprocess
 
-    init(_ arguments: [String], directory: String) throws {
-        process = try Subprocess(buildDirectory + "/hearth", arguments, directory: directory, stdout: .discard, stderr: .capture)
+    init(_ arguments: [String], directory: String, environment: [String: String] = [:]) throws {
+        process = try Subprocess(buildDirectory + "/hearth", arguments, directory: directory, environment: environment, stdout: .discard, stderr: .capture)
     }
 
     var stderrText: String { process.stderrText }
@@ -34,9 +34,13 @@ final class ChildProcess: Sendable {
 
     /// The port `hearth serve` reported in its `ready` line.
     func servingPort(seconds: Double = 30) async throws -> Int {
-        try await waitFor("ready", seconds: seconds)
-        guard let range = stderrText.range(of: #"port[=":]+([0-9]+)"#, options: .regularExpression),
-              let port = Int(stderrText[range].filter(\.isNumber)) else { throw Failure("no port in:\n\(stderrText)") }
+        // The whole `ready` line, not just its first word: stderr arrives in pieces.
+        let pattern = #"ready[^\n]*port[=":]+([0-9]+)[^\n]*\n"#
+        try await process.waitFor(seconds: seconds, "a 'ready' line with the port") { $0.stderrText.range(of: pattern, options: .regularExpression) != nil }
+        let text = stderrText
+        guard let line = text.range(of: pattern, options: .regularExpression),
+              let range = text[line].range(of: #"port[=":]+([0-9]+)"#, options: .regularExpression),
+              let port = Int(text[line][range].filter(\.isNumber)) else { throw Failure("no port in:\n\(text)") }
         return port
     }
 

@@ -545,7 +545,8 @@ public actor DeliveryEngine {
             stats.finished(delivery.function, .succeeded)
         case .failure(let error):
             let status = error.code.httpStatus
-            let reason = "\(error.code.rawValue): \(error.message)"
+            // Kept with the delivery (and shown by `deliveries list`): a handler's message is bounded.
+            let reason = Printable.truncated("\(error.code.rawValue): \(error.message)", bytes: 4096)
             let due = now + lane.retry.backoff(afterAttempt: delivery.attempts, random: { Double.random(in: 0..<1) })
             if lane.retry.allowsRetry(afterAttempts: delivery.attempts, firstAttempt: delivery.firstAttemptTime ?? now, next: due) {
                 completions.append(.retry(id: delivery.id, attempt: delivery.attempts, due: due, error: reason, status: status))

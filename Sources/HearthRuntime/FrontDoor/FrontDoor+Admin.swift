@@ -48,7 +48,8 @@ extension FrontDoor {
                 }
             case ("GET", ["users"]):
                 let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
-                let page = try await runtime.auth.listUsers(maxResults: Int(query["maxResults"] ?? "") ?? 1000, pageToken: query["pageToken"])
+                let maxResults = try FrontDoor.integer(query["maxResults"], "maxResults", in: 1...1000) ?? 1000
+                let page = try await runtime.auth.listUsers(maxResults: maxResults, pageToken: query["pageToken"])
                 var out: [String: Value] = ["users": try ValueEncoder().encode(page.users)]
                 if let next = page.nextPageToken { out["nextPageToken"] = .string(next) }
                 return .json(.map(out))
@@ -76,8 +77,7 @@ extension FrontDoor {
                     }
                     state = s
                 }
-                let limit = Int(query["limit"] ?? "") ?? 100
-                guard (1...10_000).contains(limit) else { return .error(.invalidArgument, "limit must be between 1 and 10000") }
+                let limit = try FrontDoor.integer(query["limit"], "limit", in: 1...10_000) ?? 100
                 let list = try runtime.deliveries.list(function: query["function"], state: state, limit: limit)
                 return .json(["deliveries": .array(list.map(\.summary))])
             case ("POST", let path) where path.count == 2 && path[0] == "deliveries" && path[1].hasSuffix(":retry"):
@@ -113,5 +113,17 @@ extension FrontDoor {
             runtime.log.error("admin request failed", ["path": .string(request.path), "cause": .string("\(error)")])
             return .error(.internal, "INTERNAL")
         }
+    }
+}
+
+extension FrontDoor {
+    /// A query parameter that must be an integer in `range` when present; anything else (not a
+    /// number, out of range, past Int64) is `invalid-argument` naming it, never a silent default.
+    static func integer(_ text: String?, _ name: String, in range: ClosedRange<Int>) throws(HTTPSError) -> Int? {
+        guard let text else { return nil }
+        guard let n = Int(text), range.contains(n) else {
+            throw .invalidArgument("\(name) must be an integer between \(range.lowerBound) and \(range.upperBound) (got '\(Printable.quoted(text, limit: 40))')")
+        }
+        return n
     }
 }
