@@ -29,6 +29,23 @@ public struct HTTPServerRequest: Sendable {
     }
 }
 
+/// A request's head, as the server has it before reading any body byte: enough to route it,
+/// authorize it and refuse it without reading what follows.
+public struct HTTPRequestHead: Sendable {
+    public var method: String
+    public var path: String
+    public var query: String
+    public var headers: HTTPHeaders
+    /// The declared body length; nil for a chunked body (length unknown until it ends).
+    public var contentLength: Int?
+
+    public var hasBody: Bool { contentLength.map { $0 > 0 } ?? true }
+
+    public var pathSegments: [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map { PercentEncoding.decode($0, plusAsSpace: false) }
+    }
+}
+
 /// What a handler answers: a status, headers and a body, either whole or streamed.
 public struct HTTPServerResponse: Sendable {
     public enum Body: Sendable {

@@ -9,10 +9,16 @@ import Synchronization
 /// request's Swift handler runs as a task while its connection is suspended, so no pool thread ever
 /// waits for a handler (the pattern NOTES.md measured at ~80k requests/s).
 ///
-/// Limits: head size (431) and body size (413), both with a JSON error,
-/// connections, idle connections (closed after `connectionTimeout`, which also bounds slow clients),
-/// and a per-request timeout (504). `shutdown(grace:)` stops accepting, lets in-flight requests
-/// finish within the grace period, then stops.
+/// Limits, each answered before the body is read where it can be: head size (431), body size
+/// (413), bytes buffered across all connections (503 with `Retry-After`), the request framing a
+/// proxy could read differently (400/501, see `RequestFraming`), and what `head` refuses (the
+/// front door's routing: 404, 401). Deadlines: a whole head within `headTimeoutSeconds`, a whole
+/// body within `readTimeout`, idle connections closed after `connectionTimeoutSeconds`, handlers
+/// answered 504 after `requestTimeout` (`ConnectionGuard`). Past `maxConnections` connections,
+/// `reservedConnections` more are admitted for `reservedPaths` (`/healthz`) and clients whose
+/// connection already served a request; other new connections get 503, and ones that do not send a
+/// head at once are closed. `shutdown(grace:)` stops accepting, lets in-flight requests finish
+/// within the grace period, then stops.
 public final class HTTPServer: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
@@ -22,15 +28,32 @@ public final class HTTPServer: Sendable {
         public var maxBodyBytes = 32 * 1024 * 1024
         public var maxHeaderBytes = 16 * 1024
         public var maxConnections = 1024
-        /// Idle connections (and clients sending too slowly) are closed after this long.
+        /// Connections admitted beyond `maxConnections`, for `reservedPaths` and kept-alive clients.
+        public var reservedConnections = 64
+        /// Paths served even past `maxConnections` (health checks).
+        public var reservedPaths: Set<String> = ["/healthz"]
+        /// Idle connections are closed after this long without a byte.
         public var connectionTimeoutSeconds = 30
+        /// A request head must be complete this long after its connection opened (or, kept alive,
+        /// after the idle time that follows the previous request).
+        public var headTimeout: Duration = .seconds(20)
+        /// Past `maxConnections`, a new connection must send its head within this.
+        public var pressureHeadTimeout: Duration = .seconds(1)
+        /// A request body must be complete this long after its head.
+        public var readTimeout: Duration = .seconds(60)
         /// A handler that has not answered by then gets its task cancelled and the client a 504.
         public var requestTimeout: Duration = .seconds(60)
+        /// Request bodies held in memory at once, across connections (declared lengths count from
+        /// the head on); past it new requests with bodies are answered 503 with `Retry-After`.
+        public var maxBufferedBytes = 128 * 1024 * 1024
 
         public init() {}
     }
 
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
+    /// Looks at a head before the body is read; a response it returns is sent instead of reading
+    /// the body and running the handler (routing, authorization).
+    public typealias HeadHandler = @Sendable (HTTPRequestHead) -> HTTPServerResponse?
 
     let configuration: Configuration
     let core: ServerCore
@@ -38,10 +61,13 @@ public final class HTTPServer: Sendable {
     private let daemon = Mutex<UInt>(0)
     private let boundPort = Atomic<Int>(0)
 
-    public init(configuration: Configuration, handler: @escaping Handler) {
+    public init(configuration: Configuration, head: HeadHandler? = nil, handler: @escaping Handler) {
         self.configuration = configuration
-        core = ServerCore(configuration: configuration, handler: handler)
+        core = ServerCore(configuration: configuration, head: head, handler: handler)
     }
+
+    /// Open connections (for tests and metrics).
+    public var openConnections: Int { core.connections.openCount }
 
     /// The port the server listens on (after `start`).
     public var port: Int { boundPort.load(ordering: .relaxed) }
@@ -58,7 +84,8 @@ public final class HTTPServer: Sendable {
         let options: [CVarArg] = [
             MHD_OPTION.LISTEN_SOCKET.rawValue, fd,
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(max(1, configuration.threads)),
-            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections),
+            // The hard limit holds the reserve; the soft one (maxConnections) is the guard's.
+            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections + max(0, configuration.reservedConnections)),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeoutSeconds),
             // Room for a head somewhat over the limit, so the server can read it and answer 431 itself;
             // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes). Not
@@ -66,6 +93,7 @@ public final class HTTPServer: Sendable {
             MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, max(configuration.maxHeaderBytes, 4096) + 12 * 1024,
             MHD_OPTION.URI_LOG_CALLBACK.rawValue, unsafeBitCast(uriLogCallback, to: OpaquePointer.self), cls,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, unsafeBitCast(completedCallback, to: OpaquePointer.self), cls,
+            MHD_OPTION.NOTIFY_CONNECTION.rawValue, unsafeBitCast(connectionCallback, to: OpaquePointer.self), cls,
             MHD_OPTION.END.rawValue,
         ]
         let started: OpaquePointer? = withVaList(options) { args in
@@ -76,6 +104,7 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(port)")
         }
         daemon.withLock { $0 = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(started))) }
+        core.startWatchdog()
     }
 
     /// Stops accepting connections, waits up to `grace` for in-flight requests, cancels what is
@@ -102,6 +131,8 @@ public final class HTTPServer: Sendable {
             defer { d = 0 }
             return d
         }
+        core.stopWatchdog()
+        core.connections.stop()
         if stopping != 0, let handle = OpaquePointer(bitPattern: stopping) { MHD_stop_daemon(handle) }
     }
 }

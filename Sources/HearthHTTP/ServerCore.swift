@@ -29,7 +29,13 @@ final class RequestState: Sendable {
         var headersRead = false
         var body: [UInt8] = []
         var tooLarge = false
-        var headTooLarge = false
+        /// The body would take the server past its budget of buffered bytes: discarded, then 503.
+        var overBudget = false
+        /// Bytes of the server's budget this request holds (its declared length, or what arrived).
+        var reserved = 0
+        /// What the head check answered, for a request without a body (sent once the request ends,
+        /// so the connection stays alive).
+        var headAnswer: HTTPServerResponse?
         var phase = Phase.receiving
         /// Set while the connection is suspended waiting for the handler (or for stream data).
         var suspended = false
@@ -124,28 +130,62 @@ final class StreamState: Sendable, HTTPResponseWriter {
 final class ServerCore: Sendable {
     let configuration: HTTPServer.Configuration
     let handler: HTTPServer.Handler
+    let head: HTTPServer.HeadHandler?
     let inFlight = Atomic<Int>(0)
+    let connections: ConnectionGuard
+    /// Body bytes held or promised (declared lengths) across all requests.
+    let buffered = Atomic<Int>(0)
     private let accepting = Atomic<Bool>(true)
     /// Requests being handled or streamed, for timeouts and shutdown.
     private let live = Mutex<[ObjectIdentifier: RequestState]>([:])
-    private let watchdog = Mutex<Task<Void, Never>?>(nil)
+    /// Every 50 ms: handlers past their timeout, connections past their deadlines.
+    private let watchdog = Mutex<RepeatingTimer?>(nil)
 
-    init(configuration: HTTPServer.Configuration, handler: @escaping HTTPServer.Handler) {
+    init(configuration: HTTPServer.Configuration, head: HTTPServer.HeadHandler?, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
         self.handler = handler
+        self.head = head
+        connections = ConnectionGuard(limits: .init(
+            headTimeout: configuration.headTimeout, idleTimeout: .seconds(configuration.connectionTimeoutSeconds),
+            readTimeout: configuration.readTimeout, pressureHeadTimeout: configuration.pressureHeadTimeout,
+            softLimit: configuration.maxConnections))
     }
 
     var isAccepting: Bool { accepting.load(ordering: .relaxed) }
 
     func stopAccepting() {
         accepting.store(false, ordering: .relaxed)
-        watchdog.withLock { $0?.cancel(); $0 = nil }
+    }
+
+    func startWatchdog() {
+        watchdog.withLock { timer in
+            guard timer == nil else { return }
+            timer = RepeatingTimer(every: .milliseconds(50)) { [weak self] in
+                self?.expire()
+                self?.connections.sweep()
+            }
+        }
+    }
+
+    func stopWatchdog() { watchdog.withLock { $0?.cancel(); $0 = nil } }
+
+    /// Takes `bytes` of the buffering budget; false (nothing taken) when that would pass the limit.
+    func reserve(_ bytes: Int) -> Bool {
+        guard bytes > 0 else { return true }
+        while true {
+            let current = buffered.load(ordering: .relaxed)
+            guard current <= configuration.maxBufferedBytes - bytes else { return false }
+            if buffered.compareExchange(expected: current, desired: current + bytes, ordering: .relaxed).exchanged { return true }
+        }
+    }
+
+    func release(_ bytes: Int) {
+        if bytes > 0 { buffered.wrappingSubtract(bytes, ordering: .relaxed) }
     }
 
     // MARK: running handlers
 
     func start(_ request: RequestState, connection: ConnectionHandle, _ input: HTTPServerRequest) {
-        ensureWatchdog()
         live.withLock { $0[ObjectIdentifier(request)] = request }
         inFlight.wrappingAdd(1, ordering: .relaxed)
         let handler = self.handler
@@ -165,19 +205,6 @@ final class ServerCore: Sendable {
             // The handler may already have answered (finish moved the phase on); then there is
             // nothing left to cancel.
             if case .running(nil) = s.phase { s.phase = .running(task) }
-        }
-    }
-
-    /// One task checks deadlines every 50 ms, instead of a timer per request.
-    func ensureWatchdog() {
-        watchdog.withLock { task in
-            guard task == nil, isAccepting else { return }
-            task = Task.detached { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(50))
-                    self?.expire()
-                }
-            }
         }
     }
 
@@ -214,11 +241,12 @@ final class ServerCore: Sendable {
 
     func completed(_ request: RequestState) {
         live.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(request)) }
-        let (counted, stream) = request.state.withLock { s -> (Bool, StreamState?) in
-            defer { s.counted = false }
+        let (counted, stream, reserved) = request.state.withLock { s -> (Bool, StreamState?, Int) in
+            defer { s.counted = false; s.reserved = 0; s.body = [] }
             s.phase = .responded
-            return (s.counted, s.stream)
+            return (s.counted, s.stream, s.reserved)
         }
+        release(reserved)
         stream?.state.withLock { $0.closed = true }
         if counted { inFlight.wrappingSubtract(1, ordering: .relaxed) }
     }
@@ -268,12 +296,36 @@ let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CCha
     Unmanaged.passRetained(RequestState(rawURI: uri.map { String(cString: $0) } ?? "/")).toOpaque()
 }
 
-let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+let completedCallback: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
     guard let cls, let requestContext, let raw = requestContext.pointee else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let request = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
     requestContext.pointee = nil
     core.completed(request)
+    if let connection, let record = connectionRecord(connection) { core.connections.requestCompleted(record) }
+}
+
+/// Tracks each TCP connection for the guard: its record lives in the connection's socket context
+/// from "started" to "closed" (which libmicrohttpd calls before it closes the descriptor).
+let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+    guard let cls, let connection, let socketContext else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        let record = core.connections.opened(fd: hearth_connection_fd(connection))
+        socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let raw = socketContext.pointee else { return }
+        let record = Unmanaged<ConnectionRecord>.fromOpaque(raw).takeRetainedValue()
+        socketContext.pointee = nil
+        core.connections.closed(record)
+    default:
+        break
+    }
+}
+
+func connectionRecord(_ connection: OpaquePointer) -> ConnectionRecord? {
+    hearth_connection_context(connection).map { Unmanaged<ConnectionRecord>.fromOpaque($0).takeUnretainedValue() }
 }
 
 let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
@@ -296,6 +348,63 @@ final class HeaderBox {
     var headers = HTTPHeaders()
 }
 
+extension ServerCore {
+    /// The first access-handler call: the whole head is in, no body byte has been handed over.
+    /// Returns an answer to send now (libmicrohttpd then skips the body and closes the connection),
+    /// or nil to go on reading the body.
+    func headArrived(_ request: RequestState, connection: OpaquePointer, method: String) -> HTTPServerResponse? {
+        let box = HeaderBox()
+        _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
+        let headers = box.headers
+        let record = connectionRecord(connection)
+        if let record { connections.move(record, to: .readingBody) }
+        let (path, query) = splitURI(request.rawURI)
+        request.state.withLock { s in
+            s.method = method
+            s.headers = headers
+        }
+        func refuse(_ status: Int, _ code: FunctionsErrorCode, _ message: String, retryAfter: Bool = false) -> HTTPServerResponse {
+            var r = HTTPServerResponse.error(code, message).with(status: status)
+            if retryAfter { r.headers.set("Retry-After", "1") }
+            return r
+        }
+        if let problem = RequestFraming.problem(rawTarget: request.rawURI, headers: headers) {
+            return refuse(problem.status, problem.status == 501 ? .unimplemented : .invalidArgument, problem.message)
+        }
+        // The head as received, terminators included (libmicrohttpd's own count).
+        if hearth_request_head_size(connection) > configuration.maxHeaderBytes {
+            return refuse(431, .invalidArgument, "the request head is larger than \(configuration.maxHeaderBytes) bytes")
+        }
+        if !isAccepting { return refuse(503, .unavailable, "the server is shutting down") }
+        if connections.underPressure, !configuration.reservedPaths.contains(path), record.map({ connections.served($0) == 0 }) ?? true {
+            return refuse(503, .unavailable, "the server is at its connection limit", retryAfter: true)
+        }
+        let chunked = headers["transfer-encoding"] != nil
+        let declared = chunked ? nil : Int(headers["content-length"] ?? "0")
+        if headers["content-length"] != nil && declared == nil {
+            return refuse(413, .invalidArgument, "the request body is larger than \(configuration.maxBodyBytes) bytes")  // past Int
+        }
+        if let head, let answer = head(HTTPRequestHead(method: method, path: path, query: query, headers: headers, contentLength: declared)) {
+            // Without a body there is nothing to skip: answer at the end, keeping the connection.
+            if declared == 0 {
+                request.state.withLock { $0.headAnswer = answer }
+                return nil
+            }
+            return answer
+        }
+        if let declared, declared > configuration.maxBodyBytes {
+            return refuse(413, .invalidArgument, "the request body is larger than \(configuration.maxBodyBytes) bytes")
+        }
+        if let declared, declared > 0 {
+            guard reserve(declared) else {
+                return refuse(503, .unavailable, "the server is holding too many request bodies; try again", retryAfter: true)
+            }
+            request.state.withLock { $0.reserved = declared }
+        }
+        return nil
+    }
+}
+
 let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, uploadData, uploadSize, requestContext in
     guard let cls, let connection, let requestContext, let uploadSize else { return MHD_Result.NO }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
@@ -303,38 +412,39 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
     let request = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
     let max = core.configuration.maxBodyBytes
 
-    // First call: the headers are in. Queue nothing yet (answering here would close keep-alive).
     let firstCall = request.state.withLock { s -> Bool in
         guard !s.headersRead else { return false }
         s.headersRead = true
         return true
     }
     if firstCall {
-        let box = HeaderBox()
-        _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
-        let declared = box.headers["content-length"].flatMap { Int($0) } ?? 0
         let methodName = method.map { String(cString: $0) } ?? "GET"
-        // The request line and header lines as sent (name, ": ", value, CRLF).
-        let headBytes = methodName.utf8.count + request.rawURI.utf8.count + 11
-            + box.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
-        request.state.withLock { s in
-            s.method = methodName
-            s.headers = box.headers
-            if declared > max { s.tooLarge = true }
-            if headBytes > core.configuration.maxHeaderBytes { s.headTooLarge = true }
-        }
-        return MHD_Result.YES
+        guard let answer = core.headArrived(request, connection: connection, method: methodName) else { return MHD_Result.YES }
+        request.state.withLock { $0.phase = .responded }
+        return core.queue(answer, on: ConnectionHandle(pointer: connection), for: request)
     }
 
     // Body chunks.
     if uploadSize.pointee > 0 {
         let n = uploadSize.pointee
-        request.state.withLock { s in
-            guard !s.tooLarge && !s.headTooLarge else { return }
+        let grow = request.state.withLock { s -> Int in
+            guard !s.tooLarge && !s.overBudget else { return 0 }
             if s.body.count + n > max {
                 s.tooLarge = true
                 s.body = []
+                return 0
+            }
+            // A chunked body takes its budget as it arrives; a declared one took it with the head.
+            return s.body.count + n > s.reserved ? s.body.count + n - s.reserved : 0
+        }
+        let allowed = core.reserve(grow)
+        request.state.withLock { s in
+            guard !s.tooLarge && !s.overBudget else { return }
+            if !allowed {
+                s.overBudget = true
+                s.body = []
             } else if let uploadData {
+                s.reserved += grow
                 s.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: n))
             }
         }
@@ -354,14 +464,19 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
             s.phase = .responded
             return .respond(response)
         case .receiving:
-            if s.headTooLarge {
-                s.phase = .responded
-                let limit = core.configuration.maxHeaderBytes
-                return .respond(.error(.invalidArgument, "the request head is larger than \(limit) bytes").with(status: 431))
-            }
             if s.tooLarge {
                 s.phase = .responded
                 return .respond(.error(.invalidArgument, "the request body is larger than \(max) bytes").with(status: 413))
+            }
+            if s.overBudget {
+                s.phase = .responded
+                var r = HTTPServerResponse.error(.unavailable, "the server is holding too many request bodies; try again")
+                r.headers.set("Retry-After", "1")
+                return .respond(r)
+            }
+            if let answer = s.headAnswer {
+                s.phase = .responded
+                return .respond(answer)
             }
             if !core.isAccepting {
                 s.phase = .responded
@@ -377,6 +492,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
     case .respond(let response):
         return core.queue(response, on: ConnectionHandle(pointer: connection), for: request)
     case .start(let input):
+        if let record = connectionRecord(connection) { core.connections.move(record, to: .handling) }
         core.start(request, connection: ConnectionHandle(pointer: connection), input)
         return MHD_Result.YES
     case .wait:

@@ -95,18 +95,18 @@ public enum BinaryValueCodec {
         }
     }
 
-    public static func decode(_ bytes: [UInt8], maxDepth: Int = 512) throws(BinaryCodecError) -> Value {
+    public static func decode(_ bytes: [UInt8], maxDepth: Int = ValueLimits.maxCarriedDepth) throws(BinaryCodecError) -> Value {
         try bytes.withUnsafeBufferPointer { (p) throws(BinaryCodecError) -> Value in try decode(p, maxDepth: maxDepth) }
     }
 
-    public static func decode(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) throws(BinaryCodecError) -> Value {
+    public static func decode(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = ValueLimits.maxCarriedDepth) throws(BinaryCodecError) -> Value {
         var reader = BinaryReader(buffer: buffer, maxDepth: maxDepth)
         let value = try reader.readValue(depth: 0)
         guard reader.i == buffer.count else { throw BinaryCodecError(offset: reader.i, message: "trailing bytes after value") }
         return value
     }
 
-    public static func decode(_ buffer: UnsafeRawBufferPointer, maxDepth: Int = 512) throws(BinaryCodecError) -> Value {
+    public static func decode(_ buffer: UnsafeRawBufferPointer, maxDepth: Int = ValueLimits.maxCarriedDepth) throws(BinaryCodecError) -> Value {
         try decode(buffer.bindMemory(to: UInt8.self), maxDepth: maxDepth)
     }
 }

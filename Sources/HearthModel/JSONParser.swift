@@ -14,7 +14,7 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
 /// How JSON maps onto `Value`.
 public struct JSONReadOptions: Sendable {
     /// Arrays and objects nested deeper than this are refused.
-    public var maxDepth: Int = 512
+    public var maxDepth: Int = ValueLimits.maxCarriedDepth
     /// Reads Hearth's tags for non-JSON types: single-key objects `{"$timestamp": "RFC 3339"}`,
     /// `{"$bytes": "base64"}`, `{"$reference": "a/b"}`, `{"$geopoint": {"latitude": 1, "longitude": 2}}`,
     /// `{"$double": "NaN" | "Infinity" | "-Infinity"}`, and `{"$map": {…}}` for a map whose only
@@ -24,7 +24,7 @@ public struct JSONReadOptions: Sendable {
     /// (and UInt64Value) as exact integers.
     public var callableWrappers: Bool = false
 
-    public init(maxDepth: Int = 512, tagged: Bool = false, callableWrappers: Bool = false) {
+    public init(maxDepth: Int = ValueLimits.maxCarriedDepth, tagged: Bool = false, callableWrappers: Bool = false) {
         self.maxDepth = maxDepth
         self.tagged = tagged
         self.callableWrappers = callableWrappers
@@ -32,7 +32,11 @@ public struct JSONReadOptions: Sendable {
 
     public static let plain = JSONReadOptions()
     public static let tagged = JSONReadOptions(tagged: true)
-    public static let callable = JSONReadOptions(callableWrappers: true)
+    /// A callable request body `{"data": …}`: the data at most `ValueLimits.maxDepth` deep.
+    public static let callable = JSONReadOptions(maxDepth: ValueLimits.maxDepth + 1, callableWrappers: true)
+    /// A request body from a client holding a value (the admin API, the CLI): tags and wrappers read,
+    /// the value at most `ValueLimits.maxDepth` deep inside its envelope object.
+    public static let clientBody = JSONReadOptions(maxDepth: ValueLimits.maxDepth + 1, tagged: true, callableWrappers: true)
 }
 
 /// A strict RFC 8259 parser from UTF-8 bytes to `Value`, written for speed.

@@ -147,3 +147,15 @@ extension Value: CustomStringConvertible {
     public var description: String { JSONWriter.string(self, options: .tagged) }
 }
 
+
+/// How deeply values nest, one rule for the whole path a value travels: what a client may send
+/// (a callable's data, the admin API's bodies) is checked where it enters, and every codec on the
+/// way after (the unit boundary, the store) takes that plus room for the envelopes it is wrapped
+/// in, so a value accepted at the door is never refused further in with an internal error.
+public enum ValueLimits {
+    /// Arrays and maps nested inside one another in a value from a client.
+    public static let maxDepth = 500
+    /// What codecs carrying such a value accept: the value and a few envelopes around it
+    /// (request body, event, boundary message).
+    public static let maxCarriedDepth = maxDepth + 12
+}

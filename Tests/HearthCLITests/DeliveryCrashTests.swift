@@ -7,9 +7,10 @@ import Synchronization
 import Testing
 
 /// At-least-once delivery across a crash, with real processes: `hearth serve` is killed with
-/// SIGKILL while clients write 10,000 documents (each with a document trigger) and enqueue 5,000
-/// tasks; a second `hearth serve` on the same data directory takes over, and after it drains every
-/// committed write's trigger and every committed task has run at least once.
+/// SIGKILL while clients write 10,000 documents (each with a document trigger declared with
+/// `retry: true`, which is what at-least-once across a crash needs, as in Firebase) and enqueue
+/// 5,000 tasks; a second `hearth serve` on the same data directory takes over, and after it drains
+/// every committed write's trigger and every committed task has run at least once.
 @Suite("Deliveries survive a crash")
 struct DeliveryCrashTests {
     let client = HTTPClient()

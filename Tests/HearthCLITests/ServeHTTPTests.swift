@@ -2,6 +2,7 @@ import Foundation
 import HearthHTTP
 import HearthModel
 import HearthTesting
+import Synchronization
 import Testing
 
 /// `hearth serve` as a real process over real HTTP: draining on SIGTERM, and the firebase-admin SDK.
@@ -70,7 +71,7 @@ struct ServeHTTPTests {
     func graceExpires() async throws {
         let dir = TempDir()
         let (child, base) = try await serve(dir, extra: "shutdown_grace_seconds = 0.2")
-        let inFlight = Task { try await call(base, "sleep", 4.5) }
+        let inFlight = Task { try await call(base, "nap", 120) }
         try await waitForInFlight(base, 1)
         child.signal(SIGTERM)
         let r = try await inFlight.value
@@ -95,6 +96,49 @@ struct ServeHTTPTests {
         child.signal(SIGTERM)
         #expect(try await child.waitForExit() == 0)
     }
+
+    /// The resident memory of a process, in bytes (`VmRSS` in /proc).
+    static func residentBytes(_ pid: pid_t) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb * 1024
+    }
+
+    @Test("20 clients sending 30 MiB bodies (to no function, and to a callable) leave the server's memory within its buffering budget")
+    func bodiesCannotExhaustMemory() async throws {
+        let dir = TempDir()
+        let (child, base) = try await serve(dir, extra: "max_buffered_bytes = 33554432\nshutdown_grace_seconds = 5")
+        let port = Int(base.split(separator: ":").last!)!
+        let pid = child.process.pid
+        let before = Self.residentBytes(pid)
+        let body = [UInt8](repeating: UInt8(ascii: " "), count: 30 << 20)
+        let peak = MutexBox(0)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for k in 0..<20 {
+                group.addTask {
+                    try await onOwnThread {
+                        let c = try RawConnection(port: port, timeoutSeconds: 120)
+                        let path = k.isMultiple(of: 2) ? "/nowhere" : "/echo"
+                        try c.send("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n")
+                        try? c.send(body)  // a refusal closes the connection while this is sent
+                        peak.update { $0 = max($0, ServeHTTPTests.residentBytes(pid)) }
+                        return (try? c.readResponse().status) ?? -1
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let growth = peak.value - before
+        print("memory test: RSS before \(before >> 20) MiB, peak \(peak.value >> 20) MiB; statuses \(statuses.sorted())")
+        #expect(statuses.allSatisfy { [400, 404, 503].contains($0) || $0 == -1 }, "\(statuses.sorted())")
+        #expect(statuses.filter { $0 == 404 }.count >= 5, "\(statuses.sorted())")
+        #expect(growth < 150 << 20, "RSS grew by \(growth >> 20) MiB (budget 32 MiB of bodies)")
+        let health = try await client.send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(60)))
+        #expect(health.status == 200)
+        child.signal(SIGTERM)
+        #expect(try await child.waitForExit() == 0)
+    }
 }
 
 /// Runs python3 with `arguments`, waiting (without blocking a thread) for at most `seconds`; the
@@ -104,4 +148,12 @@ func runPython(_ arguments: [String], seconds: Double = 120) async throws -> Str
     let ended = try await python.wait(seconds: seconds)
     guard ended == .exited(0) else { throw Failure("python \(ended):\n\(python.stderrText)") }
     return python.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// A value several threads update under a lock.
+final class MutexBox<T: Sendable>: Sendable {
+    private let state: Mutex<T>
+    init(_ value: T) { state = Mutex(value) }
+    func update(_ change: (inout T) -> Void) { state.withLock { change(&$0) } }
+    var value: T { state.withLock { $0 } }
 }

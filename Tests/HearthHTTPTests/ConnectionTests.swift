@@ -95,41 +95,195 @@ struct ConnectionTests {
         }
     }
 
-    @Test("past the connection limit a new connection is not served; once a slot frees, clients are served again")
-    func connectionLimit() async throws {
-        try await withServer({ $0.maxConnections = 8; $0.threads = 1 }, handler: echo) { server, _ in
+    @Test("past the connection limit: new connections get 503 with Retry-After, /healthz and kept-alive clients are still served")
+    func connectionLimitReserve() async throws {
+        // A generous window for a new connection's head under pressure: the suite runs loaded.
+        try await withServer({ $0.maxConnections = 8; $0.reservedConnections = 4; $0.threads = 1; $0.pressureHeadTimeout = .seconds(20); $0.headTimeout = .seconds(120) }, handler: echo) { server, _ in
             let port = server.port
-            let (statuses, answeredWhileFull, afterFreeing) = try await onOwnThread { () -> ([Int], Bool, Int) in
-                var held = try (0..<8).map { _ in try RawConnection(port: port) }
+            let (statuses, extra, health, keptAlive) = try await onOwnThread { () -> ([Int], RawConnection.Response, Int, Int) in
+                let held = try (0..<8).map { _ in try RawConnection(port: port) }
                 var statuses: [Int] = []
                 for c in held {
                     try c.send(Self.request("/held"))
                     statuses.append(try c.readResponse().status)
                 }
-                // libmicrohttpd either leaves the extra connection in the kernel's backlog until a
-                // slot frees, or accepts and closes it at once: either way it is not served now.
-                let extra = try RawConnection(port: port)
-                try? extra.send(Self.request("/extra"))
-                extra.setReadTimeout(milliseconds: 500)
-                let answeredWhileFull = (try? extra.readResponse()) != nil
-                held.removeLast()  // closes one
-                extra.setReadTimeout(milliseconds: 90_000)
-                if let r = try? extra.readResponse() { return (statuses, answeredWhileFull, r.status) }
-                // It was closed: a new connection gets the freed slot, once the server has seen the
-                // close (a connection arriving before that is refused like the extra one was).
-                for _ in 0..<200 {
-                    let fresh = try RawConnection(port: port)
-                    fresh.setReadTimeout(milliseconds: 90_000)
-                    if (try? fresh.send(Self.request("/fresh"))) != nil, let r = try? fresh.readResponse() {
-                        return (statuses, answeredWhileFull, r.status)
-                    }
-                    usleep(50_000)
-                }
-                return (statuses, answeredWhileFull, 0)
+                // A ninth connection is admitted into the reserve and told to come back.
+                let newcomer = try RawConnection(port: port)
+                try newcomer.send(Self.request("/extra"))
+                let extra = try newcomer.readResponse()
+                let healthz = try RawConnection(port: port)
+                try healthz.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                let health = try healthz.readResponse().status
+                // A client whose connection already served a request keeps being served.
+                try held[3].send(Self.request("/again"))
+                return (statuses, extra, health, try held[3].readResponse().status)
             }
             #expect(statuses == Array(repeating: 200, count: 8))
-            #expect(!answeredWhileFull)
-            #expect(afterFreeing == 200)
+            #expect(extra.status == 503)
+            #expect(extra.headers["retry-after"] == "1")
+            #expect(extra.headers["connection"]?.lowercased() == "close")
+            #expect(health == 200)
+            #expect(keptAlive == 200)
+        }
+    }
+
+    @Test("slowloris: connections trickling a head byte by byte are closed at the head deadline, and past the limit at once, so /healthz gets through")
+    func slowloris() async throws {
+        try await withServer({
+            $0.maxConnections = 8; $0.reservedConnections = 4; $0.threads = 1
+            $0.headTimeout = .seconds(2); $0.pressureHeadTimeout = .seconds(1); $0.connectionTimeoutSeconds = 30
+        }, handler: echo) { server, _ in
+            let port = server.port
+            let result = try await onOwnThread { () -> (closedAfter: Double, healthStatus: Int, healthSeconds: Double) in
+                // One connection trickles a byte every 100 ms: libmicrohttpd's idle timeout (30 s)
+                // never fires, the head deadline (2 s) does.
+                let trickler = try RawConnection(port: port)
+                let start = Date()
+                var closedAfter = -1.0
+                for byte in Array("POST /slow HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8) + Array(repeating: UInt8(ascii: "x"), count: 200) {
+                    if (try? trickler.send([byte])) == nil { closedAfter = Date().timeIntervalSince(start); break }
+                    usleep(100_000)
+                    if Date().timeIntervalSince(start) > 20 { break }
+                }
+                // Twelve stalled connections fill the limit and the reserve; under pressure they
+                // are closed within a fraction of a second, and /healthz is served.
+                let stalled = try (0..<12).map { _ -> RawConnection in
+                    let c = try RawConnection(port: port)
+                    try c.send("GET /stalled HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Never: ")
+                    return c
+                }
+                let before = Date()
+                let healthz = try RawConnection(port: port)
+                try healthz.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                let status = try healthz.readResponse().status
+                withExtendedLifetime(stalled) {}
+                return (closedAfter, status, Date().timeIntervalSince(before))
+            }
+            #expect(result.closedAfter >= 1.5 && result.closedAfter < 10, "closed after \(result.closedAfter) s")
+            #expect(result.healthStatus == 200)
+            #expect(result.healthSeconds < 60, "\(result.healthSeconds) s (without the guard it is never served)")
+        }
+    }
+
+    @Test("a body trickled after a complete head is cut off at the read deadline")
+    func slowBody() async throws {
+        try await withServer({ $0.readTimeout = .seconds(1); $0.connectionTimeoutSeconds = 30 }, handler: echo) { server, _ in
+            let port = server.port
+            let closedAfter = try await onOwnThread { () -> Double in
+                let c = try RawConnection(port: port)
+                try c.send("POST /slow HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n")
+                let start = Date()
+                for _ in 0..<200 {
+                    if (try? c.send("x")) == nil { break }
+                    usleep(100_000)
+                }
+                return Date().timeIntervalSince(start)
+            }
+            #expect(closedAfter >= 0.8 && closedAfter < 10, "closed after \(closedAfter) s")
+        }
+    }
+
+    @Test("what the head check refuses, and a declared body over the limit, are answered before the body is read, and the connection closed")
+    func answeredOnTheHead() async throws {
+        let handled = Mutex<[String]>([])
+        try await withServer({ $0.maxBodyBytes = 1 << 20 }, head: { head in
+            head.path.hasPrefix("/known") ? nil : .error(.notFound, "nothing at \(head.path)")
+        }, handler: { request in
+            handled.withLock { $0.append(request.path) }
+            return await echo(request)
+        }) { server, _ in
+            let port = server.port
+            let (unknown, tooLarge, unknownNoBody, reused) = try await onOwnThread { () -> (RawConnection.Response, RawConnection.Response, RawConnection.Response, Int) in
+                // 30 MiB declared, none of it sent: the 404 comes at once.
+                let a = try RawConnection(port: port)
+                try a.send("POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 31457280\r\n\r\n")
+                let unknown = try a.readResponse()
+                let b = try RawConnection(port: port)
+                try b.send("POST /known HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2097152\r\n\r\n")
+                let tooLarge = try b.readResponse()
+                // Without a body the refusal keeps the connection alive for the next request.
+                let c = try RawConnection(port: port)
+                try c.send("GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                let unknownNoBody = try c.readResponse()
+                try c.send(Self.request("/known/then"))
+                return (unknown, tooLarge, unknownNoBody, try c.readResponse().status)
+            }
+            #expect(unknown.status == 404)
+            #expect(unknown.headers["connection"]?.lowercased() == "close")
+            #expect(tooLarge.status == 413)
+            #expect(unknownNoBody.status == 404)
+            #expect(unknownNoBody.headers["connection"]?.lowercased() != "close")
+            #expect(reused == 200)
+            #expect(handled.withLock { $0 } == ["/known/then"], "the handler saw none of the refused requests")
+        }
+    }
+
+    @Test("bodies held across connections are capped: past the budget a request is 503 with Retry-After, and served again once memory frees")
+    func bufferBudget() async throws {
+        try await withServer({ $0.maxBufferedBytes = 1 << 20 }, handler: echo) { server, _ in
+            let port = server.port
+            let (refused, afterwards, first) = try await onOwnThread { () -> (RawConnection.Response, Int, Int) in
+                let big = String(repeating: "a", count: 800_000)
+                let a = try RawConnection(port: port)
+                try a.send("POST /a HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(big.utf8.count)\r\n\r\n" + big.prefix(1000))
+                usleep(200_000)  // a's head is in: its 800 KB are promised
+                let b = try RawConnection(port: port)
+                try b.send("POST /b HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 500000\r\n\r\n")
+                let refused = try b.readResponse()
+                try a.send(String(big.dropFirst(1000)))
+                let first = try a.readResponse().status
+                let c = try RawConnection(port: port)
+                try c.send(Self.request("/c", body: String(repeating: "c", count: 500_000)))
+                return (refused, try c.readResponse().status, first)
+            }
+            #expect(refused.status == 503)
+            #expect(refused.headers["retry-after"] == "1")
+            #expect(first == 200)
+            #expect(afterwards == 200)
+            #expect(server.inFlight == 0)
+        }
+    }
+
+    @Test("request framing a proxy could read differently is refused before the body, and the connection closed", arguments: [
+        ("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 400),
+        ("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 10\r\n\r\nabc", 400),
+        ("POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\nContent-Length: 3\r\n\r\nabc", 400),
+        ("POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\nabc", 501),
+        ("POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 501),
+        ("GET /a\rb HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET /x HTTP/1.1\r\n Host: a\r\n\r\n", 400),
+    ])
+    func framing(request: String, status: Int) async throws {
+        try await withServer(handler: echo) { server, _ in
+            let port = server.port
+            let (response, closed, seconds) = try await onOwnThread { () -> (RawConnection.Response, Bool, Double) in
+                let c = try RawConnection(port: port)
+                let start = Date()
+                try c.send(request)
+                let r = try c.readResponse()
+                return (r, try c.waitForClose(), Date().timeIntervalSince(start))
+            }
+            #expect(response.status == status, "\(response.text)")
+            #expect(closed)
+            #expect(seconds < 10, "answered at once, not after a timeout")
+        }
+    }
+
+    @Test("the same Content-Length twice is one length, and a plain chunked body is read")
+    func acceptableFraming() async throws {
+        try await withServer(handler: echo) { server, _ in
+            let port = server.port
+            let (same, chunked) = try await onOwnThread { () -> (RawConnection.Response, RawConnection.Response) in
+                let c = try RawConnection(port: port)
+                try c.send("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc")
+                let same = try c.readResponse()
+                try c.send("POST /y HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+                return (same, try c.readResponse())
+            }
+            #expect(same.status == 200)
+            #expect(try JSONParser.parse(same.body)["body"] == "abc")
+            #expect(chunked.status == 200)
+            #expect(try JSONParser.parse(chunked.body)["body"] == "hello")
         }
     }
 

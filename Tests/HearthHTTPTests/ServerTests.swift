@@ -5,11 +5,11 @@ import Synchronization
 import Testing
 
 /// A server on an ephemeral port for one test, stopped at the end.
-func withServer<T>(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, handler: @escaping HTTPServer.Handler,
-                   _ body: (HTTPServer, String) async throws -> T) async throws -> T {
+func withServer<T>(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, head: HTTPServer.HeadHandler? = nil,
+                   handler: @escaping HTTPServer.Handler, _ body: (HTTPServer, String) async throws -> T) async throws -> T {
     var config = HTTPServer.Configuration()
     configure(&config)
-    let server = HTTPServer(configuration: config, handler: handler)
+    let server = HTTPServer(configuration: config, head: head, handler: handler)
     try server.start()
     do {
         let result = try await body(server, "http://127.0.0.1:\(server.port)")

@@ -52,7 +52,7 @@ struct CallCommand: Command {
                 text = String(decoding: bytes, as: UTF8.self)
             }
             do {
-                return try JSONParser.parse(text, options: JSONReadOptions(tagged: true, callableWrappers: true))
+                return try JSONParser.parse(text, options: .clientBody)
             } catch {
                 io.err("error: --data is not valid JSON: \(error)")
                 return nil

@@ -15,7 +15,7 @@ enum DocsJSON {
     }
 
     static func parse(_ text: String, what: String) throws(UsageError) -> Value {
-        do { return try JSONParser.parse(text, options: JSONReadOptions(tagged: true, callableWrappers: true)) } catch {
+        do { return try JSONParser.parse(text, options: .clientBody) } catch {
             throw UsageError("\(what) is not valid JSON: \(error)")
         }
     }

@@ -23,6 +23,14 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var maxBodyBytes = 32 * 1024 * 1024
         public var maxHeaderBytes = 16 * 1024
         public var maxConnections = 1024
+        /// Connections admitted past `maxConnections` for /healthz and clients already connected.
+        public var reservedConnections = 64
+        /// A request's head must arrive within this.
+        public var headTimeoutSeconds = 20.0
+        /// Request bodies held in memory at once, across all connections.
+        public var maxBufferedBytes = 128 * 1024 * 1024
+        /// A body must arrive within this of its head; a handler must answer within this (or its
+        /// function's longer timeout).
         public var requestTimeoutSeconds = 60.0
         public var shutdownGraceSeconds = 10.0
         public var adminTokenEnv = "HEARTH_ADMIN_TOKEN"
@@ -141,6 +149,9 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.int("max_body_bytes", range: 1...(1 << 32)) { server.maxBodyBytes = v }
             if let v = s.int("max_header_bytes", range: 1024...(1 << 20)) { server.maxHeaderBytes = v }
             if let v = s.int("max_connections", range: 1...100_000) { server.maxConnections = v }
+            if let v = s.int("reserved_connections", range: 0...10_000) { server.reservedConnections = v }
+            if let v = s.seconds("head_timeout_seconds", range: 0.1...3600) { server.headTimeoutSeconds = v }
+            if let v = s.int("max_buffered_bytes", range: 1...(1 << 40)) { server.maxBufferedBytes = v }
             if let v = s.seconds("request_timeout_seconds", range: 0.001...3600) { server.requestTimeoutSeconds = v }
             if let v = s.seconds("shutdown_grace_seconds", range: 0...3600) { server.shutdownGraceSeconds = v }
             if let v = s.string("admin_token_env") { server.adminTokenEnv = v }
@@ -285,7 +296,8 @@ public struct RuntimeConfig: Sendable, Equatable {
             "server": [
                 "host": .string(server.host), "port": .int(Int64(server.port)), "threads": .int(Int64(server.threads)),
                 "max_body_bytes": .int(Int64(server.maxBodyBytes)), "max_header_bytes": .int(Int64(server.maxHeaderBytes)),
-                "max_connections": .int(Int64(server.maxConnections)),
+                "max_connections": .int(Int64(server.maxConnections)), "reserved_connections": .int(Int64(server.reservedConnections)),
+                "head_timeout_seconds": .double(server.headTimeoutSeconds), "max_buffered_bytes": .int(Int64(server.maxBufferedBytes)),
                 "request_timeout_seconds": .double(server.requestTimeoutSeconds),
                 "shutdown_grace_seconds": .double(server.shutdownGraceSeconds),
                 "admin_token_env": .string(server.adminTokenEnv),

@@ -17,17 +17,24 @@ import HearthStore
 ///   or `{"tasks": [...]}`), `DELETE tasks/{queue}/{id}`
 /// - `GET  schedules`, `POST schedules/{name}:run`
 extension FrontDoor {
-    func admin(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+    /// Why a request may not use the admin API (nil when it may): no token configured (the API is
+    /// off), or not the token. Checked on the head, before a body is read, and again here.
+    func adminRefusal(_ headers: HTTPHeaders) -> HTTPServerResponse? {
         guard let token = adminToken else { return .error(.notFound, "the admin API is off: no admin token is configured") }
-        guard let header = request.headers["authorization"], header.hasPrefix("Bearer "),
+        guard let header = headers["authorization"], header.hasPrefix("Bearer "),
               Crypto.constantTimeEqual(Array(header.dropFirst(7).utf8), Array(token.utf8)) else {
             return .error(.unauthenticated, "the admin API needs Authorization: Bearer <admin token>")
         }
+        return nil
+    }
+
+    func admin(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+        if let refusal = adminRefusal(request.headers) { return refusal }
         let body: Value
         if request.body.isEmpty {
             body = .emptyMap
         } else {
-            do { body = try JSONParser.parse(request.body, options: JSONReadOptions(tagged: true, callableWrappers: true)) } catch {
+            do { body = try JSONParser.parse(request.body, options: .clientBody) } catch {
                 return .error(.invalidArgument, "the body is not valid JSON: \(error)")
             }
         }

@@ -64,11 +64,15 @@ public final class FrontDoor: Sendable {
         serverConfig.maxBodyBytes = config.server.maxBodyBytes
         serverConfig.maxHeaderBytes = config.server.maxHeaderBytes
         serverConfig.maxConnections = config.server.maxConnections
+        serverConfig.reservedConnections = config.server.reservedConnections
+        serverConfig.headTimeout = .seconds(double: config.server.headTimeoutSeconds)
+        serverConfig.readTimeout = .seconds(double: config.server.requestTimeoutSeconds)
+        serverConfig.maxBufferedBytes = config.server.maxBufferedBytes
         // Functions enforce their own timeouts (up to an hour); the server's is a backstop above them.
         let longest = runtime.table.entries.compactMap(\.spec.options.timeoutSeconds).max() ?? FunctionOptions.defaultTimeoutSeconds
         serverConfig.requestTimeout = .seconds(double: max(config.server.requestTimeoutSeconds, longest + 5))
         let box = HandlerBox()
-        server = HTTPServer(configuration: serverConfig) { request in await box.handle(request) }
+        server = HTTPServer(configuration: serverConfig, head: { head in box.check(head) }) { request in await box.handle(request) }
         box.door.withLock { $0.door = self }
         try validateRoutes()
     }
@@ -122,6 +126,50 @@ public final class FrontDoor: Sendable {
 
     // MARK: routing
 
+    /// Where a path leads: decided from the path alone, so the head can be routed before the body
+    /// is read (`check`) and the request dispatched after (`route`), by one rule.
+    enum Target {
+        case health, metrics
+        case admin(ArraySlice<Substring>)
+        case identityToolkit(ArraySlice<Substring>), secureToken(ArraySlice<Substring>)
+        case rewrite(Rewrite)
+        case function(FunctionEntry)
+        case notFound(String)
+    }
+
+    func target(_ segments: [Substring]) -> Target {
+        switch segments.first {
+        case "healthz" where segments.count == 1: return .health
+        case "metrics" where segments.count == 1: return .metrics
+        case "__" where segments.count >= 2 && segments[1] == "admin": return .admin(segments.dropFirst(2))
+        case "identitytoolkit.googleapis.com": return .identityToolkit(segments.dropFirst())
+        case "securetoken.googleapis.com": return .secureToken(segments.dropFirst())
+        default: break
+        }
+        if let rewrite = rewrites.first(where: { $0.matches(segments) }) { return .rewrite(rewrite) }
+        let path = "/" + segments.joined(separator: "/")
+        if segments.first == "api" { return .notFound("no route for \(path)") }
+        var name: Substring?
+        if segments.count == 1 { name = segments[0] }
+        if segments.count == 3 && segments[0] == Substring(config.project) && segments[1] == Substring(config.region) { name = segments[2] }
+        guard let name, let entry = runtime.table[String(name)] else { return .notFound("no function at \(path)") }
+        switch entry.trigger {
+        case .callable, .request: return .function(entry)
+        default: return .notFound("'\(entry.name)' is a \(entry.trigger.kindName) function and has no HTTP route")
+        }
+    }
+
+    /// What the head alone decides, before any body byte is read: a path that routes nowhere is 404
+    /// (with the CORS headers the full answer would have), and the admin API without its token is
+    /// refused. A request with a body answered here is closed unread.
+    func check(_ head: HTTPRequestHead) -> HTTPServerResponse? {
+        switch target(head.pathSegments.map { Substring($0) }) {
+        case .admin: return adminRefusal(head.headers)
+        case .notFound(let message): return .error(.notFound, message, headers: CORS.headers(policy: nil, origin: head.headers["origin"]))
+        default: return nil
+        }
+    }
+
     func handle(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         let started = ContinuousClock.now
         metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
@@ -134,35 +182,26 @@ public final class FrontDoor: Sendable {
     func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {
         let raw = request.path.split(separator: "/", omittingEmptySubsequences: true)
         let segments = raw.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
-        switch segments.first {
-        case "healthz" where segments.count == 1: return ("health", health())
-        case "metrics" where segments.count == 1: return ("metrics", metricsResponse())
-        case "__" where segments.count >= 2 && segments[1] == "admin": return ("admin", await admin(request, Array(segments.dropFirst(2))))
-        case "identitytoolkit.googleapis.com": return ("auth", await identityToolkit(request, Array(segments.dropFirst())))
-        case "securetoken.googleapis.com": return ("auth", await secureToken(request, Array(segments.dropFirst())))
-        default: break
-        }
-        if let rewrite = rewrites.first(where: { $0.matches(segments) }) {
+        switch target(segments) {
+        case .health: return ("health", health())
+        case .metrics: return ("metrics", metricsResponse())
+        case .admin(let rest): return ("admin", await admin(request, Array(rest)))
+        case .identityToolkit(let rest): return ("auth", await identityToolkit(request, Array(rest)))
+        case .secureToken(let rest): return ("auth", await secureToken(request, Array(rest)))
+        case .rewrite(let rewrite):
             guard let entry = runtime.table[rewrite.function], entry.trigger == .request else {
                 return ("rewrite", .error(.notFound, "no onRequest function '\(rewrite.function)'"))
             }
             return ("request", await onRequest(entry, request))
-        }
-        // Not-found answers carry the default CORS headers, so a browser app sees the 404 itself.
-        let cors = CORS.headers(policy: nil, origin: request.headers["origin"])
-        if segments.first == "api" {
-            return ("api", .error(.notFound, "no route for \(request.path)", headers: cors))
-        }
-        var name: Substring?
-        if segments.count == 1 { name = segments[0] }
-        if segments.count == 3 && segments[0] == Substring(config.project) && segments[1] == Substring(config.region) { name = segments[2] }
-        guard let name, let entry = runtime.table[String(name)] else {
-            return ("other", .error(.notFound, "no function at \(request.path)", headers: cors))
-        }
-        switch entry.trigger {
-        case .callable: return ("callable", await callable(entry, request))
-        case .request: return ("request", await onRequest(entry, request))
-        default: return ("other", .error(.notFound, "'\(entry.name)' is a \(entry.trigger.kindName) function and has no HTTP route", headers: cors))
+        case .function(let entry):
+            switch entry.trigger {
+            case .callable: return ("callable", await callable(entry, request))
+            default: return ("request", await onRequest(entry, request))
+            }
+        case .notFound(let message):
+            // Not-found answers carry the default CORS headers, so a browser app sees the 404 itself.
+            let cors = CORS.headers(policy: nil, origin: request.headers["origin"])
+            return (segments.first == "api" ? "api" : "other", .error(.notFound, message, headers: cors))
         }
     }
 
@@ -194,5 +233,9 @@ final class HandlerBox: Sendable {
     func handle(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         guard let door = door.withLock({ $0.door }) else { return .error(.unavailable, "the server is stopping") }
         return await door.handle(request)
+    }
+
+    func check(_ head: HTTPRequestHead) -> HTTPServerResponse? {
+        door.withLock { $0.door }?.check(head)
     }
 }

@@ -194,7 +194,10 @@ public enum DeliveryUnit: FunctionModule {
             return req.data
         }
 
-        fn.onDocumentCreated("crashWrite", "crash/{id}", concurrency: 32) { (event: DocumentEvent<Value>) in
+        // With retries, as Firebase requires for an event to survive a crash of the process running
+        // it: an attempt that dies with its process counts, and a trigger without retries is then
+        // dead-lettered rather than run again.
+        fn.onDocumentCreated("crashWrite", "crash/{id}", retry: true, concurrency: 32) { (event: DocumentEvent<Value>) in
             try await record(event.documents, "crashWrite", event.params["id"] ?? "?", [:])
         }
 

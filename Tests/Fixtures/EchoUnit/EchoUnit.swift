@@ -44,6 +44,12 @@ public enum EchoUnit: FunctionModule {
             return "done"
         }
 
+        // A long sleep on the host clock, for tests that need a request to stay in flight.
+        fn.onCall("nap", timeoutSeconds: 300) { (req: CallableRequest<Double>) -> String in
+            try await req.context.clock.sleep(for: .seconds(double: req.data))
+            return "woke"
+        }
+
         fn.onCall("now") { (req: CallableRequest<Value>) in req.context.clock.now() }
 
         fn.onCall("log") { (req: CallableRequest<String>) in

@@ -269,4 +269,20 @@ struct CallableProtocolTests {
             #expect(failed["code"] == "not-found")
         }
     }
+    @Test("one nesting limit on the whole path: data 500 deep reaches the unit and comes back; deeper is 400 with the cause hidden")
+    func nestingLimit() async throws {
+        @Sendable func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
+        try await withFrontDoor { door in
+            let json = [("Content-Type", "application/json")]
+            let deepest = try await door.send("POST", "/echo", headers: json, body: #"{"data":\#(nested(ValueLimits.maxDepth))}"#)
+            #expect(deepest.status == 200, "\(deepest.text.prefix(200))")
+            #expect(deepest.text.hasPrefix(#"{"result":[[[["#))
+            for depth in [ValueLimits.maxDepth + 1, 511, 512, 5000] {
+                let r = try await door.send("POST", "/echo", headers: json, body: #"{"data":\#(nested(depth))}"#)
+                #expect(r.status == 400, "depth \(depth)")
+                #expect(r.json == ["error": ["status": "INVALID_ARGUMENT", "message": "Bad Request"]], "depth \(depth): \(r.text.prefix(200))")
+            }
+        }
+    }
 }
+

@@ -5,23 +5,23 @@ import Glibc
 /// HTTP client library would not do (stall mid-header, hold hundreds of keep-alive connections,
 /// send oversized headers). Reads and writes time out, so a misbehaving server fails the test
 /// instead of hanging it.
-final class RawConnection: @unchecked Sendable {  // used by one thread at a time
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public final class RawConnection: @unchecked Sendable {  // used by one thread at a time
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
         init(_ d: String) { description = d }
     }
 
-    struct Response {
-        var status: Int
-        var headers: [String: String]  // lower-cased names
-        var body: [UInt8]
-        var text: String { String(decoding: body, as: UTF8.self) }
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [String: String]  // lower-cased names
+        public var body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    let fd: Int32
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeoutSeconds: Int = 90) throws {
+    public init(port: Int, timeoutSeconds: Int = 90) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
         var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
@@ -43,14 +43,14 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
 
     deinit { Glibc.close(fd) }
 
-    func setReadTimeout(milliseconds: Int) {
+    public func setReadTimeout(milliseconds: Int) {
         var tv = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -70,7 +70,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     }
 
     /// True when the server closes the connection (reads return end of file) before the read timeout.
-    func waitForClose() throws -> Bool {
+    public func waitForClose() throws -> Bool {
         while true {
             do {
                 if try !fill() { return true }
@@ -81,7 +81,7 @@ final class RawConnection: @unchecked Sendable {  // used by one thread at a tim
     }
 
     /// Reads one response with a Content-Length body (what the server sends for non-streamed replies).
-    func readResponse() throws -> Response {
+    public func readResponse() throws -> Response {
         let separator: [UInt8] = [13, 10, 13, 10]
         var end: Int?
         while end == nil {

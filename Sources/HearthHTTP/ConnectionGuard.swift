@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+
+/// One TCP connection as the guard sees it. Its fields change only under `ConnectionGuard.records`'
+/// lock (the guard and libmicrohttpd's callbacks both take it).
+final class ConnectionRecord: @unchecked Sendable {
+    enum Phase { case awaitingHead, readingBody, handling }
+
+    let fd: Int32
+    /// The peer's address as the socket reported it when the connection opened: checked again
+    /// before a shutdown, so that a descriptor number reused elsewhere is never touched.
+    let peer: [UInt8]
+    var phase = Phase.awaitingHead
+    /// When the current phase began.
+    var since: ContinuousClock.Instant
+    /// Requests this connection has completed (a proven client, not a connection that only waits).
+    var served = 0
+    var closing = false
+
+    init(fd: Int32, since: ContinuousClock.Instant) {
+        self.fd = fd
+        self.since = since
+        peer = ConnectionRecord.peerAddress(fd)
+    }
+
+    static func peerAddress(_ fd: Int32) -> [UInt8] {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard rc == 0 else { return [] }
+        return withUnsafeBytes(of: &storage) { Array($0.prefix(Int(length))) }
+    }
+}
+
+/// Deadlines libmicrohttpd does not have. Its `CONNECTION_TIMEOUT` is idleness only (every byte
+/// resets it), so a client trickling a byte a second would keep a connection, and with a thousand of
+/// them every connection, forever. The guard closes a connection (`shutdown(2)` on its socket, which
+/// libmicrohttpd then reads as the client going away) when:
+/// - its request head is not complete `headTimeout` after the connection opened (a kept-alive
+///   connection gets its idle time on top);
+/// - its body is not complete `readTimeout` after its head;
+/// - the server is past its connection limit and the connection has not sent a whole head within
+///   `pressureHeadTimeout` and never completed a request: those slots go to real clients.
+///
+/// Closing happens under the same lock as libmicrohttpd's "connection closed" callback, which runs
+/// before it closes the descriptor, so a descriptor number reused by a new connection is never shut.
+final class ConnectionGuard: Sendable {
+    struct Limits: Sendable {
+        var headTimeout: Duration
+        var idleTimeout: Duration
+        var readTimeout: Duration
+        var pressureHeadTimeout: Duration
+        /// Connections beyond this count put the server under pressure.
+        var softLimit: Int
+    }
+
+    let limits: Limits
+    private let records = Mutex<(all: [ObjectIdentifier: ConnectionRecord], stopped: Bool)>(([:], false))
+    private let count = Atomic<Int>(0)
+
+    init(limits: Limits) { self.limits = limits }
+
+    /// Open connections.
+    var openCount: Int { count.load(ordering: .relaxed) }
+
+    var underPressure: Bool { openCount > limits.softLimit }
+
+    func opened(fd: Int32) -> ConnectionRecord {
+        let record = ConnectionRecord(fd: fd, since: .now)
+        records.withLock { $0.all[ObjectIdentifier(record)] = record }
+        count.wrappingAdd(1, ordering: .relaxed)
+        return record
+    }
+
+    func closed(_ record: ConnectionRecord) {
+        let removed = records.withLock { $0.all.removeValue(forKey: ObjectIdentifier(record)) != nil }
+        if removed { count.wrappingSubtract(1, ordering: .relaxed) }
+    }
+
+    /// Closes nothing from now on: called before the server stops, whose sockets libmicrohttpd
+    /// then closes (and the process may reuse the numbers at once).
+    func stop() {
+        records.withLock { $0.stopped = true }
+    }
+
+    func move(_ record: ConnectionRecord, to phase: ConnectionRecord.Phase) {
+        records.withLock { _ in
+            record.phase = phase
+            record.since = .now
+        }
+    }
+
+    func requestCompleted(_ record: ConnectionRecord) {
+        records.withLock { _ in
+            record.served += 1
+            record.phase = .awaitingHead
+            record.since = .now
+        }
+    }
+
+    func served(_ record: ConnectionRecord) -> Int { records.withLock { _ in record.served } }
+
+    /// Closes every connection past its deadline; returns how many.
+    @discardableResult
+    func sweep(now: ContinuousClock.Instant = .now) -> Int {
+        let pressure = underPressure
+        return records.withLock { state in
+            guard !state.stopped else { return 0 }
+            var closed = 0
+            for record in state.all.values where !record.closing {
+                let deadline: Duration
+                switch record.phase {
+                case .awaitingHead:
+                    if pressure && record.served == 0 {
+                        deadline = limits.pressureHeadTimeout
+                    } else {
+                        deadline = record.served == 0 ? limits.headTimeout : limits.idleTimeout + limits.headTimeout
+                    }
+                case .readingBody:
+                    deadline = limits.readTimeout
+                case .handling:
+                    continue  // the handler's own timeout answers 504
+                }
+                if now - record.since >= deadline {
+                    record.closing = true
+                    guard ConnectionRecord.peerAddress(record.fd) == record.peer, !record.peer.isEmpty else { continue }
+                    shutdown(record.fd, Int32(SHUT_RDWR))
+                    closed += 1
+                }
+            }
+            return closed
+        }
+    }
+}
+
+/// A timer on a queue of its own (not Swift's cooperative pool, which handlers may keep busy).
+final class RepeatingTimer: Sendable {
+    private let source: Mutex<DispatchSourceTimer?>
+
+    init(every interval: DispatchTimeInterval, _ action: @escaping @Sendable () -> Void) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "hearth.http.watchdog"))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
+        timer.setEventHandler(handler: action)
+        timer.resume()
+        source = Mutex(timer)
+    }
+
+    func cancel() { source.withLock { $0?.cancel(); $0 = nil } }
+
+    deinit { cancel() }
+}

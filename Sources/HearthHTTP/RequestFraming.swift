@@ -1,0 +1,70 @@
+import HearthModel
+
+/// Checks of a request head that libmicrohttpd 0.9.75 does not make, each of which would let a
+/// proxy in front of Hearth and Hearth frame a request differently (request smuggling, RFC 9112
+/// §6.3 and §11.2). `MHD_OPTION_STRICT_FOR_CLIENT` covers none of them in this version (it only
+/// requires `Host` and refuses spaces in the target at level 1, and whitespace before a header
+/// colon at level -1), so Hearth checks the parsed head on the first access-handler call, before
+/// any body byte is read, and answers with the connection closed.
+enum RequestFraming {
+    struct Problem: Sendable, Equatable {
+        var status: Int
+        var message: String
+    }
+
+    static func problem(rawTarget: String, headers: HTTPHeaders) -> Problem? {
+        // The target as sent, before percent-decoding: no controls (a raw CR or LF would end the
+        // request line for a proxy), no spaces, nothing outside ASCII.
+        if rawTarget.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+            return Problem(status: 400, message: "the request target holds a control character, a space or a non-ASCII byte")
+        }
+        var lengths: [String] = []
+        var codings: [String] = []
+        for (name, value) in headers {
+            // A header name is a token (RFC 9110 §5.1): `Transfer-Encoding ` (space before the colon)
+            // and ` Host` (a folded first line) are not, though libmicrohttpd keeps them as names.
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                return Problem(status: 400, message: "a header name is not a token (whitespace before its colon, or a line folded into it)")
+            }
+            if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+                return Problem(status: 400, message: "the value of header '\(Printable.quoted(name, limit: 60))' holds a control character")
+            }
+            switch name.lowercased() {
+            case "content-length": lengths.append(value.trimmingASCIISpaces)
+            case "transfer-encoding": codings.append(value.trimmingASCIISpaces)
+            default: break
+            }
+        }
+        if !lengths.isEmpty && !codings.isEmpty {
+            return Problem(status: 400, message: "a request may not carry both Content-Length and Transfer-Encoding")
+        }
+        if Set(lengths).count > 1 {
+            return Problem(status: 400, message: "the request carries different Content-Length values")
+        }
+        if let length = lengths.first, length.isEmpty || !length.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            return Problem(status: 400, message: "Content-Length must be a number of bytes")
+        }
+        if !codings.isEmpty && (codings.count > 1 || codings[0].lowercased() != "chunked") {
+            return Problem(status: 501, message: "the only transfer coding this server reads is chunked")
+        }
+        return nil
+    }
+
+    /// tchar: `!#$%&'*+-.^_`|~`, digits and letters.
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 48...57, 65...90, 97...122: return true
+        case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
+        default: return false
+        }
+    }
+}
+
+extension String {
+    var trimmingASCIISpaces: String {
+        var s = Substring(self)
+        while s.first == " " || s.first == "\t" { s.removeFirst() }
+        while s.last == " " || s.last == "\t" { s.removeLast() }
+        return String(s)
+    }
+}
