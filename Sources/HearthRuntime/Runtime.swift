@@ -110,8 +110,11 @@ public final class Runtime: Sendable {
             guard case .schedule(let expression, let zone) = entry.trigger else { return nil }
             let schedule = try Schedule(expression, timeZone: zone)
             let last = try deliveries.lastFire(schedule: entry.name)
-            return ScheduleInfo(function: entry.name, expression: expression, timeZone: zone, lastFire: last,
-                                nextFire: schedule.nextFire(after: max(last ?? now, now)))
+            // Calendar schedules fire at their next instant; an interval one its period after the
+            // last firing (due now when that has passed).
+            let next = schedule.interval != nil ? schedule.nextFire(after: last ?? now).map { max($0, now) }
+                                                : schedule.nextFire(after: max(last ?? now, now))
+            return ScheduleInfo(function: entry.name, expression: expression, timeZone: zone, lastFire: last, nextFire: next)
         }.sorted { $0.function < $1.function }
     }
 

@@ -1,12 +1,17 @@
-/// Parses App Engine cron.yaml style English schedules (case-insensitive):
+/// Parses App Engine cron.yaml / Cloud Scheduler style English schedules (case-insensitive), the
+/// grammar of the App Engine SDK's groc parser:
 ///
-///     every N minutes|mins|hours [from HH:MM to HH:MM | synchronized]
+///     every N minutes|mins|hours                       N minutes or hours after the previous firing
+///     every N minutes|mins|hours from HH:MM to HH:MM   aligned to HH:MM, the end included
+///     every N minutes|mins|hours synchronized          aligned to local midnight; N must divide 24 h
 ///     every day [of MONTHS] HH:MM
 ///     every DAYS [of MONTHS] HH:MM
 ///     ORDINALS DAYS of MONTHS HH:MM
+///     MONTHDAYS of MONTHS HH:MM                        `1,15 of month 09:00`, `29 of feb 00:00`
 ///
-/// where DAYS, MONTHS and ORDINALS are comma-separated lists and MONTHS may be
-/// the word `month` (every month).
+/// where DAYS, MONTHS, ORDINALS (1st…5th, first…fifth) and MONTHDAYS (1…31) are comma-separated
+/// lists and MONTHS may be the word `month` (every month) or `quarter` (jan, apr, jul, oct). The
+/// units are plural, as groc has them: `every 1 minute` and `every hour` are refused.
 struct EnglishParser {
     private let characters: [Character]
     private let tokens: [Token]
@@ -17,7 +22,7 @@ struct EnglishParser {
         tokens = Token.split(expression, separatingCommas: true)
     }
 
-    static func parse(_ expression: String) throws(ParseFailure) -> ScheduleRule {
+    static func parse(_ expression: String) throws(ParseFailure) -> Timing {
         var parser = EnglishParser(expression)
         return try parser.parseSchedule()
     }
@@ -28,20 +33,25 @@ struct EnglishParser {
         word == "every" || isOrdinalLike(word)
     }
 
-    private mutating func parseSchedule() throws(ParseFailure) -> ScheduleRule {
+    /// The longest interval number groc reads (five digits).
+    static let maxIntervalCount = 99_999
+
+    private mutating func parseSchedule() throws(ParseFailure) -> Timing {
         if consume("every") { return try parseEvery() }
-        return try parseOrdinalSchedule()
+        if let first = peek(), first.text.allSatisfy(\.isASCIIDigit) { return .calendar(try parseMonthdaySchedule()) }
+        return .calendar(try parseOrdinalSchedule())
     }
 
     // MARK: - Forms
 
     /// After `every`: an interval, `day`, or a day list.
-    private mutating func parseEvery() throws(ParseFailure) -> ScheduleRule {
+    private mutating func parseEvery() throws(ParseFailure) -> Timing {
         guard let token = peek() else {
             throw expected("a number, 'day' or a day name")
         }
-        if token.text.allSatisfy(\.isASCIIDigit) || Self.intervalUnit(token.lowered) != nil {
-            return try parseInterval()
+        if token.text.allSatisfy(\.isASCIIDigit) { return try parseInterval() }
+        if Self.intervalUnit(token.lowered) != nil || Self.singularUnits.contains(token.lowered) {
+            throw ParseFailure("an interval needs a number: 'every 1 minutes', 'every 2 hours'", at: token.column)
         }
         var days = DayFilter()
         if token.lowered == "day" {
@@ -53,6 +63,31 @@ struct EnglishParser {
         }
         if consume("of") {
             days.months = try parseMonths()
+        }
+        return .calendar(try finishDaily(days))
+    }
+
+    /// `MONTHDAYS of MONTHS HH:MM`: days of the month, each of which one of the months must have
+    /// (February counts 29 days; the 29th fires in leap years only, the 31st in 31-day months only).
+    private mutating func parseMonthdaySchedule() throws(ParseFailure) -> ScheduleRule {
+        var days = DayFilter()
+        var bits: UInt32 = 0
+        var listed: [(day: Int, token: Token)] = []
+        repeat {
+            guard let token = peek(), token.text.allSatisfy(\.isASCIIDigit), !token.text.isEmpty else { throw expected("a day of the month") }
+            guard token.text.count <= 2, let day = Int(token.text), (1...31).contains(day) else {
+                throw ParseFailure("day of month '\(token.text)' out of range 1-31", at: token.column)
+            }
+            index += 1
+            bits |= 1 << UInt32(day)
+            listed.append((day, token))
+        } while consume(",")
+        guard consume("of") else { throw expected("'of'") }
+        days.months = try parseMonths()
+        days.daysOfMonth = bits
+        for (day, token) in listed {
+            let fits = (1...12).contains { month in days.months & (1 << UInt16(month)) != 0 && day <= CivilDate.daysInMonth(year: 2000, month: month) }
+            if !fits { throw ParseFailure("none of the listed months has a day \(day)", at: token.column) }
         }
         return try finishDaily(days)
     }
@@ -67,34 +102,35 @@ struct EnglishParser {
         return try finishDaily(days)
     }
 
-    /// `every [N] minutes|hours [from A to B | synchronized]`. Without a
-    /// window ticks are aligned to local midnight; with one they start at A.
-    private mutating func parseInterval() throws(ParseFailure) -> ScheduleRule {
-        var count = 1
-        var countToken: Token?
-        if let token = peek(), token.text.allSatisfy(\.isASCIIDigit) {
-            countToken = token
-            index += 1
-            guard let value = Int(token.text) else {
-                throw ParseFailure("interval '\(token.text)' is too large", at: token.column)
-            }
-            count = value
+    /// `every N minutes|hours [from A to B | synchronized]`. Plain, the interval runs from the
+    /// previous firing in elapsed time (any N); with a window ticks start at A; synchronized, they
+    /// are aligned to local midnight, so N must divide 24 hours.
+    private mutating func parseInterval() throws(ParseFailure) -> Timing {
+        guard let countToken = peek() else { throw expected("a number") }
+        index += 1
+        guard countToken.text.count <= 5, let count = Int(countToken.text), count <= Self.maxIntervalCount else {
+            throw ParseFailure("interval '\(countToken.text)' is too large (at most \(Self.maxIntervalCount))", at: countToken.column)
         }
-        guard let unitToken = peek() else { throw expected("'minutes' or 'hours'") }
+        guard let unitToken = peek() else { throw expected("'minutes', 'mins' or 'hours'") }
         guard let minutesPerUnit = Self.intervalUnit(unitToken.lowered) else {
-            throw ParseFailure("unknown interval unit '\(unitToken.text)' (expected minutes or hours)",
+            let hint = Self.singularUnits.contains(unitToken.lowered) ? " (groc's units are plural)" : ""
+            throw ParseFailure("unknown interval unit '\(unitToken.text)' (expected minutes, mins or hours)\(hint)",
                                at: unitToken.column)
         }
         index += 1
-        let anchor = countToken ?? unitToken
         guard count >= 1 else {
-            throw ParseFailure("interval must be at least 1, found '\(anchor.text)'", at: anchor.column)
-        }
-        guard count <= MinuteSet.minutesPerDay / minutesPerUnit else {
-            throw ParseFailure("interval must be at most 24 hours, found '\(anchor.text) \(unitToken.text)'",
-                               at: anchor.column)
+            throw ParseFailure("interval must be at least 1, found '\(countToken.text)'", at: countToken.column)
         }
         let step = count * minutesPerUnit
+        let windowed = peek().map { $0.lowered == "from" || $0.lowered == "synchronized" } ?? false
+        if !windowed {
+            try expectEnd()
+            return .interval(seconds: Int64(step) * 60)
+        }
+        guard step <= MinuteSet.minutesPerDay else {
+            throw ParseFailure("an interval with a window or synchronized must be at most 24 hours, found '\(countToken.text) \(unitToken.text)'",
+                               at: countToken.column)
+        }
         var minutes = MinuteSet()
         if consume("from") {
             let start = try parseTime()
@@ -110,13 +146,18 @@ struct EnglishParser {
                 minutes.insert(tick % MinuteSet.minutesPerDay)
             }
         } else {
+            let synchronized = peek()
             _ = consume("synchronized")
+            guard MinuteSet.minutesPerDay % step == 0 else {
+                throw ParseFailure("synchronized needs a period that divides 24 hours evenly, found '\(countToken.text) \(unitToken.text)'",
+                                   at: synchronized?.column)
+            }
             for tick in stride(from: 0, to: MinuteSet.minutesPerDay, by: step) {
                 minutes.insert(tick)
             }
         }
         try expectEnd()
-        return ScheduleRule(days: DayFilter(), minutes: minutes)
+        return .calendar(ScheduleRule(days: DayFilter(), minutes: minutes))
     }
 
     /// The trailing `HH:MM` of the day-based forms.
@@ -129,9 +170,10 @@ struct EnglishParser {
 
     // MARK: - Pieces
 
-    /// `month` (all months) or a list of month names.
+    /// `month` (all months), `quarter` (each quarter's first month) or a list of month names.
     private mutating func parseMonths() throws(ParseFailure) -> UInt16 {
         if consume("month") { return DayFilter.allMonths }
+        if consume("quarter") { return 1 << 1 | 1 << 4 | 1 << 7 | 1 << 10 }
         return UInt16(try parseList(of: "month", in: Names.months))
     }
 
@@ -176,14 +218,17 @@ struct EnglishParser {
         return hour * 60 + minute
     }
 
-    /// Minutes per unit for `minute(s)`, `min(s)`, `hour(s)`.
+    /// Minutes per unit: groc's `minutes`, `mins` and `hours`.
     static func intervalUnit(_ word: String) -> Int? {
         switch word {
-        case "minute", "minutes", "min", "mins": return 1
-        case "hour", "hours": return 60
+        case "minutes", "mins": return 1
+        case "hours": return 60
         default: return nil
         }
     }
+
+    /// Spellings groc does not read (Cloud Scheduler refuses `every 1 minute`).
+    static let singularUnits: Set<String> = ["minute", "min", "hour", "hr", "hrs"]
 
     /// A known ordinal word, or digits followed by letters ("6th").
     static func isOrdinalLike(_ word: String) -> Bool {

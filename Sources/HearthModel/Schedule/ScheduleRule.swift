@@ -1,4 +1,12 @@
-/// The compiled form of any schedule expression: which local calendar days
+/// When a schedule fires: on local calendar days and minutes (cron, and the English forms tied to
+/// the clock), or a fixed elapsed time after its previous firing (English `every N minutes` /
+/// `every N hours` without `from…to` or `synchronized`: App Engine's "end-time interval").
+enum Timing: Sendable, Hashable {
+    case calendar(ScheduleRule)
+    case interval(seconds: Int64)
+}
+
+/// The compiled form of a calendar schedule expression: which local calendar days
 /// fire, and at which local minutes of such a day.
 ///
 /// Both the cron and the English syntax compile to this, so the next-fire

@@ -408,25 +408,9 @@ public actor DeliveryEngine {
     private func fireSchedules(now: Timestamp) async throws {
         for (name, state) in schedules {
             guard let next = state.next, next <= now else { continue }
-            let instant = DeliveryEngine.latestInstant(of: state.schedule, from: next, upTo: now)
+            let instant = state.schedule.latestFire(from: next, upTo: now)
             try await fire(name, instant: instant)
             schedules[name]?.next = state.schedule.nextFire(after: instant)
-        }
-    }
-
-    /// The latest firing instant of `schedule` at or before `now`, given that `first` (≤ now) is
-    /// one. Looks back from `now` over a doubling window instead of stepping through every instant
-    /// since `first` (a minute schedule after a month of downtime has 40,000 of them).
-    static func latestInstant(of schedule: Schedule, from first: Timestamp, upTo now: Timestamp) -> Timestamp {
-        var lookback = Duration.seconds(3600)
-        while true {
-            let from = max(first, now - lookback)
-            if var instant = from == first ? first : schedule.nextFire(after: from), instant <= now {
-                while let following = schedule.nextFire(after: instant), following <= now { instant = following }
-                return instant
-            }
-            if from == first { return first }
-            lookback = lookback * 2
         }
     }
 

@@ -5,27 +5,59 @@ import Testing
 
 @Suite("English expressions (UTC)")
 struct EnglishTests {
+    /// Plain intervals are App Engine's "end-time interval": each firing comes N minutes or
+    /// hours (elapsed) after the previous one, not aligned to the clock, any N.
     static let intervalCases: [FireCase] = [
-        // Aligned to midnight: 23:55 = 1435 = 7 * 205, then 00:00 again.
         FireCase("every 7 minutes", after: "2026-01-01T23:50:00Z", [
-            "2026-01-01T23:55:00Z", "2026-01-02T00:00:00Z", "2026-01-02T00:07:00Z",
+            "2026-01-01T23:57:00Z", "2026-01-02T00:04:00Z", "2026-01-02T00:11:00Z",
         ]),
         FireCase("every 90 minutes", after: "2026-01-01T22:00:00Z", [
-            "2026-01-01T22:30:00Z", "2026-01-02T00:00:00Z", "2026-01-02T01:30:00Z",
+            "2026-01-01T23:30:00Z", "2026-01-02T01:00:00Z", "2026-01-02T02:30:00Z",
         ]),
-        FireCase("every 1 minute", after: "2026-01-01T00:00:00Z", ["2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z"]),
         FireCase("every 1 minutes", after: "2026-01-01T00:00:00Z", ["2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z"]),
-        FireCase("every minute", after: "2026-01-01T00:00:30Z", ["2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z"]),
-        FireCase("every 5 mins", after: "2026-01-01T00:03:00Z", ["2026-01-01T00:05:00Z", "2026-01-01T00:10:00Z"]),
+        FireCase("every 5 mins", after: "2026-01-01T00:03:00Z", ["2026-01-01T00:08:00Z", "2026-01-01T00:13:00Z"]),
+        FireCase("every 5 minutes", after: "2026-01-01T00:00:30Z", ["2026-01-01T00:05:30Z", "2026-01-01T00:10:30Z"]),
         FireCase("EVERY 2 HOURS", after: "2026-01-01T00:00:00Z", ["2026-01-01T02:00:00Z", "2026-01-01T04:00:00Z"]),
-        FireCase("every 1 hour", after: "2026-01-01T00:00:00Z", ["2026-01-01T01:00:00Z", "2026-01-01T02:00:00Z"]),
         FireCase("every 5 hours", after: "2026-01-01T16:00:00Z", [
-            "2026-01-01T20:00:00Z", "2026-01-02T00:00:00Z", "2026-01-02T05:00:00Z",
+            "2026-01-01T21:00:00Z", "2026-01-02T02:00:00Z", "2026-01-02T07:00:00Z",
         ]),
         FireCase("every 24 hours", after: "2026-01-01T00:00:00Z", ["2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"]),
+        FireCase("every 25 hours", after: "2026-01-01T00:00:00Z", ["2026-01-02T01:00:00Z", "2026-01-03T02:00:00Z"]),
+        FireCase("every 48 hours", after: "2026-01-01T06:00:00Z", ["2026-01-03T06:00:00Z"]),
+        // Elapsed time: a DST change does not move the interval (New York springs forward on
+        // 2026-03-08 at 02:00 local, 07:00Z).
+        FireCase("every 1 hours", in: "America/New_York", after: "2026-03-08T06:30:00Z", [
+            "2026-03-08T07:30:00Z", "2026-03-08T08:30:00Z",
+        ]),
+        // Synchronized: aligned to local midnight.
         FireCase("every 2 hours synchronized", after: "2026-01-01T00:00:00Z", [
             "2026-01-01T02:00:00Z", "2026-01-01T04:00:00Z",
         ]),
+        FireCase("every 5 minutes synchronized", after: "2026-01-01T00:03:00Z", ["2026-01-01T00:05:00Z", "2026-01-01T00:10:00Z"]),
+        FireCase("every 90 minutes synchronized", after: "2026-01-01T22:00:00Z", [
+            "2026-01-01T22:30:00Z", "2026-01-02T00:00:00Z", "2026-01-02T01:30:00Z",
+        ]),
+        FireCase("every 5 hours from 00:00 to 23:59", after: "2026-01-01T16:00:00Z", [
+            "2026-01-01T20:00:00Z", "2026-01-02T00:00:00Z", "2026-01-02T05:00:00Z",
+        ]),
+    ]
+
+    /// `MONTHDAYS of MONTHS HH:MM`: a month without the day is skipped; the 29th of February
+    /// fires in leap years only.
+    static let monthdayCases: [FireCase] = [
+        FireCase("1 of jan,april,july,oct 00:00", after: "2026-01-01T00:00:00Z", [
+            "2026-04-01T00:00:00Z", "2026-07-01T00:00:00Z", "2026-10-01T00:00:00Z", "2027-01-01T00:00:00Z",
+        ]),
+        FireCase("1,15 of month 09:00", after: "2026-01-10T00:00:00Z", [
+            "2026-01-15T09:00:00Z", "2026-02-01T09:00:00Z", "2026-02-15T09:00:00Z",
+        ]),
+        FireCase("31 of month 12:00", after: "2026-01-31T12:00:00Z", [
+            "2026-03-31T12:00:00Z", "2026-05-31T12:00:00Z", "2026-07-31T12:00:00Z", "2026-08-31T12:00:00Z",
+        ]),
+        FireCase("29 of feb 00:00", after: "2026-01-01T00:00:00Z", ["2028-02-29T00:00:00Z", "2032-02-29T00:00:00Z"]),
+        FireCase("03 of month 12:34", after: "2026-01-01T00:00:00Z", ["2026-01-03T12:34:00Z", "2026-02-03T12:34:00Z"]),
+        FireCase("1 of quarter 06:00", after: "2026-02-01T00:00:00Z", ["2026-04-01T06:00:00Z", "2026-07-01T06:00:00Z"]),
+        FireCase("15 of month 09:00", in: "Asia/Seoul", after: "2026-01-01T00:00:00Z", ["2026-01-15T00:00:00Z"]),
     ]
 
     static let windowCases: [FireCase] = [
@@ -102,6 +134,9 @@ struct EnglishTests {
     @Test("every N minutes/hours", arguments: intervalCases)
     func intervals(_ row: FireCase) throws { try row.check() }
 
+    @Test("days of the month", arguments: monthdayCases)
+    func monthdays(_ row: FireCase) throws { try row.check() }
+
     @Test("interval windows", arguments: windowCases)
     func windows(_ row: FireCase) throws { try row.check() }
 
@@ -111,9 +146,14 @@ struct EnglishTests {
     @Test("ordinal weekdays", arguments: ordinalCases)
     func ordinals(_ row: FireCase) throws { try row.check() }
 
-    @Test func everySevenMinutesFillsTheDay() throws {
+    @Test func everySevenMinutesSynchronizedIsRefused() throws {
+        // 7 does not divide 1440: synchronized needs a period that divides the day.
+        #expect(throws: ScheduleError.self) { try Schedule("every 7 minutes synchronized") }
+    }
+
+    @Test func everySevenMinutesInAWindowFillsTheDay() throws {
         // 0, 7, ..., 1435: 206 firings per day.
-        let day = try Schedule("every 7 minutes").nextFires(after: ts("2025-12-31T23:59:00Z"), count: 207)
+        let day = try Schedule("every 7 minutes from 00:00 to 23:59").nextFires(after: ts("2025-12-31T23:59:00Z"), count: 207)
         #expect(day.first?.rfc3339 == "2026-01-01T00:00:00Z")
         #expect(day[205].rfc3339 == "2026-01-01T23:55:00Z")
         #expect(day[206].rfc3339 == "2026-01-02T00:00:00Z")
@@ -121,8 +161,9 @@ struct EnglishTests {
 
     @Test("cron and English spellings agree", arguments: [
         ("every day 09:00", "0 9 * * *"),
-        ("every 15 minutes", "*/15 * * * *"),
-        ("every 2 hours", "0 */2 * * *"),
+        ("every 2 hours synchronized", "0 */2 * * *"),
+        ("every 15 minutes synchronized", "*/15 * * * *"),
+        ("1,15 of month 09:00", "0 9 1,15 * *"),
         ("every mon,fri 07:45", "45 7 * * 1,5"),
         ("every day of jan 00:00", "0 0 * 1 *"),
     ])

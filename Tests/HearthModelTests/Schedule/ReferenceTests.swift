@@ -20,7 +20,7 @@ struct ReferenceTests {
         Reference(expression: "*/15 * * * *") { $0.minute! % 15 == 0 },
         Reference(expression: "30 2 * * *") { $0.hour! == 2 && $0.minute! == 30 },
         Reference(expression: "0,30 1-3 * * *") { [0, 30].contains($0.minute!) && (1...3).contains($0.hour!) },
-        Reference(expression: "every 7 minutes") { ($0.hour! * 60 + $0.minute!) % 7 == 0 },
+        Reference(expression: "every 7 minutes from 00:00 to 23:59") { ($0.hour! * 60 + $0.minute!) % 7 == 0 },
         Reference(expression: "every 20 minutes from 01:10 to 03:10") {
             let m = $0.hour! * 60 + $0.minute!
             return (70...190).contains(m) && (m - 70) % 20 == 0

@@ -14,7 +14,7 @@ struct TimeZoneTests {
 
     @Test func seoulEveryFiveMinutesForOneLocalDay() throws {
         // Local day 2026-05-01 in Seoul = 2026-04-30T15:00Z ..< 2026-05-01T15:00Z.
-        let schedule = try Schedule("every 5 minutes", timeZone: "Asia/Seoul")
+        let schedule = try Schedule("every 5 minutes synchronized", timeZone: "Asia/Seoul")
         let start = ts("2026-04-30T15:00:00Z")
         let end = ts("2026-05-01T15:00:00Z")
         let day = schedule.nextFires(after: Timestamp(seconds: start.seconds - 1), count: 289)
@@ -50,7 +50,7 @@ struct TimeZoneTests {
             "2026-03-07T07:30:00Z", "2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z",
         ]),
         // 02:00, 02:30 (gap) and 03:00 collapse into the transition instant.
-        FireCase("every 30 minutes", in: "America/New_York", after: "2026-03-08T06:00:00Z", [
+        FireCase("every 30 minutes synchronized", in: "America/New_York", after: "2026-03-08T06:00:00Z", [
             "2026-03-08T06:30:00Z", "2026-03-08T07:00:00Z", "2026-03-08T07:30:00Z", "2026-03-08T08:00:00Z",
         ]),
         // Four gap minutes -> one firing.
@@ -64,7 +64,7 @@ struct TimeZoneTests {
             "2026-03-07T14:00:00Z", "2026-03-08T13:00:00Z",
         ]),
         // After the transition instant itself, the collapsed gap is spent.
-        FireCase("every 30 minutes", in: "America/New_York", after: "2026-03-08T07:00:00Z", [
+        FireCase("every 30 minutes synchronized", in: "America/New_York", after: "2026-03-08T07:00:00Z", [
             "2026-03-08T07:30:00Z",
         ]),
     ]
@@ -78,10 +78,10 @@ struct TimeZoneTests {
         // Asked from inside the repeated hour (01:10 EST).
         FireCase("30 1 * * *", in: "America/New_York", after: "2026-11-01T06:10:00Z", ["2026-11-02T06:30:00Z"]),
         // 01:45 EDT, then nothing in the repeated hour, then 02:00 EST.
-        FireCase("every 15 minutes", in: "America/New_York", after: "2026-11-01T05:30:00Z", [
+        FireCase("every 15 minutes synchronized", in: "America/New_York", after: "2026-11-01T05:30:00Z", [
             "2026-11-01T05:45:00Z", "2026-11-01T07:00:00Z", "2026-11-01T07:15:00Z",
         ]),
-        FireCase("every 15 minutes", in: "America/New_York", after: "2026-11-01T06:20:00Z", [
+        FireCase("every 15 minutes synchronized", in: "America/New_York", after: "2026-11-01T06:20:00Z", [
             "2026-11-01T07:00:00Z",
         ]),
         FireCase("0 2 * * *", in: "America/New_York", after: "2026-10-31T12:00:00Z", [
@@ -99,7 +99,7 @@ struct TimeZoneTests {
     func newYorkFall(_ row: FireCase) throws { try row.check() }
 
     @Test func newYorkRepeatedHourIsSilent() throws {
-        let schedule = try Schedule("every 15 minutes", timeZone: "America/New_York")
+        let schedule = try Schedule("every 15 minutes synchronized", timeZone: "America/New_York")
         let day = schedule.nextFires(after: ts("2026-11-01T04:00:00Z"), count: 200)
         let repeated = day.filter { $0 >= ts("2026-11-01T06:00:00Z") && $0 < ts("2026-11-01T07:00:00Z") }
         #expect(repeated.isEmpty)
@@ -111,7 +111,7 @@ struct TimeZoneTests {
     @Test func newYorkSpringDayHasOneCollapsedFiring() throws {
         // Local 2026-03-08 is 05:00Z ..< 2026-03-09T04:00Z (23 hours).
         // Matching wall minutes: 96, of which 02:00-02:45 (4) + 03:00 collapse into one: 92.
-        let schedule = try Schedule("every 15 minutes", timeZone: "America/New_York")
+        let schedule = try Schedule("every 15 minutes synchronized", timeZone: "America/New_York")
         let fires = schedule.nextFires(after: ts("2026-03-08T04:59:59Z"), count: 100)
             .filter { $0 < ts("2026-03-09T04:00:00Z") }
         #expect(fires.count == 92)
@@ -125,7 +125,7 @@ struct TimeZoneTests {
         FireCase("30 2 * * *", in: "Europe/Berlin", after: "2026-03-27T12:00:00Z", [
             "2026-03-28T01:30:00Z", "2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z",
         ]),
-        FireCase("every 30 minutes", in: "Europe/Berlin", after: "2026-03-29T00:00:00Z", [
+        FireCase("every 30 minutes synchronized", in: "Europe/Berlin", after: "2026-03-29T00:00:00Z", [
             "2026-03-29T00:30:00Z", "2026-03-29T01:00:00Z", "2026-03-29T01:30:00Z",
         ]),
         // Autumn: 02:30 CEST = 00:30Z (first occurrence); 02:30 CET = 01:30Z next day.
@@ -133,7 +133,7 @@ struct TimeZoneTests {
             "2026-10-24T00:30:00Z", "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z",
         ]),
         // 02:30 CEST, then the repeated 02:00-02:59 is skipped, then 03:00 CET.
-        FireCase("every 30 minutes", in: "Europe/Berlin", after: "2026-10-25T00:00:00Z", [
+        FireCase("every 30 minutes synchronized", in: "Europe/Berlin", after: "2026-10-25T00:00:00Z", [
             "2026-10-25T00:30:00Z", "2026-10-25T02:00:00Z", "2026-10-25T02:30:00Z",
         ]),
         FireCase("0 3 * * *", in: "Europe/Berlin", after: "2026-10-24T12:00:00Z", [

@@ -121,11 +121,11 @@ struct DeliveryEdgeTests {
         let schedule = try Schedule("* * * * *")
         let first = Timestamp(rfc3339: "2026-01-01T00:01:00Z")!
         let now = Timestamp(rfc3339: "2026-03-15T12:34:56Z")!
-        #expect(DeliveryEngine.latestInstant(of: schedule, from: first, upTo: now) == Timestamp(rfc3339: "2026-03-15T12:34:00Z")!)
+        #expect(schedule.latestFire(from: first, upTo: now) == Timestamp(rfc3339: "2026-03-15T12:34:00Z")!)
         let daily = try Schedule("every day 09:00", timeZone: "Asia/Seoul")
-        #expect(DeliveryEngine.latestInstant(of: daily, from: Timestamp(rfc3339: "2026-01-01T00:00:00Z")!, upTo: now)
+        #expect(daily.latestFire(from: Timestamp(rfc3339: "2026-01-01T00:00:00Z")!, upTo: now)
                 == Timestamp(rfc3339: "2026-03-15T00:00:00Z")!)
-        #expect(DeliveryEngine.latestInstant(of: daily, from: first, upTo: first) == first)
+        #expect(daily.latestFire(from: first, upTo: first) == first)
     }
     @Test("a delivery whose process died during its last allowed attempt is dead-lettered on recovery, not run again")
     func diedDuringAttempt() async throws {

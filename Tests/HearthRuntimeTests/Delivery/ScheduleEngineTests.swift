@@ -26,6 +26,22 @@ struct ScheduleEngineTests {
         #expect(runs.allSatisfy { $0.fields["count"] == 1 && $0.fields["at"] == .timestamp(Timestamp(rfc3339: $0.fields["event"]!.stringValue!)!) })
     }
 
+    @Test("a plain interval counts from the previous firing in elapsed time, kept in the database across a restart")
+    func intervalFromPreviousFiring() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-interval-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let start = Timestamp(rfc3339: "2026-01-01T00:02:30Z")!  // not on any 5-minute grid
+        do {
+            let app = try await TestRuntime(units: ["DeliveryUnit"], start: start, configure: { $0.dataDirectory = dir })
+            await app.advance(by: .seconds(700))
+            #expect(try await firings(app, "seoulTick").map(\.rfc3339) == ["2026-01-01T00:07:30Z", "2026-01-01T00:12:30Z"])
+        }
+        // Restarted 60 s later: the next firing is still 300 s after the last one.
+        let again = try await TestRuntime(units: ["DeliveryUnit"], start: start + .seconds(760), configure: { $0.dataDirectory = dir })
+        await again.advance(by: .seconds(300))
+        #expect(try await firings(again, "seoulTick").map(\.rfc3339).suffix(2) == ["2026-01-01T00:12:30Z", "2026-01-01T00:17:30Z"])
+    }
+
     @Test("30 2 * * * in New York across the spring-forward gap fires once a day, at 03:00 EDT on the day of the gap")
     func newYorkSpringForward() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"], start: Timestamp(rfc3339: "2026-03-06T12:00:00Z")!)
