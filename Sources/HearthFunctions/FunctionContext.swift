@@ -24,6 +24,34 @@ public struct FunctionContext: Sendable {
     /// The host's clock: a `ManualClock` in tests and replay, the system clock in production.
     /// Use it instead of `Date()` so time-dependent logic can be tested.
     public var clock: HostClock { HostClock(channel: host) }
+
+    /// The secrets this function declared (`secrets: ["APPLE_KEY"]` on its `on…` declaration), as
+    /// Firebase's `defineSecret` + `secrets:` bind them: a unit declaring a secret the host does not
+    /// have is refused at load, naming it, and a function can read only what it declared.
+    ///
+    /// ```swift
+    /// fn.onCall("exchangeAppleCode", secrets: ["APPLE_KEY"]) { (req: CallableRequest<Code>) in
+    ///     let key = try req.context.secrets.value("APPLE_KEY")
+    /// }
+    /// ```
+    public var secrets: SecretValues { SecretValues(channel: host) }
+}
+
+/// A function's declared secrets, read from the host (its environment, or its 0600 secrets file).
+/// Never log a value or put one in an error: the host cannot tell what a string means.
+public struct SecretValues: Sendable {
+    let channel: HostChannel
+
+    /// The value of a declared secret; `permission-denied` for one the function did not declare.
+    public func value(_ name: String) throws -> String {
+        guard let value = try channel.callSynchronously("secrets.get", ["name": .string(name)]).stringValue else {
+            throw HTTPSError(.internal, "the host answered secrets.get without a value").fromHearth()
+        }
+        return value
+    }
+
+    /// The value of a declared secret, or nil when it is not declared (the host logs why).
+    public subscript(name: String) -> String? { try? value(name) }
 }
 
 /// Writes structured log lines through the host, which adds time, function and invocation id.

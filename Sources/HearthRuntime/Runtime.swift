@@ -16,6 +16,8 @@ public final class Runtime: Sendable {
     public let services: HostServices
     /// The delivery queue (deliveries, task ids, schedule state) in the runtime's database.
     public let deliveries: DeliveryStore
+    /// Secrets units declare and the admin token (environment first, then the secrets file).
+    public let secrets: Secrets
     /// Runs triggers, tasks and schedules; started by `startDeliveries`.
     public let engine: DeliveryEngine
     private let state: SharedState
@@ -36,10 +38,12 @@ public final class Runtime: Sendable {
     /// Units refused at load, with the reason each was refused.
     public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
 
-    public init(config: RuntimeConfig, store: DocumentStore, keys: KeyRing, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) {
+    public init(config: RuntimeConfig, store: DocumentStore, keys: KeyRing, clock: any Clock = SystemClock(), log: RuntimeLog? = nil,
+                secrets: Secrets = Secrets()) {
         self.config = config
         self.store = store
         self.clock = clock
+        self.secrets = secrets
         let log = log ?? RuntimeLog(format: config.log.format, level: config.log.level, clock: clock)
         self.log = log
         let users = StoreUserRepository(table: UserTable(engine: store.engine as! SQLiteEngine))
@@ -58,10 +62,12 @@ public final class Runtime: Sendable {
             state.withLock { $0.table[name]?.trigger == .task }
         })
         self.taskRequests = tasks
-        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries)
+        self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries,
+                                             secrets: secrets, declaredSecrets: { function in state.withLock { $0.table[function]?.spec.options.secrets ?? [] } })
         let engineConfiguration = DeliveryEngine.Configuration(
             pollInterval: clock is SystemClock ? .seconds(double: config.delivery.pollIntervalSeconds) : nil,
-            taskDedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), defaultConcurrency: config.delivery.defaultConcurrency)
+            taskDedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), defaultConcurrency: config.delivery.defaultConcurrency,
+            feedRetention: .seconds(double: config.store.changeRetentionHours * 3600))
         engine = DeliveryEngine(configuration: engineConfiguration, deliveries: deliveries, users: UserTable(engine: sqlite), feed: sqlite,
                                 invoker: invoker, clock: clock, log: log)
     }
@@ -181,9 +187,10 @@ public final class Runtime: Sendable {
 
     /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).
     public static func open(config: RuntimeConfig, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) async throws -> Runtime {
+        let secrets = try Secrets.load(path: config.secretsFile.map(config.resolve))
         let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock)
         let keys = try KeyRing(path: config.keysPath, clock: clock)
-        return Runtime(config: config, store: store, keys: keys, clock: clock, log: log)
+        return Runtime(config: config, store: store, keys: keys, clock: clock, log: log, secrets: secrets)
     }
 
     /// Metrics of the runtime's parts beyond HTTP and invocations (the delivery engine adds its own).
@@ -257,7 +264,17 @@ public final class Runtime: Sendable {
         var errors: [UnitLoadError] = []
         for unit in config.units {
             do {
-                loaded.append(try await loader.load(unit: unit.name, path: config.libraryPath(of: unit)))
+                let candidate = try await loader.load(unit: unit.name, path: config.libraryPath(of: unit))
+                // Declared secrets must be there: named (never their values) when missing.
+                let missing = candidate.manifest.functions.flatMap { fn in
+                    (fn.options.secrets ?? []).filter { secrets.value($0) == nil }.map { "function '\(fn.name)' declares the secret '\($0)', which is not set" }
+                }
+                if !missing.isEmpty {
+                    errors.append(UnitLoadError(unit: unit.name, path: candidate.path,
+                                                reason: missing.joined(separator: "; ") + " (set it in the environment or the secrets file)"))
+                    continue
+                }
+                loaded.append(candidate)
             } catch {
                 errors.append(error)
             }
@@ -291,9 +308,23 @@ public final class Runtime: Sendable {
 
     /// The services units can call: the clock, logs, stream chunks, documents and transactions.
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
-                             tasks: TaskRequests, deliveries: DeliveryStore) -> HostServices {
+                             tasks: TaskRequests, deliveries: DeliveryStore, secrets: Secrets,
+                             declaredSecrets: @escaping @Sendable (String) -> [String]) -> HostServices {
         let sync: [String: HostServices.SyncHandler] = [
             "clock.now": { _ in .timestamp(clock.now()) },
+            // Only for a running invocation, and only what its function declared.
+            "secrets.get": { request in
+                let name = try request.string("name")
+                guard let record = invoker.record(for: request.invocation) else {
+                    throw HTTPSError(.cancelled, "secrets.get: the invocation is no longer running")
+                }
+                guard declaredSecrets(record.function).contains(name) else {
+                    log.warning("secret refused", ["function": .string(record.function), "secret": .string(name), "reason": "not declared"])
+                    throw HTTPSError(.permissionDenied, "function '\(record.function)' did not declare the secret '\(name)' (add it to secrets:)")
+                }
+                guard let value = secrets.value(name) else { throw HTTPSError(.failedPrecondition, "the secret '\(name)' is not set") }
+                return .string(value)
+            },
             "log": { request in
                 let level = request.arguments["level"]?.stringValue.flatMap(LogLevel.init(rawValue:)) ?? .info
                 var fields = request.arguments["metadata"]?.mapValue ?? [:]

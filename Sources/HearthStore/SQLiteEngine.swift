@@ -195,7 +195,7 @@ public final class SQLiteEngine: StorageEngine {
         }
     }
 
-    public func pruneChanges(committedBefore cutoff: Timestamp) async throws -> Int {
+    public func pruneChanges(committedBefore cutoff: Timestamp, limit: Int) async throws -> Int {
         let micros = RowEncoding.micros(cutoff)
         return try await writer.withTransaction { db in
             // Remember the feed's end before deleting: it may be the last entry (see Schema, migration 2).
@@ -212,7 +212,9 @@ public final class SQLiteEngine: StorageEngine {
             // a prefix of the feed: find its end by walking from the start (only through the entries
             // about to be deleted), with no index on commit_time for every commit to maintain.
             let firstKept = try db.scalarInt("SELECT seq FROM changes WHERE commit_time >= ? ORDER BY seq LIMIT 1", [.integer(micros)]) ?? Int64.max
-            try db.run("DELETE FROM changes WHERE seq < ? AND seq <= ?", [.integer(firstKept), .integer(floor)])
+            guard let first = try db.scalarInt("SELECT seq FROM changes ORDER BY seq LIMIT 1") else { return 0 }
+            let batchEnd = first.saturatingAdd(Int64(clamping: max(1, limit)) - 1)
+            try db.run("DELETE FROM changes WHERE seq < ? AND seq <= ? AND seq <= ?", [.integer(firstKept), .integer(floor), .integer(batchEnd)])
             return db.changes
         }
     }

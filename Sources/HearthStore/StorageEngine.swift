@@ -35,14 +35,19 @@ public protocol StorageEngine: Sendable {
     func setCursor(_ consumer: String, to sequence: Int64) async throws
     func removeCursor(_ consumer: String) async throws
     func cursors() async throws -> [String: Int64]
-    /// Deletes changes committed before `cutoff` that every consumer has read; returns how many.
-    func pruneChanges(committedBefore cutoff: Timestamp) async throws -> Int
+    /// Deletes changes committed before `cutoff` that every consumer has read, at most `limit`
+    /// (oldest first, so callers prune in short transactions); returns how many.
+    func pruneChanges(committedBefore cutoff: Timestamp, limit: Int) async throws -> Int
     /// Problems the database's own consistency check finds (empty when sound).
     func integrityCheck() async throws -> [String]
     func close()
 }
 
 extension StorageEngine {
+    public func pruneChanges(committedBefore cutoff: Timestamp) async throws -> Int {
+        try await pruneChanges(committedBefore: cutoff, limit: Int.max)
+    }
+
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange]) {
         try await commit(writes, validations: validations, enqueues: [])
     }

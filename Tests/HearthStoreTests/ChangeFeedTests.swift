@@ -172,6 +172,19 @@ struct ChangeFeedTests {
         }
     }
 
+    @Test("pruning in batches deletes at most the batch, oldest first")
+    func pruneInBatches() async throws {
+        try await withStore { store, clock in
+            for i in 0..<25 { try await store.commit([.create(try doc("c/d\(i)"), [:])]) }
+            clock.advance(by: .seconds(60))
+            #expect(try await store.engine.pruneChanges(committedBefore: clock.now(), limit: 10) == 10)
+            #expect(try await store.allChanges().first?.sequence == 11)
+            #expect(try await store.engine.pruneChanges(committedBefore: clock.now(), limit: 10) == 10)
+            #expect(try await store.engine.pruneChanges(committedBefore: clock.now(), limit: 10) == 5)
+            #expect(try await store.engine.pruneChanges(committedBefore: clock.now(), limit: 10) == 0)
+        }
+    }
+
     @Test("pruning keeps what the slowest consumer has not read; removing a cursor releases it")
     func pruneWithConsumers() async throws {
         try await withStore { store, clock in

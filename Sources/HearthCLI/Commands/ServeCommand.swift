@@ -41,8 +41,7 @@ struct ServeCommand: Command {
         }) else { return ExitCode.failure }
         let door: FrontDoor
         do {
-            let secrets = try Secrets.load(path: runtime.config.secretsFile.map(runtime.config.resolve))
-            door = try FrontDoor(runtime: runtime, secrets: secrets)
+            door = try FrontDoor(runtime: runtime, secrets: runtime.secrets)
             // The port first: a second server on a port already taken must stop before it claims
             // (and holds under its lease) any delivery.
             try door.start()

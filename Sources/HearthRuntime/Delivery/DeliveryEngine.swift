@@ -42,14 +42,20 @@ public actor DeliveryEngine {
         public var leaseMargin: Duration
         /// Changes or user events read per routing step.
         public var routeBatch: Int
+        /// How long routed changes and user events are kept before they are pruned (nil: forever).
+        public var feedRetention: Duration?
+        /// Rows deleted per pruning transaction: short ones, so commits are not held up behind them.
+        public var pruneBatch = 1000
 
         public init(pollInterval: Duration? = nil, taskDedupeWindow: Duration = .seconds(86_400),
-                    defaultConcurrency: Int = 100, leaseMargin: Duration = .seconds(60), routeBatch: Int = 500) {
+                    defaultConcurrency: Int = 100, leaseMargin: Duration = .seconds(60), routeBatch: Int = 500,
+                    feedRetention: Duration? = nil) {
             self.pollInterval = pollInterval
             self.taskDedupeWindow = taskDedupeWindow
             self.defaultConcurrency = defaultConcurrency
             self.leaseMargin = leaseMargin
             self.routeBatch = routeBatch
+            self.feedRetention = feedRetention
         }
     }
 
@@ -422,10 +428,29 @@ public actor DeliveryEngine {
         if fired { markDirty(name, due: instant) }
     }
 
+    /// Hourly housekeeping: task ids past their dedupe window, and the change feed and user event
+    /// log past their retention once every cursor has passed them, a short transaction at a time
+    /// with other work let in between.
     private func pruneTaskIDs(now: Timestamp) async throws {
         if let last = lastPrune, now - last < .seconds(3600) { return }
         lastPrune = now
         try await deliveries.pruneTaskIDs(enqueuedBefore: now - configuration.taskDedupeWindow)
+        guard let retention = configuration.feedRetention else { return }
+        let batch = configuration.pruneBatch
+        var pruned = 0
+        while true {
+            let n = try await feed.pruneChanges(committedBefore: now - retention, limit: batch)
+            pruned += n
+            if n < batch { break }
+            await Task.yield()
+        }
+        while true {
+            let n = try await deliveries.pruneUserEvents(loggedBefore: now - retention, limit: batch)
+            pruned += n
+            if n < batch { break }
+            await Task.yield()
+        }
+        if pruned > 0 { log.info("feeds pruned", ["rows": .int(Int64(pruned)), "retentionHours": .double(retention.secondsDouble / 3600)]) }
     }
 
     // MARK: claiming and running

@@ -257,6 +257,22 @@ public final class DeliveryStore: Sendable {
         }
     }
 
+    /// Deletes user events logged before `cutoff` that every user trigger has routed, at most
+    /// `limit`, oldest first; returns how many. The newest event always stays: its sequence is the
+    /// log's high-water mark, so sequences are never handed out twice.
+    @discardableResult
+    public func pruneUserEvents(loggedBefore cutoff: Timestamp, limit: Int) async throws -> Int {
+        try await engine.writer.withTransaction { db in
+            guard let last = try db.scalarInt("SELECT max(seq) FROM user_events"),
+                  let first = try db.scalarInt("SELECT seq FROM user_events ORDER BY seq LIMIT 1") else { return 0 }
+            let floor = try db.scalarInt("SELECT min(cursor) FROM user_event_cursors") ?? Int64.max
+            let batchEnd = first.saturatingAdd(Int64(clamping: max(1, limit)) - 1)
+            try db.run("DELETE FROM user_events WHERE seq < ? AND seq <= ? AND seq <= ? AND time < ?",
+                       [.integer(last), .integer(floor), .integer(batchEnd), .integer(RowEncoding.micros(cutoff))])
+            return db.changes
+        }
+    }
+
     /// Forgets task ids reserved before `cutoff`; returns how many.
     @discardableResult
     public func pruneTaskIDs(enqueuedBefore cutoff: Timestamp) async throws -> Int {

@@ -102,6 +102,52 @@ struct DeliveryEdgeTests {
         #expect(pruned > 0, "every change was consumed by every feed cursor")
     }
 
+    @Test("the engine prunes routed changes and user events past the retention, in batches, never one a cursor has not passed")
+    func feedsPrunedByRetention() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.store.changeRetentionHours = 24 })
+        let engine = app.store.engine
+        func changeCount() async throws -> Int { try await engine.changes(after: 0, limit: 1_000_000).count }
+        for n in 1...5 { try await app.write(["items/p": ["n": .int(Int64(n))]]) }
+        await app.settle()
+        let total = try await changeCount()
+        #expect(total > 5, "the writes and what their triggers wrote")
+        // A consumer that has routed only the first two changes.
+        try await engine.setCursor("trigger:laggard", to: 2)
+        await app.advance(by: .seconds(25 * 3600))
+        let left = try await engine.changes(after: 0, limit: 1_000_000)
+        #expect(left.first?.sequence == 3, "everything the laggard has not read is kept")
+        #expect(Set(left.map(\.sequence)).isSuperset(of: 3...Int64(total)))
+        try await engine.removeCursor("trigger:laggard")
+        await app.advance(by: .seconds(3600))
+        let cutoff = app.clock.now() - .seconds(24 * 3600)
+        let kept = try await engine.changes(after: 0, limit: 1_000_000)
+        #expect(kept.allSatisfy { $0.commitTime >= cutoff }, "routed by every cursor and older than a day: gone")
+        #expect(kept.allSatisfy { $0.sequence > Int64(total) })
+        #expect(!kept.isEmpty, "the schedule's recent writes stay")
+        // Sequences go on from the high-water mark, and triggers still see new changes.
+        let last = engine.lastSequence
+        try await app.write(["items/q": ["n": 9]])
+        await app.settle()
+        #expect(try await engine.changes(after: last, limit: 1).first?.path.description == "items/q")
+        #expect(try await app.document("orderLog/q")?.fields["seen"] == [9])
+    }
+
+    @Test("user events past the retention are pruned once routed, keeping the newest as the log's high-water mark")
+    func userEventsPruned() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.store.changeRetentionHours = 1 })
+        for uid in ["a", "b", "c"] { try await app.createUser(NewUser(uid: uid)) }
+        try await app.deleteUser("a")
+        await app.settle()
+        await app.advance(by: .seconds(7200))
+        let users = UserTable(engine: app.store.engine as! SQLiteEngine)
+        let events = try users.events(after: 0, limit: 100)
+        #expect(events.map(\.sequence) == [4])
+        try await app.deleteUser("b")
+        await app.settle()
+        #expect(try users.events(after: 0, limit: 100).map(\.sequence) == [4, 5])
+        #expect(try await app.document("runs/purge-user-5")?.fields["count"] == 1)
+    }
+
     @Test("a dead task's id can be reused once the dedupe window has passed")
     func deadTaskIDReuse() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
