@@ -462,8 +462,13 @@ public actor DeliveryEngine {
         lanes[function] = lane
     }
 
+    /// Every lane looks at its queue again (and at what other processes run: that count is only
+    /// refreshed by a claim, so it is cleared here, at the poll, for the next claim to read anew).
     private func markAllDirty() {
-        for name in Array(lanes.keys) { lanes[name]?.dirty = true }
+        for name in Array(lanes.keys) {
+            lanes[name]?.dirty = true
+            lanes[name]?.runningElsewhere = 0
+        }
     }
 
     private func refreshDirtyLanes() {
@@ -475,23 +480,34 @@ public actor DeliveryEngine {
 
     private func claimAndStart(now: Timestamp) async throws {
         refreshDirtyLanes()
-        var requests: [(function: String, limit: Int)] = []
+        var requests: [DeliveryStore.ClaimRequest] = []
         for (name, var lane) in lanes {
             lane.refill(at: now)
             lanes[name] = lane
             guard let due = lane.nextDue, due <= now else { continue }
             let limit = min(lane.capacity, lane.availableTokens, 500)
-            if limit > 0 { requests.append((name, limit)) }
+            if limit > 0 { requests.append(.init(function: name, limit: limit, concurrency: lane.concurrency, rate: lane.rate, burst: lane.burst)) }
         }
         guard !requests.isEmpty else { return }
         let snapshot = lanes
         let margin = configuration.leaseMargin
-        let claimed = try await deliveries.claim(requests, now: now, owner: node.id) { function in
+        let claim = try await deliveries.claim(requests, now: now, owner: node.id) { function in
             // Long enough for the longest attempt (a task's own deadline is at most 1800 s).
             now + max(snapshot[function]?.timeout(dispatchDeadlineSeconds: nil) ?? .seconds(60), .seconds(1800)) + margin
         }
-        for (function, _) in requests { lanes[function]?.dirty = true }
-        for delivery in claimed {
+        for request in requests {
+            guard var lane = lanes[request.function] else { continue }
+            lane.dirty = true
+            // What other processes run and took from the shared bucket, as the database says.
+            let mine = lane.running + claim.deliveries.filter { $0.function == request.function }.count
+            lane.runningElsewhere = max(0, (claim.running[request.function] ?? mine) - mine)
+            if let left = claim.tokens[request.function] {
+                lane.tokens = left + Double(claim.deliveries.filter { $0.function == request.function }.count)
+                lane.refilled = now
+            }
+            lanes[request.function] = lane
+        }
+        for delivery in claim.deliveries {
             // A delivery made pending again after its process died (by a process that did not know
             // its policy) whose attempts are used up: dead, not run once more.
             if delivery.attempts > 1, let lane = lanes[delivery.function],

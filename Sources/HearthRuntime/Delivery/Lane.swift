@@ -13,6 +13,9 @@ struct Lane: Sendable {
     var tokens: Double
     var refilled: Timestamp
     var running = 0
+    /// Deliveries of this function other processes sharing the database run, as the last claim
+    /// counted them (concurrency limits hold across processes).
+    var runningElsewhere = 0
     /// When the earliest pending delivery that could be claimed is due (one not waiting behind an
     /// earlier delivery of its ordering key), as last read; nil when none.
     var nextDue: Timestamp?
@@ -74,5 +77,5 @@ struct Lane: Sendable {
         return now + .seconds(double: (1 - tokens) / rate)
     }
 
-    var capacity: Int { max(0, concurrency - running) }
+    var capacity: Int { max(0, concurrency - running - runningElsewhere) }
 }

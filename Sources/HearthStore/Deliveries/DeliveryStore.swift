@@ -284,38 +284,92 @@ public final class DeliveryStore: Sendable {
 
     // MARK: claiming and completing
 
-    /// Claims up to `limit` due deliveries of each function (never one whose ordering key has an
-    /// earlier delivery pending or running), marking them running under a lease held by `owner`
-    /// until `leaseUntil`, and counting the attempt. Oldest due first.
-    public func claim(_ requests: [(function: String, limit: Int)], now: Timestamp, owner: String,
-                      leaseUntil: (String) -> Timestamp) async throws -> [Delivery] {
+    /// What one function may claim: at most `limit` (this process's room), at most `concurrency`
+    /// running at once across every process sharing the database, and at most what the function's
+    /// shared token bucket (`rate` per second, holding up to `burst`) allows.
+    public struct ClaimRequest: Sendable {
+        public var function: String
+        public var limit: Int
+        public var concurrency: Int?
+        public var rate: Double?
+        public var burst: Double
+
+        public init(function: String, limit: Int, concurrency: Int? = nil, rate: Double? = nil, burst: Double = 1) {
+            self.function = function
+            self.limit = limit
+            self.concurrency = concurrency
+            self.rate = rate
+            self.burst = burst
+        }
+    }
+
+    /// What a claim found: the deliveries, and per function how many run now in all processes and
+    /// the tokens its shared bucket has left (nil without a rate).
+    public struct Claim: Sendable {
+        public var deliveries: [Delivery]
+        public var running: [String: Int]
+        public var tokens: [String: Double]
+    }
+
+    /// Claims due deliveries (never one whose ordering key has an earlier delivery pending or
+    /// running), marking them running under a lease held by `owner` until `leaseUntil`, and counting
+    /// the attempt. Oldest due first. Limits hold across processes: running deliveries are counted
+    /// in the database and token buckets live there, all inside the claim's transaction.
+    public func claim(_ requests: [ClaimRequest], now: Timestamp, owner: String,
+                      leaseUntil: (String) -> Timestamp) async throws -> Claim {
         let wanted = requests.filter { $0.limit > 0 }
-        guard !wanted.isEmpty else { return [] }
+        guard !wanted.isEmpty else { return Claim(deliveries: [], running: [:], tokens: [:]) }
         let nowMicros = RowEncoding.micros(now)
         let leases = Dictionary(wanted.map { ($0.function, RowEncoding.micros(leaseUntil($0.function))) }, uniquingKeysWith: { a, _ in a })
         return try await engine.writer.withTransaction { db in
-            var claimed: [Delivery] = []
-            for (function, limit) in wanted {
-                let rows = try db.query("""
-                    SELECT \(DeliveryStore.columns) FROM deliveries AS d
-                    WHERE d.function = ? AND d.state = 0 AND d.due_time <= ?
-                      AND (d.ordering_key IS NULL OR NOT EXISTS (
-                          SELECT 1 FROM deliveries AS e
-                          WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (0, 1)))
-                    ORDER BY d.due_time, d.id LIMIT ?
-                    """, [.text(function), .integer(nowMicros), .integer(Int64(limit))], DeliveryStore.row)
-                for var d in rows {
-                    d.attempts += 1
-                    d.firstAttemptTime = d.firstAttemptTime ?? now
-                    d.state = .running
-                    try db.run("""
-                        UPDATE deliveries SET state = 1, attempts = ?, first_attempt_time = ?, lease_owner = ?, lease_until = ? WHERE id = ?
-                        """, [.integer(Int64(d.attempts)), .integer(RowEncoding.micros(d.firstAttemptTime!)), .text(owner),
-                              .integer(leases[function]!), .integer(d.id)])
-                    claimed.append(d)
+            var result = Claim(deliveries: [], running: [:], tokens: [:])
+            for request in wanted {
+                let function = request.function
+                var limit = request.limit
+                let running = Int(try db.scalarInt("SELECT count(*) FROM deliveries WHERE function = ? AND state = 1", [.text(function)]) ?? 0)
+                if let concurrency = request.concurrency { limit = min(limit, max(0, concurrency - running)) }
+                var tokens: Double?
+                if let rate = request.rate {
+                    let bucket = try db.query("SELECT tokens, refilled FROM dispatch_buckets WHERE function = ?", [.text(function)]) { ($0.double(0), $0.int64(1)) }.first
+                    var available = request.burst
+                    if let (stored, refilled) = bucket {
+                        let elapsed = Double(max(0, nowMicros - refilled)) / 1e6
+                        available = min(request.burst, stored + elapsed * rate)
+                    }
+                    limit = min(limit, Int(min(available + 1e-9, 1e12).rounded(.down)))
+                    tokens = available
                 }
+                var claimed = 0
+                if limit > 0 {
+                    let rows = try db.query("""
+                        SELECT \(DeliveryStore.columns) FROM deliveries AS d
+                        WHERE d.function = ? AND d.state = 0 AND d.due_time <= ?
+                          AND (d.ordering_key IS NULL OR NOT EXISTS (
+                              SELECT 1 FROM deliveries AS e
+                              WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (0, 1)))
+                        ORDER BY d.due_time, d.id LIMIT ?
+                        """, [.text(function), .integer(nowMicros), .integer(Int64(limit))], DeliveryStore.row)
+                    for var d in rows {
+                        d.attempts += 1
+                        d.firstAttemptTime = d.firstAttemptTime ?? now
+                        d.state = .running
+                        try db.run("""
+                            UPDATE deliveries SET state = 1, attempts = ?, first_attempt_time = ?, lease_owner = ?, lease_until = ? WHERE id = ?
+                            """, [.integer(Int64(d.attempts)), .integer(RowEncoding.micros(d.firstAttemptTime!)), .text(owner),
+                                  .integer(leases[function]!), .integer(d.id)])
+                        result.deliveries.append(d)
+                    }
+                    claimed = rows.count
+                }
+                if let available = tokens {
+                    let left = max(0, available - Double(claimed))
+                    try db.run("INSERT INTO dispatch_buckets(function, tokens, refilled) VALUES (?, ?, ?) ON CONFLICT(function) DO UPDATE SET tokens = excluded.tokens, refilled = excluded.refilled",
+                               [.text(function), .real(left), .integer(nowMicros)])
+                    result.tokens[function] = left
+                }
+                result.running[function] = running + claimed
             }
-            return claimed
+            return result
         }
     }
 

@@ -168,6 +168,15 @@ enum Schema {
         """
         ALTER TABLE deliveries ADD COLUMN executions INTEGER NOT NULL DEFAULT 0;
         """,
+        // 10: each rate-limited function's token bucket, shared by every process claiming from
+        // this database (tokens left and when they were last refilled, microseconds).
+        """
+        CREATE TABLE dispatch_buckets (
+            function TEXT PRIMARY KEY,
+            tokens REAL NOT NULL,
+            refilled INTEGER NOT NULL
+        );
+        """,
     ]
 
     static var version: Int { migrations.count }

@@ -75,11 +75,11 @@ struct DeliveryEdgeTests {
         let deliveries = app.runtime.deliveries
         try await app.enqueue("work", ["label": "x"], id: "lease-test", scheduleDelay: .seconds(3600))
         let now = app.clock.now() + .seconds(3600)
-        let claimed = try await deliveries.claim([("work", 1)], now: now, owner: "node-a") { _ in now + .seconds(60) }
+        let claimed = try await deliveries.claim([.init(function: "work", limit: 1)], now: now, owner: "node-a") { _ in now + .seconds(60) }.deliveries
         let d = try #require(claimed.first)
         // The lease ends; another node takes the delivery over (a second attempt).
         _ = try await deliveries.recoverLeases(owner: nil, now: now + .seconds(61))
-        let taken = try await deliveries.claim([("work", 1)], now: now + .seconds(61), owner: "node-b") { _ in now + .seconds(200) }
+        let taken = try await deliveries.claim([.init(function: "work", limit: 1)], now: now + .seconds(61), owner: "node-b") { _ in now + .seconds(200) }.deliveries
         #expect(taken.first?.attempts == 2)
         // node-a's late outcome changes nothing; node-b's counts.
         try await deliveries.complete([.dead(id: d.id, attempt: d.attempts, error: "late", status: 500)], owner: "node-a")

@@ -47,4 +47,35 @@ struct SharedDirectoryTests {
         #expect(runs.count == 2, "\(runs.map(\.path))")
         #expect(runs.allSatisfy { $0.fields["count"] == 1 })
     }
+    @Test("a queue's concurrency limit holds across two processes: the database counts who runs what")
+    func concurrencyAcrossProcesses() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-shared-limits-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        let b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        // slow: at most 2 at once, each sleeping 10 s on the host clock.
+        for k in 0..<6 { try await a.enqueue("slow", ["sleep": 10], id: "s\(k)") }
+        await a.settle()
+        await b.settle()
+        #expect(await a.runtime.engine.runningCount == 2)
+        #expect(await b.runtime.engine.runningCount == 0, "b sees a's two running and starts none")
+        #expect(try a.deliveries(function: "slow", state: .running).count == 2)
+    }
+
+    @Test("a queue's rate limit holds across two processes: one token bucket in the database")
+    func rateAcrossProcesses() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-shared-rate-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        let b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        // paced: 200 per second, so a bucket of 20.
+        _ = try await a.runtime.enqueue((0..<100).map { ["queue": "paced", "data": .int(Int64($0))] as Value })
+        await a.settle()
+        await b.settle()
+        #expect(try a.deliveries(function: "paced").count == 80, "20 ran in all, not 20 in each process")
+        await b.advance(by: .milliseconds(100))
+        await a.settle()
+        #expect(try a.deliveries(function: "paced").count == 60, "the next 20 after a tenth of a second, whoever took them")
+    }
 }
+
