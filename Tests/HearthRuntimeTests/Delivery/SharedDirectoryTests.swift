@@ -9,12 +9,22 @@ import Testing
 /// its own engine with its own in-memory view of the feeds, and the database decides who routes what.
 @Suite("Delivery engines sharing a data directory", .timeLimit(.minutes(2)))
 struct SharedDirectoryTests {
+    /// Two runtimes on one new data directory, removed with the last of them.
+    final class Pair: Sendable {
+        let a: TestRuntime, b: TestRuntime
+        let dir: String
+        init(_ name: String) async throws {
+            dir = NSTemporaryDirectory() + "hearth-\(name)-\(UUID().uuidString)"
+            let dir = self.dir
+            a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+            b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        }
+        deinit { try? FileManager.default.removeItem(atPath: dir) }
+    }
     @Test("a change another engine already routed (and whose delivery already ran) is not routed again")
     func routedOnce() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-shared-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
-        let b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        let pair = try await Pair("shared")
+        let (a, b) = (pair.a, pair.b)
         for n in 1...5 { try await a.write(["items/x": ["n": .int(Int64(n))]]) }
         try await b.write(["items/y": ["n": 1]])
         await a.settle()  // a routes and runs all six changes; their deliveries are deleted
@@ -31,10 +41,8 @@ struct SharedDirectoryTests {
 
     @Test("a user event routed by one engine is not routed again by another")
     func userEventsRoutedOnce() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-shared-users-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
-        let b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        let pair = try await Pair("shared-users")
+        let (a, b) = (pair.a, pair.b)
         try await a.createUser(NewUser(uid: "u1"))
         try await b.createUser(NewUser(uid: "u2"))
         try await a.deleteUser("u1")
@@ -49,10 +57,8 @@ struct SharedDirectoryTests {
     }
     @Test("a queue's concurrency limit holds across two processes: the database counts who runs what")
     func concurrencyAcrossProcesses() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-shared-limits-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
-        let b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        let pair = try await Pair("shared-limits")
+        let (a, b) = (pair.a, pair.b)
         // slow: at most 2 at once, each sleeping 10 s on the host clock.
         for k in 0..<6 { try await a.enqueue("slow", ["sleep": 10], id: "s\(k)") }
         await a.settle()
@@ -64,10 +70,8 @@ struct SharedDirectoryTests {
 
     @Test("a queue's rate limit holds across two processes: one token bucket in the database")
     func rateAcrossProcesses() async throws {
-        let dir = NSTemporaryDirectory() + "hearth-shared-rate-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let a = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
-        let b = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.dataDirectory = dir })
+        let pair = try await Pair("shared-rate")
+        let (a, b) = (pair.a, pair.b)
         // paced: 200 per second, so a bucket of 20.
         _ = try await a.runtime.enqueue((0..<100).map { ["queue": "paced", "data": .int(Int64($0))] as Value })
         await a.settle()
