@@ -95,15 +95,29 @@ final class ConnectionGuard: Sendable {
         }
     }
 
-    func requestCompleted(_ record: ConnectionRecord) {
+    /// A request on the connection ended; `proves` says whether it counts as the work of a real
+    /// client (a reserved path such as /healthz does not: anyone may ask it under pressure).
+    func requestCompleted(_ record: ConnectionRecord, proves: Bool) {
         records.withLock { _ in
-            record.served += 1
+            if proves { record.served += 1 }
             record.phase = .awaitingHead
             record.since = .now
         }
     }
 
     func served(_ record: ConnectionRecord) -> Int { records.withLock { _ in record.served } }
+
+    /// How long a connection may stay in its phase (nil: no deadline, the handler's own timeout
+    /// answers 504).
+    func deadline(_ record: ConnectionRecord, underPressure pressure: Bool) -> Duration? {
+        switch record.phase {
+        case .awaitingHead:
+            if record.served == 0 { return pressure ? limits.pressureHeadTimeout : limits.headTimeout }
+            return limits.idleTimeout + limits.headTimeout
+        case .readingBody: return limits.readTimeout
+        case .handling: return nil
+        }
+    }
 
     /// Closes every connection past its deadline; returns how many.
     @discardableResult
@@ -113,25 +127,12 @@ final class ConnectionGuard: Sendable {
             guard !state.stopped else { return 0 }
             var closed = 0
             for record in state.all.values where !record.closing {
-                let deadline: Duration
-                switch record.phase {
-                case .awaitingHead:
-                    if pressure && record.served == 0 {
-                        deadline = limits.pressureHeadTimeout
-                    } else {
-                        deadline = record.served == 0 ? limits.headTimeout : limits.idleTimeout + limits.headTimeout
-                    }
-                case .readingBody:
-                    deadline = limits.readTimeout
-                case .handling:
-                    continue  // the handler's own timeout answers 504
-                }
-                if now - record.since >= deadline {
-                    record.closing = true
-                    guard ConnectionRecord.peerAddress(record.fd) == record.peer, !record.peer.isEmpty else { continue }
-                    shutdown(record.fd, Int32(SHUT_RDWR))
-                    closed += 1
-                }
+                guard let deadline = deadline(record, underPressure: pressure), now - record.since >= deadline else { continue }
+                record.closing = true
+                // A second guard besides the lock: the socket must still be this connection's.
+                guard ConnectionRecord.peerAddress(record.fd) == record.peer, !record.peer.isEmpty else { continue }
+                shutdown(record.fd, Int32(SHUT_RDWR))
+                closed += 1
             }
             return closed
         }

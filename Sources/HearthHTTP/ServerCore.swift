@@ -302,7 +302,10 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, connection, request
     let request = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
     requestContext.pointee = nil
     core.completed(request)
-    if let connection, let record = connectionRecord(connection) { core.connections.requestCompleted(record) }
+    if let connection, let record = connectionRecord(connection) {
+        let path = splitURI(request.rawURI).path
+        core.connections.requestCompleted(record, proves: !core.configuration.reservedPaths.contains(path))
+    }
 }
 
 /// Tracks each TCP connection for the guard: its record lives in the connection's socket context

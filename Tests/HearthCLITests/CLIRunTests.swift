@@ -107,6 +107,9 @@ struct CLIRunTests {
             [server]
             port = "5001"
             colour = "blue"
+            max_body_bytes = 2048
+            max_buffered_bytes = 1024
+            head_timeout_seconds = 0
             [store]
             synchronous = "sometimes"
             [[rewrites]]
@@ -117,6 +120,8 @@ struct CLIRunTests {
         #expect(out.stderr.contains("projekt: unknown key"))
         #expect(out.stderr.contains("server.port: expected an integer, found string"))
         #expect(out.stderr.contains("server.colour: unknown key"))
+        #expect(out.stderr.contains("server.max_buffered_bytes: must be at least max_body_bytes (2048)"))
+        #expect(out.stderr.contains("server.head_timeout_seconds"))
         #expect(out.stderr.contains("store.synchronous: must be one of"))
         #expect(out.stderr.contains("rewrites[0].function: missing"))
     }

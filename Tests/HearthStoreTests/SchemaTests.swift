@@ -119,6 +119,28 @@ struct SchemaTests {
         }
     }
 
+    @Test("emails stored under the old Unicode lower-casing are re-keyed by migration 11, so sign-in by email finds them")
+    func emailKeyMigration() async throws {
+        try await Self.withPath { path in
+            do {
+                let store = try await DocumentStore.open(path: path, clock: ManualClock())
+                let users = UserTable(engine: store.sqlite)
+                try await users.create(UserRecord(uid: "u1", email: "ÄB@Example.io", metadata: .init(creationTime: Timestamp(seconds: 1))), time: Timestamp(seconds: 1))
+                store.close()
+            }
+            // What the previous binary stored: the whole address lower-cased the Unicode way.
+            let eleventh = Schema.migrations.count - 1
+            try Self.undoMigrations(from: eleventh, at: path)
+            let raw = try Connection(path: path, options: .init())
+            try raw.run("UPDATE users SET email = ? WHERE uid = 'u1'", [.text("äb@example.io")])
+            let store = try await DocumentStore.open(path: path, clock: ManualClock())
+            defer { store.close() }
+            let users = UserTable(engine: store.sqlite)
+            #expect(try users.get(email: "ÄB@EXAMPLE.IO")?.uid == "u1")
+            #expect(try users.get(email: "äb@example.io") == nil, "another address, as Firebase compares them")
+        }
+    }
+
     @Test("a database whose user_version is newer than this binary's schema is refused with schemaTooNew")
     func tooNew() async throws {
         try await Self.withPath { path in

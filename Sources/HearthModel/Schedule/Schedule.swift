@@ -139,8 +139,9 @@ public struct Schedule: Sendable, Hashable, CustomStringConvertible {
     public func latestFire(from first: Timestamp, upTo now: Timestamp) -> Timestamp {
         guard first < now else { return first }
         if case .interval(let seconds) = timing {
-            let steps = (now - first).components.seconds / seconds
-            return first + .seconds(seconds) * Int(steps)
+            // On time (less than a whole interval late): the instant itself. Later than that, a
+            // firing was missed: fire now, and the next one an interval after it.
+            return now - first < .seconds(seconds) ? first : now
         }
         var lookback = Duration.seconds(3600)
         while true {

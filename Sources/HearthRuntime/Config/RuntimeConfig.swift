@@ -155,6 +155,10 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.seconds("request_timeout_seconds", range: 0.001...3600) { server.requestTimeoutSeconds = v }
             if let v = s.seconds("shutdown_grace_seconds", range: 0...3600) { server.shutdownGraceSeconds = v }
             if let v = s.string("admin_token_env") { server.adminTokenEnv = v }
+            // A body the server accepts must fit its budget, or it would be told to retry forever.
+            if server.maxBufferedBytes < server.maxBodyBytes {
+                s.problem("max_buffered_bytes", "must be at least max_body_bytes (\(server.maxBodyBytes))")
+            }
         }
         r.section("store") { s in
             if let v = s.string("path") { store.path = v }

@@ -100,6 +100,8 @@ public actor DeliveryEngine {
     var stopping = false
     var started = false
     var lastPrune: Timestamp?
+    /// Pruning stopped at its per-pass bound with more to delete: the next pass goes on.
+    var pruneBacklog = false
     /// A `runDue` pass is under way (passes never overlap).
     var inPass = false
     private nonisolated let wakeup = Wakeup()
@@ -260,7 +262,7 @@ public actor DeliveryEngine {
         }
         for state in schedules.values { consider(state.next) }
         consider(try? deliveries.nextLeaseEnd())
-        if !completions.isEmpty { consider(now) }
+        if !completions.isEmpty || pruneBacklog { consider(now) }
         return earliest
     }
 
@@ -285,6 +287,9 @@ public actor DeliveryEngine {
             }
             try await pruneTaskIDs(now: now)
             guard !stopping else { return }
+            // Attempts that ended during the steps above: recorded first, so the database's count
+            // of running deliveries (which limits hold across processes) is current.
+            await flushCompletions()
             try await claimAndStart(now: now)
         } catch {
             log.error("delivery engine step failed", ["error": .string("\(error)")])
@@ -431,25 +436,32 @@ public actor DeliveryEngine {
     /// Hourly housekeeping: task ids past their dedupe window, and the change feed and user event
     /// log past their retention once every cursor has passed them, a short transaction at a time
     /// with other work let in between.
+    /// At most this many pruning transactions per pass, so a large backlog never holds up routing
+    /// and claiming for long; the rest waits for the next pass.
+    static let pruneBatchesPerPass = 8
+
     private func pruneTaskIDs(now: Timestamp) async throws {
-        if let last = lastPrune, now - last < .seconds(3600) { return }
-        lastPrune = now
-        try await deliveries.pruneTaskIDs(enqueuedBefore: now - configuration.taskDedupeWindow)
+        if !pruneBacklog, let last = lastPrune, now - last < .seconds(3600) { return }
+        if !pruneBacklog {
+            lastPrune = now
+            try await deliveries.pruneTaskIDs(enqueuedBefore: now - configuration.taskDedupeWindow)
+        }
         guard let retention = configuration.feedRetention else { return }
         let batch = configuration.pruneBatch
-        var pruned = 0
-        while true {
-            let n = try await feed.pruneChanges(committedBefore: now - retention, limit: batch)
-            pruned += n
-            if n < batch { break }
-            await Task.yield()
+        var pruned = 0, batches = 0
+        for feedKind in [Feed.changes, .userEvents] {
+            while batches < DeliveryEngine.pruneBatchesPerPass {
+                let n = feedKind == .changes
+                    ? try await feed.pruneChanges(committedBefore: now - retention, limit: batch)
+                    : try await deliveries.pruneUserEvents(loggedBefore: now - retention, limit: batch)
+                pruned += n
+                batches += 1
+                if n < batch { break }
+            }
         }
-        while true {
-            let n = try await deliveries.pruneUserEvents(loggedBefore: now - retention, limit: batch)
-            pruned += n
-            if n < batch { break }
-            await Task.yield()
-        }
+        // Out of budget: there may be more (at worst one pass finds nothing).
+        pruneBacklog = batches >= DeliveryEngine.pruneBatchesPerPass
+        if pruneBacklog { wakeup.notify() }
         if pruned > 0 { log.info("feeds pruned", ["rows": .int(Int64(pruned)), "retentionHours": .double(retention.secondsDouble / 3600)]) }
     }
 

@@ -363,9 +363,12 @@ public final class DeliveryStore: Sendable {
                 }
                 if let available = tokens {
                     let left = max(0, available - Double(claimed))
+                    result.tokens[function] = left
+                    // Nothing taken, nothing to write: refilling is linear and capped, so the stored
+                    // state reads the same later (and other processes see no commit to catch up on).
+                    guard claimed > 0 else { result.running[function] = running; continue }
                     try db.run("INSERT INTO dispatch_buckets(function, tokens, refilled) VALUES (?, ?, ?) ON CONFLICT(function) DO UPDATE SET tokens = excluded.tokens, refilled = excluded.refilled",
                                [.text(function), .real(left), .integer(nowMicros)])
-                    result.tokens[function] = left
                 }
                 result.running[function] = running + claimed
             }

@@ -1,3 +1,5 @@
+import HearthModel
+
 /// The store's schema as numbered migrations. `PRAGMA user_version` records how many have run; on
 /// open the missing ones run in one transaction, and a database from a newer binary (a higher
 /// version than this list knows) is refused rather than misread.
@@ -177,6 +179,23 @@ enum Schema {
             refilled INTEGER NOT NULL
         );
         """,
+        // 11: emails are keyed with ASCII letters folded only (EmailKey), no longer by Unicode
+        // lower-casing: `fixups` recomputes the key of every stored user from its record.
+        """
+        SELECT 1;
+        """,
+    ]
+
+    /// Steps SQL cannot express, run right after the migration of that number (1-based), in the
+    /// same transaction.
+    static let fixups: [Int: @Sendable (Connection) throws -> Void] = [
+        11: { db in
+            let rows = try db.query("SELECT uid, record FROM users WHERE email IS NOT NULL") { ($0.text(0), $0.blob(1)) }
+            for (uid, record) in rows {
+                guard let email = try BinaryValueCodec.decode(record)["email"]?.stringValue else { continue }
+                try db.run("UPDATE users SET email = ? WHERE uid = ?", [.text(EmailKey.of(email)), .text(uid)])
+            }
+        },
     ]
 
     static var version: Int { migrations.count }
@@ -195,6 +214,7 @@ enum Schema {
             let start = try current()
             for index in start..<version {
                 try db.execute(migrations[index])
+                try fixups[index + 1]?(db)
             }
             try db.execute("PRAGMA user_version = \(version)")
         }

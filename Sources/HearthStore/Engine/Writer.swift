@@ -58,12 +58,14 @@ actor Writer {
     init(path: String, synchronous: String, collections: CollectionRegistry, indexes: IndexRegistry, clock: any Clock) throws {
         db = try Connection(path: path, options: Connection.Options(synchronous: synchronous))
         try Schema.migrate(db)
+        // The version first: anything another process commits after this read changes it, so the
+        // first write transaction reloads what the reads below might have missed.
+        seenDataVersion = try db.scalarInt("PRAGMA data_version") ?? 0
         try indexes.load(db)
         hot = try HotStatements(db)
         self.collections = collections
         self.indexes = indexes
         self.clock = clock
-        seenDataVersion = try db.scalarInt("PRAGMA data_version") ?? 0
         (lastSequence, lastCommitMicros) = try Writer.feedEnd(db)
     }
 

@@ -156,8 +156,7 @@ public final class TransactionManager: Sendable {
             task = Task { [weak self, beginnings, clock] in
                 var wakeups = beginnings.makeAsyncIterator()
                 while !Task.isCancelled {
-                    guard let manager = self else { return }
-                    let next = manager.nextExpiry
+                    guard let next = self.map({ $0.nextExpiry }) else { return }
                     if let next {
                         do { try await clock.sleep(until: next) } catch { return }
                         self?.expireIdle()

@@ -54,7 +54,7 @@ struct ScheduleEngineTests {
         ])
     }
 
-    @Test("after downtime a missed schedule fires once, for the latest missed instant, then keeps its timing")
+    @Test("after downtime a missed interval schedule fires once, at the restart, then an interval after each firing")
     func missedRunFiresOnce() async throws {
         let dir = NSTemporaryDirectory() + "hearth-sched-\(UUID().uuidString)"
         let start = Timestamp(rfc3339: "2026-01-01T00:00:00Z")!
@@ -68,8 +68,13 @@ struct ScheduleEngineTests {
         await second.settle()
         let fired = try await firings(second, "seoulTick")
         #expect(fired.count == 3)
-        #expect(fired.last == start + .seconds(600 + 7200), "the latest missed instant, once")
-        await second.advance(by: .seconds(300))
+        // An interval (elapsed time after the previous firing) that missed its time fires once, at
+        // once, and the next comes an interval after that; calendar schedules fire their latest
+        // missed instant (latestInstantAfterDowntime).
+        #expect(fired.last == start + .seconds(600 + 7200 + 60), "once, at the restart")
+        await second.advance(by: .seconds(299))
+        #expect(try await firings(second, "seoulTick").count == 3)
+        await second.advance(by: .seconds(1))
         #expect(try await firings(second, "seoulTick").count == 4)
     }
 

@@ -1,0 +1,44 @@
+@testable import HearthHTTP
+import Testing
+
+/// The guard's deadlines, with made-up instants (the end-to-end behaviour is in ConnectionTests).
+@Suite("Connection guard deadlines")
+struct ConnectionGuardTests {
+    let limits = ConnectionGuard.Limits(headTimeout: .seconds(20), idleTimeout: .seconds(30), readTimeout: .seconds(60),
+                                        pressureHeadTimeout: .seconds(1), softLimit: 2)
+
+    @Test("each phase has its deadline; a handler running has none")
+    func phases() {
+        let guardian = ConnectionGuard(limits: limits)
+        let record = guardian.opened(fd: -1)
+        #expect(guardian.deadline(record, underPressure: false) == .seconds(20), "a new connection's head")
+        #expect(guardian.deadline(record, underPressure: true) == .seconds(1), "past the limit")
+        guardian.move(record, to: .readingBody)
+        #expect(guardian.deadline(record, underPressure: true) == .seconds(60))
+        guardian.move(record, to: .handling)
+        #expect(guardian.deadline(record, underPressure: false) == nil)
+        guardian.requestCompleted(record, proves: true)
+        #expect(guardian.deadline(record, underPressure: true) == .seconds(50), "a proven client keeps its idle time under pressure")
+    }
+
+    @Test("a request to a reserved path (/healthz) does not make a connection a proven client")
+    func reservedPathsProveNothing() {
+        let guardian = ConnectionGuard(limits: limits)
+        let record = guardian.opened(fd: -1)
+        guardian.requestCompleted(record, proves: false)
+        #expect(guardian.deadline(record, underPressure: true) == .seconds(1))
+        #expect(guardian.served(record) == 0)
+    }
+
+    @Test("pressure is more open connections than the soft limit; closed ones leave the count")
+    func pressure() {
+        let guardian = ConnectionGuard(limits: limits)
+        let records = (0..<3).map { _ in guardian.opened(fd: -1) }
+        #expect(guardian.underPressure)
+        guardian.closed(records[0])
+        guardian.closed(records[0])  // twice: counted once
+        #expect(guardian.openCount == 2 && !guardian.underPressure)
+        // Past its deadline, but its socket is not a live peer: nothing is shut down.
+        #expect(guardian.sweep(now: .now + .seconds(3600)) == 0)
+    }
+}
