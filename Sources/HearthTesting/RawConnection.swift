@@ -8,7 +8,7 @@ import Glibc
 public final class RawConnection: @unchecked Sendable {  // used by one thread at a time
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
-        init(_ d: String) { description = d }
+        public init(_ d: String) { description = d }
     }
 
     public struct Response: Sendable {

@@ -98,25 +98,29 @@ struct ConnectionTests {
     @Test("past the connection limit: new connections get 503 with Retry-After, /healthz and kept-alive clients are still served")
     func connectionLimitReserve() async throws {
         // A generous window for a new connection's head under pressure: the suite runs loaded.
-        try await withServer({ $0.maxConnections = 8; $0.reservedConnections = 4; $0.threads = 1; $0.pressureHeadTimeout = .seconds(20); $0.headTimeout = .seconds(120) }, handler: echo) { server, _ in
+        try await withServer({ $0.maxConnections = 8; $0.reservedConnections = 4; $0.threads = 1; $0.pressureHeadTimeout = .seconds(20); $0.headTimeout = .seconds(120); $0.connectionTimeoutSeconds = 120 }, handler: echo) { server, _ in
             let port = server.port
             let (statuses, extra, health, keptAlive) = try await onOwnThread { () -> ([Int], RawConnection.Response, Int, Int) in
+                let start = Date()
+                func step<T>(_ name: String, _ body: () throws -> T) throws -> T {
+                    do { return try body() } catch { throw RawConnection.Failure("\(name) after \(Date().timeIntervalSince(start)) s: \(error)") }
+                }
                 let held = try (0..<8).map { _ in try RawConnection(port: port) }
                 var statuses: [Int] = []
-                for c in held {
+                for (k, c) in held.enumerated() {
                     try c.send(Self.request("/held"))
-                    statuses.append(try c.readResponse().status)
+                    statuses.append(try step("held \(k)") { try c.readResponse().status })
                 }
                 // A ninth connection is admitted into the reserve and told to come back.
                 let newcomer = try RawConnection(port: port)
                 try newcomer.send(Self.request("/extra"))
-                let extra = try newcomer.readResponse()
+                let extra = try step("newcomer") { try newcomer.readResponse() }
                 let healthz = try RawConnection(port: port)
                 try healthz.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                let health = try healthz.readResponse().status
+                let health = try step("healthz") { try healthz.readResponse().status }
                 // A client whose connection already served a request keeps being served.
                 try held[3].send(Self.request("/again"))
-                return (statuses, extra, health, try held[3].readResponse().status)
+                return (statuses, extra, health, try step("again") { try held[3].readResponse().status })
             }
             #expect(statuses == Array(repeating: 200, count: 8))
             #expect(extra.status == 503)
