@@ -97,6 +97,44 @@ struct ServeHTTPTests {
         #expect(try await child.waitForExit() == 0)
     }
 
+    @Test("1,030 connections trickling their heads past the connection limit: /healthz is still answered and the flood is closed")
+    func slowlorisFlood() async throws {
+        // As reported: default limits (1024 connections and a reserve of 64) against 1,030 tricklers.
+        // Where the process may not open that many sockets, the same shape at a smaller scale.
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let flood = limit.rlim_cur >= 4096 ? 1030 : 200
+        let extra = flood == 1030 ? "" : "max_connections = 190\nreserved_connections = 16\nshutdown_grace_seconds = 5"
+        let dir = TempDir()
+        let (child, base) = try await serve(dir, extra: extra)
+        let port = Int(base.split(separator: ":").last!)!
+        let (health, floodClosed) = try await onOwnThread { () -> (Int, Int) in
+            let tricklers = try (0..<flood).map { _ -> RawConnection in
+                let c = try RawConnection(port: port, timeoutSeconds: 60)
+                try c.send("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                return c
+            }
+            // One more header byte each, as a slowloris client sends them.
+            for c in tricklers { try? c.send("x") }
+            let healthz = try RawConnection(port: port, timeoutSeconds: 60)
+            try healthz.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let status = try healthz.readResponse().status
+            // The tricklers that were admitted are closed for not sending a head.
+            var closed = 0
+            for c in tricklers {
+                c.setReadTimeout(milliseconds: 100)
+                if (try? c.waitForClose()) == true { closed += 1 }
+            }
+            return (status, closed)
+        }
+        #expect(health == 200)
+        #expect(floodClosed > flood / 2, "\(floodClosed) of \(flood) closed by the server")
+        let after = try await client.send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(60)))
+        #expect(after.status == 200)
+        child.signal(SIGTERM)
+        #expect(try await child.waitForExit() == 0)
+    }
+
     /// The resident memory of a process, in bytes (`VmRSS` in /proc).
     static func residentBytes(_ pid: pid_t) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
