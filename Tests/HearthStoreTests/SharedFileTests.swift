@@ -95,16 +95,19 @@ struct SharedFileTests {
 
     @Test("two stores opening one new database at once both migrate it without error")
     func concurrentMigration() async throws {
-        for _ in 0..<5 {
+        for _ in 0..<10 {
             let path = temporaryStorePath()
             async let a = DocumentStore.open(path: path, clock: ManualClock())
             async let b = DocumentStore.open(path: path, clock: ManualClock())
-            let (x, y) = try await (a, b)
+            async let c = DocumentStore.open(path: path, clock: ManualClock())
+            let (x, y, z) = try await (a, b, c)
             try await x.commit([.create(try doc("c/1"), [:])])
             try await y.commit([.create(try doc("c/2"), [:])])
-            #expect(try await x.allChanges().map(\.sequence) == [1, 2])
+            try await z.commit([.create(try doc("c/3"), [:])])
+            #expect(try await x.allChanges().map(\.sequence) == [1, 2, 3])
             x.close()
             y.close()
+            z.close()
             try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
     }

@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One SQLite connection. It owns the `sqlite3*` and a cache of prepared statements, and is used by
 /// one thread at a time (opened with SQLITE_OPEN_NOMUTEX: "multi-thread" mode,
@@ -31,7 +34,19 @@ final class Connection {
         sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
         if !options.readOnly {
             // WAL: readers do not block the writer nor the writer readers (https://www.sqlite.org/wal.html).
-            try execute("PRAGMA journal_mode = WAL")
+            // Switching a new database to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY
+            // at once (without the busy handler) when another connection opening the same new file
+            // holds one: retry for as long as the busy timeout would wait.
+            var waited = 0
+            while true {
+                do {
+                    try execute("PRAGMA journal_mode = WAL")
+                    break
+                } catch where error.code & 0xFF == SQLITE_BUSY && waited < Int(options.busyTimeoutMilliseconds) {
+                    usleep(10_000)
+                    waited += 10
+                }
+            }
         }
         // NORMAL in WAL mode survives a process crash; FULL also survives power loss
         // (https://www.sqlite.org/pragma.html#pragma_synchronous).
