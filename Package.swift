@@ -6,7 +6,7 @@ import PackageDescription
 // unit's references to its own copy so units never resolve into the host's or each other's symbols.
 let units = ["Members", "Items"]
 // Units used only by tests, under Tests/Fixtures/.
-let fixtureUnits = ["EchoUnit", "BrokenUnit", "ClashUnit", "DocsUnit", "DeliveryUnit", "SecretUnit"]
+let fixtureUnits = ["EchoUnit", "BrokenUnit", "ClashUnit", "DocsUnit", "DeliveryUnit", "SecretUnit", "BenchUnit"]
 
 let unitLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]
 
