@@ -1,17 +1,36 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
-// Units: each directory under functions/ is one handler module, built as lib<Name>.so and loaded by
-// the host with dlopen. The SDK (HearthFunctions) is linked statically into each; -Bsymbolic binds a
-// unit's references to its own copy so units never resolve into the host's or each other's symbols.
-let units = ["Members", "Items"]
+// Units: each directory under functions/ is one handler module (its FunctionModule and nothing
+// else), built as lib<Name>.so and loaded by the host with dlopen. Adding a directory adds the unit:
+// it is found here and by the runtime (runtime.toml lists units only to choose some). The
+// HearthUnitEntry plugin generates each unit's entry point. The SDK (HearthFunctions) is linked
+// statically into each; -Bsymbolic binds a unit's references to its own copy so units never
+// resolve into the host's or each other's symbols. Code several units share lives in
+// functions/Shared/<Library>, linked into every unit.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
+
+/// The subdirectories of `path` (relative to the package), sorted.
+func directories(_ path: String) -> [String] {
+    let full = packageRoot + "/" + path
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: full)) ?? []
+    return names.filter { name in
+        var isDirectory: ObjCBool = false
+        return !name.hasPrefix(".") && FileManager.default.fileExists(atPath: full + "/" + name, isDirectory: &isDirectory) && isDirectory.boolValue
+    }.sorted()
+}
+
+let sharedLibraries = directories("functions/Shared")
+let units = directories("functions").filter { $0 != "Shared" }
 // Units used only by tests, under Tests/Fixtures/.
-let fixtureUnits = ["EchoUnit", "BrokenUnit", "ClashUnit", "DocsUnit", "DeliveryUnit", "SecretUnit", "BenchUnit"]
+let fixtureUnits = directories("Tests/Fixtures")
 
 let unitLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]
 
 func unitTarget(_ name: String, path: String, extra: [Target.Dependency] = []) -> Target {
-    .target(name: name, dependencies: ["HearthFunctions"] + extra, path: path, linkerSettings: unitLinkerSettings)
+    .target(name: name, dependencies: ["HearthFunctions"] + extra, path: path, linkerSettings: unitLinkerSettings,
+            plugins: ["HearthUnitEntry"])
 }
 
 let package = Package(
@@ -23,7 +42,8 @@ let package = Package(
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
     ]
         + units.map { .library(name: $0, type: .dynamic, targets: [$0]) }
-        + fixtureUnits.map { .library(name: $0, type: .dynamic, targets: [$0]) },
+        + fixtureUnits.map { .library(name: $0, type: .dynamic, targets: [$0]) }
+        + [.library(name: "OldABIUnit", type: .dynamic, targets: ["OldABIUnit"])],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
@@ -34,6 +54,10 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "HearthUnitABI"),
+        .executableTarget(name: "hearth-unit-entry", path: "Plugins/Tools/hearth-unit-entry"),
+        .plugin(name: "HearthUnitEntry", capability: .buildTool(), dependencies: ["hearth-unit-entry"]),
+        // A unit as one built against boundary version 1 looks to the host (tests of the version check).
+        .target(name: "OldABIUnit", path: "Tests/LegacyFixtures/OldABIUnit"),
         .target(name: "HearthModel"),
         .target(name: "HearthFunctions", dependencies: ["HearthModel", "HearthUnitABI"]),
         .target(name: "HearthStore", dependencies: ["HearthModel", "CSQLite"]),
@@ -57,8 +81,8 @@ let package = Package(
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore", "HearthHTTP", "HearthTesting"], exclude: ["Fixtures"]),
     ]
-        // The to-do app's shared model, linked (statically) into each of its units.
-        + [.target(name: "TodoModel", dependencies: ["HearthFunctions"], path: "functions/TodoModel")]
-        + units.map { unitTarget($0, path: "functions/\($0)", extra: ["TodoModel"]) }
+        // Libraries the app's units share, linked (statically) into each of them.
+        + sharedLibraries.map { .target(name: $0, dependencies: ["HearthFunctions"], path: "functions/Shared/\($0)") }
+        + units.map { unitTarget($0, path: "functions/\($0)", extra: sharedLibraries.map { .target(name: $0) }) }
         + fixtureUnits.map { unitTarget($0, path: "Tests/Fixtures/\($0)") }
 )

@@ -11,19 +11,18 @@ import HearthModel
 public struct Auth: Sendable {
     let channel: HostChannel
 
-    /// A custom token for `uid` (valid one hour) that the app exchanges for an ID token.
+    /// A custom token for `uid` (valid one hour) that the app exchanges for an ID token with
+    /// `Auth.auth().signIn(withCustomToken:)`. `claims` become custom claims of the ID tokens it yields.
     public func createCustomToken(uid: String, claims: [String: Value]? = nil) async throws -> String {
-        var args: [String: Value] = ["uid": .string(uid)]
-        if let claims { args["claims"] = .map(claims) }
-        return try await channel.call("auth.createCustomToken", args).stringValue ?? ""
+        try await channel.call(Boundary.CreateCustomToken(uid: uid, claims: claims))
     }
 
-    public func getUser(uid: String) async throws -> UserRecord { try await user(["uid": .string(uid)]) }
-    public func getUser(email: String) async throws -> UserRecord { try await user(["email": .string(email)]) }
-    public func getUser(phoneNumber: String) async throws -> UserRecord { try await user(["phoneNumber": .string(phoneNumber)]) }
-    public func getUser(provider: String, providerUID: String) async throws -> UserRecord {
-        try await user(["provider": .string(provider), "providerUid": .string(providerUID)])
-    }
+    /// The user; `not-found` when there is none (see `findUser` for nil instead).
+    public func getUser(uid: String) async throws -> UserRecord { try await user(.uid(uid)) }
+    public func getUser(email: String) async throws -> UserRecord { try await user(.email(email)) }
+    public func getUser(phoneNumber: String) async throws -> UserRecord { try await user(.phoneNumber(phoneNumber)) }
+    /// The user linked to an identity provider's account (`apple.com` and Apple's `sub`).
+    public func getUser(provider: String, providerUID: String) async throws -> UserRecord { try await user(.provider(provider, uid: providerUID)) }
 
     /// The user, or nil when there is none (instead of `not-found`).
     public func findUser(uid: String) async throws -> UserRecord? { try await orNil { try await getUser(uid: uid) } }
@@ -36,59 +35,57 @@ public struct Auth: Sendable {
         do { return try await body() } catch let e as HTTPSError where e.code == .notFound { return nil }
     }
 
-    func user(_ args: [String: Value]) async throws -> UserRecord {
-        try ValueDecoder().decode(UserRecord.self, from: try await channel.call("auth.getUser", args))
-    }
+    func user(_ lookup: UserLookup) async throws -> UserRecord { try await channel.call(Boundary.GetUser(lookup)) }
 
-    /// Creates a user; `already-exists` when the uid, email, phone or linked account is taken.
+    /// Creates a user (which runs `onUserCreated` functions); `already-exists` when the uid, email,
+    /// phone or linked account is taken.
     public func createUser(_ user: NewUser) async throws -> UserRecord {
-        try ValueDecoder().decode(UserRecord.self, from: try await channel.call("auth.createUser", ["user": try ValueEncoder().encode(user)]))
+        try await channel.call(Boundary.CreateUser(user: user))
     }
 
+    /// Changes a user's fields; see `UserUpdate` for what can change and how fields are removed.
     public func updateUser(uid: String, _ update: UserUpdate) async throws -> UserRecord {
-        try ValueDecoder().decode(UserRecord.self, from: try await channel.call("auth.updateUser", ["uid": .string(uid), "update": try ValueEncoder().encode(update)]))
+        try await channel.call(Boundary.UpdateUser(uid: uid, update: update))
     }
 
     /// Deletes a user (which runs `onUserDeleted` functions).
     public func deleteUser(uid: String) async throws {
-        _ = try await channel.call("auth.deleteUser", ["uid": .string(uid)])
+        _ = try await channel.call(Boundary.DeleteUser(uid: uid))
     }
 
-    /// Sets a user's custom claims (at most 1000 bytes of JSON; reserved names refused), or clears them with nil.
+    /// Sets a user's custom claims (at most 1000 bytes of JSON; reserved names refused), or clears
+    /// them with nil. They appear in the user's next ID token.
     public func setCustomUserClaims(uid: String, _ claims: [String: Value]?) async throws {
-        _ = try await channel.call("auth.setCustomClaims", ["uid": .string(uid), "claims": claims.map { .map($0) } ?? .null])
+        _ = try await channel.call(Boundary.SetCustomClaims(uid: uid, claims: claims))
     }
 
+    /// Revokes the user's refresh tokens; ID tokens issued before now stop verifying with `checkRevoked`.
     public func revokeRefreshTokens(uid: String) async throws {
-        _ = try await channel.call("auth.revokeRefreshTokens", ["uid": .string(uid)])
+        _ = try await channel.call(Boundary.RevokeRefreshTokens(uid: uid))
     }
 
+    /// One page of users, in uid order; pass the returned token to get the next page (nil at the end).
     public func listUsers(maxResults: Int = 1000, pageToken: String? = nil) async throws -> (users: [UserRecord], pageToken: String?) {
-        var args: [String: Value] = ["maxResults": .int(Int64(maxResults))]
-        if let pageToken { args["pageToken"] = .string(pageToken) }
-        let reply = try await channel.call("auth.listUsers", args)
-        return (try ValueDecoder().decode([UserRecord].self, from: reply["users"] ?? .array([])), reply["pageToken"]?.stringValue)
+        let page = try await channel.call(Boundary.ListUsers(maxResults: maxResults, pageToken: pageToken))
+        return (page.users, page.pageToken)
     }
 
     /// Verifies an ID token (from an `onRequest` function's `Authorization` header, say); throws
-    /// `unauthenticated` when it is not valid.
+    /// `unauthenticated` when it is not valid (the reason goes to the host's log, not to the unit).
     public func verifyIDToken(_ token: String, checkRevoked: Bool = true) async throws -> AuthData {
-        let reply = try await channel.call("auth.verifyIdToken", ["token": .string(token), "checkRevoked": .bool(checkRevoked)])
-        return AuthData(uid: reply["uid"]?.stringValue ?? "", token: reply["claims"]?.mapValue ?? [:], rawToken: token)
+        AuthData(try await channel.call(Boundary.VerifyIDToken(token: token, checkRevoked: checkRevoked)))
     }
 
     /// Signs `claims` as a JWT with a PEM private key (PKCS#8, as Apple's .p8 files and Google
     /// service-account keys are): RS256 for RSA keys, ES256 for P-256 keys.
+    ///
+    /// ```swift
+    /// let secret = try await req.context.auth.signJWT(claims: ["iss": .string(teamID), "aud": "https://appleid.apple.com"],
+    ///                                                 privateKeyPEM: try req.secrets.value("APPLE_KEY"), keyID: keyID)
+    /// ```
     public func signJWT(claims: [String: Value], privateKeyPEM: String, keyID: String? = nil, header: [String: Value] = [:]) async throws -> String {
-        var args: [String: Value] = ["claims": .map(claims), "privateKey": .string(privateKeyPEM), "header": .map(header)]
-        if let keyID { args["kid"] = .string(keyID) }
-        return try await channel.call("auth.signJWT", args).stringValue ?? ""
+        try await channel.call(Boundary.SignJWT(claims: claims, privateKeyPEM: privateKeyPEM, keyID: keyID, header: header))
     }
-}
-
-extension FunctionContext {
-    /// Firebase Auth's admin operations.
-    public var auth: Auth { Auth(channel: host) }
 }
 
 extension HTTPRequest {

@@ -1,7 +1,14 @@
 import HearthModel
 
 /// A query, built like Firestore's Swift SDK (`whereField`, `order(by:)`, `limit(to:)`, cursors)
-/// and run with `getDocuments()` or `count()`. Each builder returns a new query.
+/// and run with `getDocuments(_:)` or `count()`. Each builder returns a new query; builders throw
+/// `invalid-argument` for a field path that is not one, and running a query Firestore would refuse
+/// (two `!=` filters, `limitToLast` without an order…) fails with `invalid-argument` naming the rule.
+///
+/// ```swift
+/// let page = try await items.whereField("category", isEqualTo: "work").order(by: "priority", descending: true)
+///     .limit(to: 20).start(afterDocument: last).getDocuments(Item.self)
+/// ```
 public struct Query: Sendable {
     public private(set) var spec: QuerySpec
     let channel: HostChannel
@@ -79,23 +86,18 @@ public struct Query: Sendable {
         return q
     }
 
-    /// Runs the query.
-    public func getDocuments() async throws -> [DocumentSnapshot<[String: Value]>] {
-        let reply = try await channel.call("docs.query", ["query": try ValueEncoder().encode(spec)])
-        return try DocumentsWire.snapshots(reply).compactMap { $0 }
+    /// Runs the query and decodes every document as `T` (`[String: Value]` for the fields as stored).
+    ///
+    /// ```swift
+    /// let open = try await items.whereField("isDone", isEqualTo: false).order(by: "targetDate").getDocuments(Item.self)
+    /// ```
+    public func getDocuments<T: Decodable & Sendable>(_ type: T.Type = T.self) async throws -> [DocumentSnapshot<T>] {
+        try DocumentsWire.snapshots(try await channel.call(Boundary.RunQuery(query: spec)), T.self)
     }
 
-    /// Runs the query and decodes every document into `T`.
-    public func getDocuments<T: Decodable & Sendable>(as type: T.Type) async throws -> [DocumentSnapshot<T>] {
-        try await getDocuments().map { s in
-            DocumentSnapshot(path: s.path, data: try DocumentsWire.decode(type, s.data, path: s.path), createTime: s.createTime, updateTime: s.updateTime)
-        }
-    }
-
-    /// How many documents match (honouring the limit, if any).
+    /// How many documents match (honouring the limit, if any), without reading them.
     public func count() async throws -> Int {
-        let reply = try await channel.call("docs.count", ["query": try ValueEncoder().encode(spec)])
-        return Int(reply.intValue ?? 0)
+        Int(try await channel.call(Boundary.CountQuery(query: spec)))
     }
 }
 
@@ -113,8 +115,7 @@ extension CollectionReference {
     public func whereFieldIsNull(_ field: String) throws -> Query { try query.whereFieldIsNull(field) }
     public func order(by field: String, descending: Bool = false) throws -> Query { try query.order(by: field, descending: descending) }
     public func limit(to n: Int) -> Query { query.limit(to: n) }
-    public func getDocuments() async throws -> [DocumentSnapshot<[String: Value]>] { try await query.getDocuments() }
-    public func getDocuments<T: Decodable & Sendable>(as type: T.Type) async throws -> [DocumentSnapshot<T>] { try await query.getDocuments(as: type) }
+    public func getDocuments<T: Decodable & Sendable>(_ type: T.Type = T.self) async throws -> [DocumentSnapshot<T>] { try await query.getDocuments(type) }
     public func count() async throws -> Int { try await query.count() }
 }
 

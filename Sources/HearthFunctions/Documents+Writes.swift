@@ -1,101 +1,107 @@
 import HearthModel
+import Synchronization
 
-/// Writes committed together, atomically (at most 500).
+/// Writes and task enqueues buffered by a batch or a transaction until they commit.
+final class PendingWrites: Sendable {
+    private let state = Mutex<(writes: [DocumentWrite], enqueues: [TaskSpec])>(([], []))
+
+    var contents: (writes: [DocumentWrite], enqueues: [TaskSpec]) { state.withLock { $0 } }
+    var writeCount: Int { state.withLock { $0.writes.count } }
+    var isEmpty: Bool { state.withLock { $0.writes.isEmpty } }
+
+    func add(_ write: DocumentWrite) { state.withLock { $0.writes.append(write) } }
+    func add(_ task: TaskSpec) { state.withLock { $0.enqueues.append(task) } }
+}
+
+/// Writes committed together, atomically (at most 500), with any tasks enqueued on it: all of them
+/// or none.
+///
+/// ```swift
+/// let batch = req.documents.batch()
+/// try batch.create(itemRef, item)
+/// try batch.update(counterRef, ["next": .increment(1)])
+/// try batch.enqueue("sendPushNotification", push)
+/// try await batch.commit()
+/// ```
 public final class WriteBatch: Sendable {
     let channel: HostChannel
-    private let pending = Mutex<[DocumentWrite]>([])
-    private let tasks = Mutex<[Value]>([])
+    let pending = PendingWrites()
 
     init(channel: HostChannel) { self.channel = channel }
 
-    public var count: Int { pending.withLock { $0.count } }
+    /// The writes added so far.
+    public var count: Int { pending.writeCount }
 
-    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try add(DocumentsWire.write(.create, ref.path, data)) }
-    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try add(DocumentsWire.write(.set, ref.path, data)) }
+    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.create, ref.path, data)) }
+    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.set, ref.path, data)) }
     public func set<T: Encodable>(_ ref: DocumentReference, _ data: T, merge: Bool, mergeFields: [String]? = nil) throws {
-        try add(DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
+        pending.add(try DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
     }
-    public func update(_ ref: DocumentReference, _ fields: [String: FieldUpdate]) throws { try add(DocumentsWire.update(ref.path, fields)) }
-    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) { pending.withLock { $0.append(.delete(ref.path, precondition: precondition)) } }
-
-    func add(_ write: DocumentWrite) { pending.withLock { $0.append(write) } }
+    public func update(_ ref: DocumentReference, _ fields: [String: FieldValue]) throws { pending.add(try DocumentsWire.update(ref.path, fields)) }
+    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) { pending.add(.delete(ref.path, precondition: precondition)) }
 
     /// Adds a task to `queue` when the batch commits (and not if it fails).
     public func enqueue<T: Encodable>(_ queue: String, _ payload: T, options: TaskOptions = TaskOptions()) throws {
-        let task = try options.wire(queue: queue, payload)
-        tasks.withLock { $0.append(task) }
+        pending.add(try options.spec(queue: queue, payload))
     }
 
     /// Commits every write and enqueue, or none of them.
     @discardableResult
     public func commit() async throws -> [WriteResult] {
-        let writes = pending.withLock { $0 }
-        let enqueues = tasks.withLock { $0 }
+        let (writes, enqueues) = pending.contents
         guard !writes.isEmpty || !enqueues.isEmpty else { return [] }
-        var arguments: [String: Value] = ["writes": try DocumentsWire.encode(writes)]
-        if !enqueues.isEmpty { arguments["enqueues"] = .array(enqueues) }
-        let reply = try await channel.call("docs.commit", arguments)
-        return try DocumentsWire.commitResult(reply).writeResults
+        return try await channel.call(Boundary.Commit(writes: writes, enqueues: enqueues)).writeResults
     }
 }
 
-/// A transaction in `Documents.runTransaction`: read with `get`, then write; writes are buffered
-/// until the body returns.
+/// A transaction in `Documents.runTransaction`: read with `get` and `getDocuments`, then write;
+/// writes (and enqueues) are buffered until the body returns, then committed together.
 public final class Transaction: Sendable {
-    let id: Value
+    let id: UInt64
     let channel: HostChannel
-    private let state = Mutex<[DocumentWrite]>([])
-    private let tasks = Mutex<[Value]>([])
+    let pending = PendingWrites()
 
-    init(id: Value, channel: HostChannel) {
+    init(id: UInt64, channel: HostChannel) {
         self.id = id
         self.channel = channel
     }
 
-    var writes: [DocumentWrite] { state.withLock { $0 } }
-    var enqueues: [Value] { tasks.withLock { $0 } }
-
     /// Adds a task to `queue` if the transaction commits (a retried transaction enqueues once).
     public func enqueue<T: Encodable>(_ queue: String, _ payload: T, options: TaskOptions = TaskOptions()) throws {
-        let task = try options.wire(queue: queue, payload)
-        tasks.withLock { $0.append(task) }
+        pending.add(try options.spec(queue: queue, payload))
     }
 
     private func ensureNoWrites() throws {
-        if !state.withLock({ $0.isEmpty }) { throw HTTPSError(.invalidArgument, "transactions must do all reads before any write") }
+        if !pending.isEmpty { throw HTTPSError(.invalidArgument, "transactions must do all reads before any write") }
     }
 
-    /// Reads a document, locking it until the transaction ends.
-    public func get(_ ref: DocumentReference) async throws -> DocumentSnapshot<[String: Value]>? {
+    /// Reads a document decoded as `T`, locking it until the transaction ends; nil when it does not exist.
+    public func get<T: Decodable & Sendable>(_ ref: DocumentReference, _ type: T.Type = T.self) async throws -> DocumentSnapshot<T>? {
         try ensureNoWrites()
-        let reply = try await channel.call("tx.get", ["txn": id, "paths": [.string(ref.path.description)]])
-        return try DocumentsWire.snapshots(reply).first ?? nil
+        let reply = try await channel.call(Boundary.TransactionGet(transaction: id, paths: [ref.path]))
+        return try DocumentsWire.snapshots(reply, T.self).first ?? nil
     }
 
-    public func get<T: Decodable & Sendable>(_ ref: DocumentReference, as type: T.Type) async throws -> T? {
-        guard let s = try await get(ref) else { return nil }
-        return try DocumentsWire.decode(type, s.data, path: ref.path)
+    /// Whether the document exists, locking it until the transaction ends (so it cannot appear or
+    /// vanish before the commit).
+    public func exists(_ ref: DocumentReference) async throws -> Bool {
+        try await get(ref, [String: Value].self) != nil
     }
 
     /// Runs a query in the transaction; a change to its results before commit aborts the transaction.
-    public func getDocuments(_ query: Query) async throws -> [DocumentSnapshot<[String: Value]>] {
+    public func getDocuments<T: Decodable & Sendable>(_ query: Query, _ type: T.Type = T.self) async throws -> [DocumentSnapshot<T>] {
         try ensureNoWrites()
-        let reply = try await channel.call("tx.query", ["txn": id, "query": try ValueEncoder().encode(query.spec)])
-        return try DocumentsWire.snapshots(reply).compactMap { $0 }
+        return try DocumentsWire.snapshots(try await channel.call(Boundary.TransactionQuery(transaction: id, query: query.spec)), T.self)
     }
 
-    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try add(DocumentsWire.write(.create, ref.path, data)) }
-    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try add(DocumentsWire.write(.set, ref.path, data)) }
+    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.create, ref.path, data)) }
+    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.set, ref.path, data)) }
     public func set<T: Encodable>(_ ref: DocumentReference, _ data: T, merge: Bool, mergeFields: [String]? = nil) throws {
-        try add(DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
+        pending.add(try DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
     }
-    public func update(_ ref: DocumentReference, _ fields: [String: FieldUpdate]) throws { try add(DocumentsWire.update(ref.path, fields)) }
-    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) { add(.delete(ref.path, precondition: precondition)) }
-
-    func add(_ write: DocumentWrite) { state.withLock { $0.append(write) } }
+    public func update(_ ref: DocumentReference, _ fields: [String: FieldValue]) throws { pending.add(try DocumentsWire.update(ref.path, fields)) }
+    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) { pending.add(.delete(ref.path, precondition: precondition)) }
 }
-
-import Synchronization
 
 /// Conversions between the client's types and the messages the host understands.
 enum DocumentsWire {
@@ -125,13 +131,13 @@ enum DocumentsWire {
         }
     }
 
-    static func update(_ path: DocumentPath, _ fields: [String: FieldUpdate]) throws -> DocumentWrite {
+    static func update(_ path: DocumentPath, _ fields: [String: FieldValue]) throws -> DocumentWrite {
         var values: [(FieldPath, Value)] = []
         var transforms: [FieldTransformSpec] = []
         var deletes: [FieldPath] = []
-        for (key, update) in fields {
+        for (key, field) in fields {
             let fieldPath = try FieldPath(key)
-            switch update.kind {
+            switch field.kind {
             case .value(let v): values.append((fieldPath, v))
             case .transform(.delete): deletes.append(fieldPath)
             case .transform(let t): transforms.append(FieldTransformSpec(fieldPath, t))
@@ -142,23 +148,21 @@ enum DocumentsWire {
         return write
     }
 
-    static func encode(_ writes: [DocumentWrite]) throws -> Value {
-        .array(try writes.map { try ValueEncoder().encode($0) })
+    static func snapshots<T: Decodable & Sendable>(_ documents: [StoredDocument?], _ type: T.Type) throws -> [DocumentSnapshot<T>?] {
+        try documents.map { document in try document.map { try snapshot($0, type) } }
     }
 
-    static func snapshots(_ reply: Value) throws -> [DocumentSnapshot<[String: Value]>?] {
-        try (reply.arrayValue ?? []).map { item in
-            guard case .map = item else { return nil }
-            let doc = try StoredDocument(value: item)
-            return DocumentSnapshot(path: doc.path, data: doc.fields, createTime: doc.createTime, updateTime: doc.updateTime)
-        }
+    static func snapshots<T: Decodable & Sendable>(_ documents: [StoredDocument], _ type: T.Type) throws -> [DocumentSnapshot<T>] {
+        try documents.map { try snapshot($0, type) }
     }
 
-    static func commitResult(_ reply: Value) throws -> CommitResult {
-        try ValueDecoder().decode(CommitResult.self, from: reply)
+    static func snapshot<T: Decodable & Sendable>(_ document: StoredDocument, _ type: T.Type) throws -> DocumentSnapshot<T> {
+        DocumentSnapshot(path: document.path, data: try decode(type, document.fields, path: document.path),
+                         createTime: document.createTime, updateTime: document.updateTime)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ fields: [String: Value], path: DocumentPath) throws -> T {
+        if let fields = fields as? T { return fields }  // `[String: Value]`: the fields as stored
         do { return try ValueDecoder().decode(type, from: .map(fields)) } catch {
             throw HTTPSError(.dataLoss, "document \(path) does not decode as \(T.self): \(describeDecodingError(error))").fromHearth()
         }

@@ -1,40 +1,75 @@
 import HearthModel
 
-/// What every handler can reach besides its input: the invocation's identity and the host's services.
+/// What every handler can reach besides its input: the invocation's identity and the host's
+/// services. Every request and event a handler receives carries one as `context`, and offers its
+/// clients directly (`req.documents`, `event.tasks`, `task.logger`).
+///
+/// Everything here is a message to the host: the same code runs in-process, in a worker process and
+/// under replay, and a call made after the invocation ended (it timed out, or was cancelled) is
+/// refused with `cancelled` rather than acting late.
 public struct FunctionContext: Sendable {
-    /// Unique per invocation within the host process; log lines carry it.
-    public let invocationID: UInt64
     /// The name of the function being run.
     public let functionName: String
-    /// The raw channel to the host, for services without a typed client.
+    /// The raw channel to the host, for sending a `Boundary.Request` no typed client covers.
     public let host: HostChannel
 
-    init(invocationID: UInt64, functionName: String, connection: HostConnection) {
-        self.invocationID = invocationID
+    init(functionName: String, channel: HostChannel) {
         self.functionName = functionName
-        self.host = HostChannel(connection: connection, invocationID: invocationID)
+        self.host = channel
     }
 
-    /// The document database.
+    /// Unique per invocation within the host process; the host's log lines carry it.
+    public var invocationID: UInt64 { host.invocationID }
+
+    /// The document database (Firestore's server SDK shape).
     public var documents: Documents { Documents(channel: host) }
 
-    /// Structured logs, attributed to this invocation.
+    /// The task queues: every `onTaskDispatched` function is a queue of its name.
+    public var tasks: TaskQueues { TaskQueues(channel: host) }
+
+    /// Firebase Auth's admin operations: users, custom tokens, ID token verification.
+    public var auth: Auth { Auth(channel: host) }
+
+    /// Structured logs, attributed by the host to this function and invocation.
     public var logger: Logger { Logger(channel: host) }
 
-    /// The host's clock: a `ManualClock` in tests and replay, the system clock in production.
-    /// Use it instead of `Date()` so time-dependent logic can be tested.
-    public var clock: HostClock { HostClock(channel: host) }
-
-    /// The secrets this function declared (`secrets: ["APPLE_KEY"]` on its `on…` declaration), as
-    /// Firebase's `defineSecret` + `secrets:` bind them: a unit declaring a secret the host does not
-    /// have is refused at load, naming it, and a function can read only what it declared.
+    /// The host's clock: a `ManualClock` in tests and replay, the system clock in production. Use it
+    /// instead of `Date()` so time-dependent logic can be tested and replayed.
     ///
     /// ```swift
-    /// fn.onCall("exchangeAppleCode", secrets: ["APPLE_KEY"]) { (req: CallableRequest<Code>) in
-    ///     let key = try req.context.secrets.value("APPLE_KEY")
+    /// let due = try await items.whereField("remindAt", isLessThanOrEqualTo: req.context.clock.now()).getDocuments(Item.self)
+    /// ```
+    public var clock: HostClock { HostClock(channel: host) }
+
+    /// The secrets this function declared (`secrets: ["APPLE_KEY"]` in its options), as Firebase's
+    /// `defineSecret` + `secrets:` bind them: a unit declaring a secret the host does not have is
+    /// refused at load, naming it, and a function can read only what it declared.
+    ///
+    /// ```swift
+    /// fn.onCall("exchangeAppleCode", .init(secrets: ["APPLE_KEY"])) { (req: CallableRequest<Code>) in
+    ///     let key = try req.secrets.value("APPLE_KEY")
     /// }
     /// ```
     public var secrets: SecretValues { SecretValues(channel: host) }
+}
+
+/// What handlers receive: each carries its invocation's `FunctionContext`, and through it the host's
+/// clients.
+public protocol HandlerInput: Sendable {
+    var context: FunctionContext { get }
+}
+
+extension HandlerInput {
+    /// The document database; see `Documents`.
+    public var documents: Documents { context.documents }
+    /// The task queues; see `TaskQueues`.
+    public var tasks: TaskQueues { context.tasks }
+    /// Structured logs for this invocation; see `Logger`.
+    public var logger: Logger { context.logger }
+    /// The host's clock; see `FunctionContext.clock`.
+    public var clock: HostClock { context.clock }
+    /// The function's declared secrets; see `FunctionContext.secrets`.
+    public var secrets: SecretValues { context.secrets }
 }
 
 /// A function's declared secrets, read from the host (its environment, or its 0600 secrets file).
@@ -42,25 +77,33 @@ public struct FunctionContext: Sendable {
 public struct SecretValues: Sendable {
     let channel: HostChannel
 
-    /// The value of a declared secret; `permission-denied` for one the function did not declare.
+    /// The value of a declared secret; `permission-denied` for one the function did not declare,
+    /// `failed-precondition` when the host does not have it.
+    ///
+    /// ```swift
+    /// let key = try task.secrets.value("FCM_KEY")
+    /// ```
     public func value(_ name: String) throws -> String {
-        guard let value = try channel.callSynchronously("secrets.get", ["name": .string(name)]).stringValue else {
-            throw HTTPSError(.internal, "the host answered secrets.get without a value").fromHearth()
-        }
-        return value
+        try channel.callSynchronously(Boundary.SecretGet(name: name))
     }
 
-    /// The value of a declared secret, or nil when it is not declared (the host logs why).
+    /// The value of a declared secret, or nil when it is not declared or not set (the host logs why).
     public subscript(name: String) -> String? { try? value(name) }
 }
 
-/// Writes structured log lines through the host, which adds time, function and invocation id.
-/// Never log secrets: the host does not know what a string means.
+/// Writes structured log lines through the host, which adds the time, the function, the unit and the
+/// invocation id, and formats them as the runtime's log is configured (text or JSON). Metadata values
+/// are `Value`s; never log secrets: the host does not know what a string means.
+///
+/// ```swift
+/// req.logger.info("item created", ["itemId": .string(id), "sequence": .int(n)])
+/// ```
 public struct Logger: Sendable {
     let channel: HostChannel
 
+    /// Writes one line at `level`. Logging never fails a handler: a line the host cannot take is dropped.
     public func log(_ level: LogLevel, _ message: String, _ metadata: [String: Value] = [:]) {
-        _ = try? channel.callSynchronously("log", ["level": .string(level.rawValue), "message": .string(message), "metadata": .map(metadata)])
+        _ = try? channel.callSynchronously(Boundary.Log(level: level, message: message, metadata: metadata))
     }
 
     public func debug(_ message: String, _ metadata: [String: Value] = [:]) { log(.debug, message, metadata) }
@@ -70,16 +113,19 @@ public struct Logger: Sendable {
     public func error(_ message: String, _ metadata: [String: Value] = [:]) { log(.error, message, metadata) }
 }
 
-/// The host's clock as seen from a unit.
+/// The host's clock as a unit sees it. `now()` asks the host (a `ManualClock` under test); should the
+/// host not answer, it is the time the invocation started, never the unit's own system clock.
+/// `sleep(until:)` waits on the host's clock, so a test advancing a `ManualClock` wakes it, and it
+/// throws `CancellationError` when the invocation is cancelled (its timeout passed).
 public struct HostClock: Clock {
     let channel: HostChannel
 
     public func now() -> Timestamp {
-        (try? channel.callSynchronously("clock.now"))?.timestampValue ?? SystemClock().now()
+        (try? channel.callSynchronously(Boundary.ClockNow())) ?? channel.startTime
     }
 
     public func sleep(until deadline: Timestamp) async throws {
-        _ = try await channel.call("clock.sleep", ["until": .timestamp(deadline)])
+        _ = try await channel.call(Boundary.ClockSleep(until: deadline))
         try Task.checkCancellation()
     }
 }

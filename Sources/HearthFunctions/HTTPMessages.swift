@@ -1,7 +1,14 @@
 import HearthModel
 
-/// A request to an `onRequest` function.
-public struct HTTPRequest: Sendable {
+/// A request to an `onRequest` function: the method, path, query, headers and body as received.
+///
+/// ```swift
+/// fn.onRequest("api") { req in
+///     guard req.method == "GET" else { return .text("method not allowed", status: 405) }
+///     return try .json(["page": req.queryValue("page") ?? "1"])
+/// }
+/// ```
+public struct HTTPRequest: HandlerInput {
     public let method: String
     /// The path as requested (`/api/todos/42`), without the query.
     public let path: String
@@ -37,8 +44,6 @@ public struct HTTPRequest: Sendable {
         return token.isEmpty ? nil : String(token)
     }
 
-    public var documents: Documents { context.documents }
-    public var logger: Logger { context.logger }
 }
 
 /// What an `onRequest` function answers.
@@ -71,26 +76,7 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-extension HTTPRequest {
-    init(event: Value, context: FunctionContext) {
-        method = event["method"]?.stringValue ?? "GET"
-        path = event["path"]?.stringValue ?? "/"
-        query = event["query"]?.stringValue ?? ""
-        headers = HTTPHeaders(value: event["headers"])
-        body = event["body"]?.bytesValue ?? []
-        self.context = context
-    }
-}
-
 extension HTTPResponse {
-    var value: Value {
-        ["status": .int(Int64(status)), "headers": headers.value, "body": .bytes(body)]
-    }
-
-    /// Reads the reply of an `onRequest` invocation (host side).
-    public init(value: Value) {
-        status = Int(value["status"]?.intValue ?? 200)
-        headers = HTTPHeaders(value: value["headers"])
-        body = value["body"]?.bytesValue ?? []
-    }
+    /// As it crosses the boundary.
+    var message: Boundary.Response { Boundary.Response(status: status, headers: headers, body: body) }
 }

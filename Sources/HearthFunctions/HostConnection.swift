@@ -4,7 +4,7 @@ import Synchronization
 
 /// The unit's side of the boundary: sends service requests to the host through the C table the
 /// host handed over at load, and turns replies into values or errors.
-public final class HostConnection: Sendable {
+final class HostConnection: Sendable {
     /// Set once at load and never freed by the host (see HearthUnitABI.h).
     nonisolated(unsafe) let services: UnsafePointer<hearth_host_services>
 
@@ -12,23 +12,21 @@ public final class HostConnection: Sendable {
         self.services = services
     }
 
-    /// Sends one message and waits for the reply.
-    func send(_ message: [String: Value]) async -> [UInt8] {
-        let bytes = UnitProtocol.encode(message)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<[UInt8], Never>) in
+    /// Sends one frame and waits for the reply frame.
+    func send(_ frame: [UInt8]) async -> [UInt8] {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[UInt8], Never>) in
             let box = Unmanaged.passRetained(ReplyBox(continuation))
-            bytes.withUnsafeBufferPointer { p in
+            frame.withUnsafeBufferPointer { p in
                 services.pointee.call(services.pointee.context, p.baseAddress!, p.count, box.toOpaque(), replyTrampoline)
             }
         }
     }
 
-    /// Sends a message the host answers before returning (the clock, logs).
-    func sendSynchronously(_ message: [String: Value]) -> [UInt8]? {
-        let bytes = UnitProtocol.encode(message)
+    /// Sends a frame the host answers before returning (the clock, logs, secrets); nil if it did not.
+    func sendSynchronously(_ frame: [UInt8]) -> [UInt8]? {
         let box = SyncReplyBox()
         let unmanaged = Unmanaged.passRetained(box)
-        bytes.withUnsafeBufferPointer { p in
+        frame.withUnsafeBufferPointer { p in
             services.pointee.call(services.pointee.context, p.baseAddress!, p.count, unmanaged.toOpaque(), syncReplyTrampoline)
         }
         return box.take()
@@ -58,36 +56,49 @@ let syncReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     box.bytes.withLock { $0 = copy }
 }
 
-/// A connection bound to one invocation: every request says which invocation it serves, so the
-/// host can attribute logs, stream chunks and transactions.
+/// A connection bound to one invocation: every request it sends carries the invocation's id, so the
+/// host can attribute logs, stream chunks and transactions, and refuse calls from an invocation that
+/// has ended. Typed clients (`Documents`, `TaskQueues`, `Auth`…) are built on it; a unit can also
+/// send any `Boundary.Request` itself.
 public struct HostChannel: Sendable {
     let connection: HostConnection
     public let invocationID: UInt64
+    /// The host clock's reading when the invocation started.
+    let startTime: Timestamp
+    /// The invocation's random generator (seeded by the host, so replays repeat auto ids).
+    let random: InvocationRandom
 
-    /// Calls a host service (`docs.get`, `tasks.enqueue`…) and returns its result, or throws the
-    /// `HTTPSError` the host answered with (marked `raisedByHearth`: a function that lets an
-    /// internal one through answers its caller `INTERNAL`).
-    public func call(_ op: String, _ arguments: [String: Value] = [:]) async throws -> Value {
-        var message = arguments
-        message["op"] = .string(op)
-        message["invocation"] = .int(Int64(bitPattern: invocationID))
-        let reply = await connection.send(message)
-        return try HostChannel.unwrap(reply)
+    /// Sends `request` and returns its reply, or throws the `HTTPSError` the host answered with
+    /// (marked `raisedByHearth`: a function that lets an internal one through answers its caller
+    /// `INTERNAL`).
+    public func call<R: Boundary.Request>(_ request: R) async throws -> R.Reply {
+        let frame = Boundary.frame(Boundary.Header(kind: .request, operation: R.operation, invocation: invocationID), request)
+        return try HostChannel.unwrap(Boundary.reply(R.Reply.self, from: await connection.send(frame)))
     }
 
-    /// Calls a service the host answers at once (clock, logs).
-    public func callSynchronously(_ op: String, _ arguments: [String: Value] = [:]) throws -> Value {
-        var message = arguments
-        message["op"] = .string(op)
-        message["invocation"] = .int(Int64(bitPattern: invocationID))
-        guard let reply = connection.sendSynchronously(message) else {
-            throw HTTPSError(.internal, "the host did not answer '\(op)' synchronously").fromHearth()
+    /// Sends a request the host answers at once (the clock, logs, secrets).
+    public func callSynchronously<R: Boundary.Request>(_ request: R) throws -> R.Reply {
+        let frame = Boundary.frame(Boundary.Header(kind: .request, operation: R.operation, invocation: invocationID), request)
+        guard let reply = connection.sendSynchronously(frame) else {
+            throw HTTPSError(.internal, "the host did not answer '\(R.operation)' synchronously").fromHearth()
         }
-        return try HostChannel.unwrap(reply)
+        return try HostChannel.unwrap(Boundary.reply(R.Reply.self, from: reply))
     }
 
-    static func unwrap(_ reply: [UInt8]) throws -> Value {
-        let members = try reply.withUnsafeBufferPointer { (p) throws(HTTPSError) in try UnitProtocol.decode(p) }
-        do { return try UnitProtocol.unwrapReply(members) } catch { throw error.httpsError.fromHearth() }
+    static func unwrap<T>(_ result: Result<T, RemoteError>) throws(HTTPSError) -> T {
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw error.httpsError.fromHearth()
+        }
     }
+}
+
+/// An invocation's random numbers: xoshiro256** seeded from the host's 128-bit seed.
+final class InvocationRandom: Sendable {
+    private let generator: Mutex<Xoshiro256>
+
+    init(seed: RandomSeed) { generator = Mutex(Xoshiro256(seed: seed)) }
+
+    /// A 20-character auto id (Firestore's shape).
+    func autoID() -> String { generator.withLock { AutoID.make(using: &$0) } }
 }

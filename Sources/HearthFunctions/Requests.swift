@@ -15,6 +15,8 @@ public struct AuthData: Sendable, Hashable {
         self.rawToken = rawToken
     }
 
+    init(_ caller: CallerAuth) { self.init(uid: caller.uid, token: caller.claims, rawToken: caller.rawToken) }
+
     public var email: String? { token["email"]?.stringValue }
     public var emailVerified: Bool { token["email_verified"]?.boolValue ?? false }
     /// `firebase.sign_in_provider` (`custom`, `apple.com`…).
@@ -29,10 +31,18 @@ public struct AppCheckData: Sendable, Hashable {
 
 /// A call to an `onCall` function.
 ///
-/// `data` is what the client sent, decoded into the handler's type; `auth` is nil when the request
-/// carried no `Authorization` header (a present but invalid token never reaches the handler: the
-/// caller gets `unauthenticated`).
-public struct CallableRequest<T: Sendable>: Sendable {
+/// `data` is what the client sent, decoded into the handler's type (a body that does not decode is
+/// answered `invalid-argument` before the handler runs); `auth` is nil when the request carried no
+/// `Authorization` header (a present but invalid token never reaches the handler: the caller gets
+/// `unauthenticated`).
+///
+/// ```swift
+/// fn.onCall("deleteItem") { (req: CallableRequest<DeleteItem>) in
+///     let uid = try req.requireAuth().uid
+///     try await req.documents.document("members/\(uid)/items/\(req.data.itemId)").delete()
+/// }
+/// ```
+public struct CallableRequest<T: Sendable>: HandlerInput {
     public let data: T
     public let auth: AuthData?
     public let app: AppCheckData?
@@ -44,67 +54,48 @@ public struct CallableRequest<T: Sendable>: Sendable {
     public let acceptsStreaming: Bool
     public let context: FunctionContext
 
-    /// Requires a signed-in caller: the uid, or `unauthenticated`.
+    /// Requires a signed-in caller: the caller's identity, or `unauthenticated` (the message
+    /// Firebase's own callables answer with).
     public func requireAuth() throws -> AuthData {
         guard let auth else { throw HTTPSError(.unauthenticated, "The function must be called while authenticated.") }
         return auth
     }
 
-    /// Sends one chunk of a streamed response (`data: {"message": chunk}`). Returns false when the
-    /// client did not ask for streaming (nothing is sent) or has gone away.
+    /// Sends one chunk of a streamed response (`data: {"message": chunk}`, as Firebase's
+    /// `response.sendChunk`). Returns false when the client did not ask for streaming (nothing is
+    /// sent) or has gone away; the handler's return value still ends the stream as `result`.
+    ///
+    /// ```swift
+    /// for item in items { try await req.sendChunk(item) }
+    /// return ["count": .int(items.count)] as Value
+    /// ```
     @discardableResult
     public func sendChunk<C: Encodable>(_ chunk: C) async throws -> Bool {
         guard acceptsStreaming else { return false }
-        let value = try ValueEncoder().encode(chunk)
-        let sent = try await context.host.call("stream.send", ["chunk": value])
-        return sent.boolValue ?? false
-    }
-
-    public var documents: Documents { context.documents }
-    public var logger: Logger { context.logger }
-}
-
-/// What the host sends for a callable invocation.
-struct CallablePayload {
-    var data: Value
-    var auth: AuthData?
-    var app: AppCheckData?
-    var instanceIdToken: String?
-    var headers: [String: String]
-    var acceptsStreaming: Bool
-
-    init(_ event: Value) {
-        data = event["data"] ?? .null
-        if case .map(let a)? = event["auth"], let uid = a["uid"]?.stringValue {
-            auth = AuthData(uid: uid, token: a["token"]?.mapValue ?? [:], rawToken: a["rawToken"]?.stringValue ?? "")
-        }
-        if case .map(let a)? = event["app"], let appId = a["appId"]?.stringValue {
-            app = AppCheckData(appId: appId, token: a["token"]?.mapValue ?? [:])
-        }
-        instanceIdToken = event["instanceIdToken"]?.stringValue
-        var headers: [String: String] = [:]
-        for (k, v) in event["headers"]?.mapValue ?? [:] { headers[k] = v.stringValue }
-        self.headers = headers
-        acceptsStreaming = event["acceptsStreaming"]?.boolValue ?? false
+        return try await context.host.call(Boundary.StreamSend(chunk: try ValueEncoder().encode(chunk)))
     }
 }
 
-/// A scheduled firing of an `onSchedule` function.
-public struct ScheduledEvent: Sendable {
+/// A firing of an `onSchedule` function.
+///
+/// Schedules fire at most once per instant across every process sharing the database; a firing
+/// missed while the host was down runs once when it comes back (never a burst).
+public struct ScheduledEvent: HandlerInput {
     /// The function's name.
     public let jobName: String
     /// The instant this firing was scheduled for (not when it ran, which can be later after downtime).
     public let scheduleTime: Timestamp
     public let context: FunctionContext
-
-    public var documents: Documents { context.documents }
-    public var logger: Logger { context.logger }
 }
 
 /// One dispatch of a task from a task queue (`onTaskDispatched`), like Firebase's `TaskRequest`.
-public struct TaskRequest<T: Sendable>: Sendable {
+///
+/// Delivery is at least once: a task whose handler throws (or times out, or dies with its process)
+/// is retried by the queue's `RetryPolicy`; use `id` to make the handler idempotent.
+public struct TaskRequest<T: Sendable>: HandlerInput {
     public let data: T
     public let queueName: String
+    /// The task's id: the one given at enqueue, or a generated one. Stable across retries.
     public let id: String
     /// Retries before this one (0 on the first attempt).
     public let retryCount: Int
@@ -119,23 +110,32 @@ public struct TaskRequest<T: Sendable>: Sendable {
     /// Why the task is being retried, if it is.
     public let retryReason: String?
     public let context: FunctionContext
-
-    public var documents: Documents { context.documents }
-    public var logger: Logger { context.logger }
 }
 
-/// A document as a trigger sees it.
+/// A document: its path, its data decoded as `T`, and the times the store gave it. Use
+/// `[String: Value]` as `T` for the fields as stored.
 public struct DocumentSnapshot<T: Sendable>: Sendable {
     public let path: DocumentPath
     public let data: T
     public let createTime: Timestamp
     public let updateTime: Timestamp
 
+    public init(path: DocumentPath, data: T, createTime: Timestamp, updateTime: Timestamp) {
+        self.path = path
+        self.data = data
+        self.createTime = createTime
+        self.updateTime = updateTime
+    }
+
+    /// The document's id (the last segment of its path).
     public var id: String { path.id }
 }
 
-/// A change to a document matching an `onDocument…` pattern.
-public struct DocumentEvent<T: Sendable>: Sendable {
+/// A committed change to a document matching an `onDocument…` pattern.
+///
+/// Deliveries are at least once and, for one document, in commit order: a retry of a failed
+/// delivery runs before any later change to the same document. `id` is the same on every retry.
+public struct DocumentEvent<T: Sendable>: HandlerInput {
     /// Stable across retries; use it to make handlers idempotent.
     public let id: String
     /// The commit time of the change.
@@ -152,20 +152,15 @@ public struct DocumentEvent<T: Sendable>: Sendable {
 
     /// The document the event is about: `after`, or `before` for a deletion.
     public var data: DocumentSnapshot<T>? { after ?? before }
-
-    public var documents: Documents { context.documents }
-    public var logger: Logger { context.logger }
 }
 
-/// A user created in or deleted from auth (`onUserCreated`, `onUserDeleted`).
-public struct UserEvent: Sendable {
+/// A user created in or deleted from auth (`onUserCreated`, `onUserDeleted`). Delivered at least
+/// once, after the change committed; `id` is the same on every retry.
+public struct UserEvent: HandlerInput {
     public let id: String
     public let time: Timestamp
     public let kind: UserEventKind
     /// The user; for a deletion, the record as it was before.
     public let user: UserRecord
     public let context: FunctionContext
-
-    public var documents: Documents { context.documents }
-    public var logger: Logger { context.logger }
 }

@@ -1,9 +1,15 @@
 import HearthModel
 
-/// The task queues of the host (`context.tasks`): each `onTaskDispatched` function is a queue of its name.
+/// The host's task queues (`req.tasks`, `event.tasks`): each `onTaskDispatched` function is a queue
+/// of its name.
+///
+/// ```swift
+/// try await event.tasks.queue("sendPushNotification").enqueue(push, options: .init(scheduleDelay: .seconds(60)))
+/// ```
 public struct TaskQueues: Sendable {
     let channel: HostChannel
 
+    /// The queue `name`. Enqueueing to a name no `onTaskDispatched` function has fails with `not-found`.
     public func queue(_ name: String) -> TaskQueue { TaskQueue(name: name, channel: channel) }
 }
 
@@ -26,50 +32,45 @@ public struct TaskOptions: Sendable, Hashable {
         self.dispatchDeadline = dispatchDeadline
     }
 
-    /// The wire form of one task with `payload` for `queue`.
-    func wire<T: Encodable>(queue: String, _ payload: T) throws -> Value {
-        var m: [String: Value] = ["queue": .string(queue), "data": try ValueEncoder().encode(payload)]
-        if let id { m["id"] = .string(id) }
-        if let scheduleDelay { m["scheduleDelaySeconds"] = .double(scheduleDelay.secondsDouble) }
-        if let scheduleTime { m["scheduleTime"] = .timestamp(scheduleTime) }
-        if let dispatchDeadline { m["dispatchDeadlineSeconds"] = .double(dispatchDeadline.secondsDouble) }
-        return .map(m)
+    /// The request for one task with `payload` for `queue`.
+    func spec<T: Encodable>(queue: String, _ payload: T) throws -> TaskSpec {
+        let start: TaskSpec.Start
+        switch (scheduleDelay, scheduleTime) {
+        case (.some, .some): throw HTTPSError(.invalidArgument, "give scheduleDelay or scheduleTime, not both")
+        case (let delay?, nil): start = .after(delay)
+        case (nil, let time?): start = .at(time)
+        case (nil, nil): start = .now
+        }
+        return TaskSpec(queue: queue, data: try ValueEncoder().encode(payload), id: id, start: start, dispatchDeadline: dispatchDeadline)
     }
 }
 
 /// One task queue.
 ///
 /// ```swift
-/// try await req.context.tasks.queue("sendPushNotification")
+/// try await req.tasks.queue("sendPushNotification")
 ///     .enqueue(push, options: TaskOptions(id: "\(uid)-\(itemID)-\(dateKey)"))
 /// ```
 public struct TaskQueue: Sendable {
     public let name: String
     let channel: HostChannel
 
-    /// Adds a task; returns its id. The task's handler receives `payload` decoded as its input type.
+    /// Adds a task; returns its id. The queue's handler receives `payload` decoded as its input type.
+    /// Payloads are at most 1 MiB as JSON; a task can be scheduled at most 30 days ahead.
     @discardableResult
     public func enqueue<T: Encodable>(_ payload: T, options: TaskOptions = TaskOptions()) async throws -> String {
-        let reply = try await channel.call("tasks.enqueue", ["tasks": [try options.wire(queue: name, payload)]])
-        return reply.arrayValue?.first?.stringValue ?? ""
+        try await channel.call(Boundary.EnqueueTasks(tasks: [try options.spec(queue: name, payload)])).first ?? ""
     }
 
     /// Adds several tasks in one commit (all or none); returns their ids in order.
     @discardableResult
     public func enqueue<T: Encodable>(contentsOf payloads: [(T, TaskOptions)]) async throws -> [String] {
         guard !payloads.isEmpty else { return [] }
-        let tasks = try payloads.map { try $0.1.wire(queue: name, $0.0) }
-        let reply = try await channel.call("tasks.enqueue", ["tasks": .array(tasks)])
-        return (reply.arrayValue ?? []).compactMap(\.stringValue)
+        return try await channel.call(Boundary.EnqueueTasks(tasks: try payloads.map { try $0.1.spec(queue: name, $0.0) }))
     }
 
     /// Removes a task that has not started; `not-found` when there is none with that id.
     public func delete(_ id: String) async throws {
-        _ = try await channel.call("tasks.delete", ["queue": .string(name), "id": .string(id)])
+        _ = try await channel.call(Boundary.DeleteTask(queue: name, id: id))
     }
-}
-
-extension FunctionContext {
-    /// The host's task queues.
-    public var tasks: TaskQueues { TaskQueues(channel: host) }
 }

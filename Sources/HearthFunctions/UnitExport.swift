@@ -2,25 +2,26 @@ import HearthModel
 import HearthUnitABI
 import Synchronization
 
-/// The ABI version this SDK speaks (HEARTH_UNIT_ABI_VERSION).
+/// The boundary version this SDK speaks (`HEARTH_UNIT_ABI_VERSION`, `Boundary.version`).
 public let unitABIVersion: UInt32 = hearth_unit_abi_version()
 
-/// Exports a unit through the C boundary. Call it from the unit's one `@_cdecl("hearth_unit_entry")`
-/// function; a host calls that once after `dlopen`.
+/// Exports a unit through the C boundary. The entry point that calls it is generated for every unit
+/// by the package's `HearthUnitEntry` build plugin; unit authors never write it.
 ///
 /// Each unit library has its own copy of this SDK, so the state below is per unit. Each host that
-/// asks gets its own dispatcher (its own connection back); the registry is built once.
+/// asks gets its own dispatcher (its own connection back); the registry is built once. The exports
+/// always say which version the unit speaks: a host of another version refuses the unit, naming
+/// both, and never sends it a message.
 public func exportUnit<M: FunctionModule>(_ module: M.Type, host: UnsafeRawPointer) -> UnsafeRawPointer? {
     let services = host.assumingMemoryBound(to: hearth_host_services.self)
-    guard services.pointee.abi_version == unitABIVersion else { return nil }
-    return UnitDispatcher.install(host: services) {
-        var registry = FunctionRegistry(unit: M.unitName)
+    return UnitDispatcher.install(host: services, speaksHostVersion: services.pointee.abi_version == unitABIVersion) {
+        var registry = FunctionRegistry(unit: M.name)
         M.register(&registry)
         return FunctionRegistry.Frozen(registry)
     }
 }
 
-/// Receives the host's messages (describe, invoke, cancel) and runs handlers.
+/// Receives the host's frames (describe, invoke, cancel) and runs handlers.
 final class UnitDispatcher: Sendable {
     let registry: FunctionRegistry.Frozen
     let connection: HostConnection
@@ -39,69 +40,75 @@ final class UnitDispatcher: Sendable {
 
     static let installed = Mutex(Installed())
 
-    static func install(host: UnsafePointer<hearth_host_services>, makeRegistry: () -> FunctionRegistry.Frozen) -> UnsafeRawPointer? {
+    static func install(host: UnsafePointer<hearth_host_services>, speaksHostVersion: Bool,
+                        makeRegistry: () -> FunctionRegistry.Frozen) -> UnsafeRawPointer? {
         // Pointers are not Sendable, so the lock hands back the address.
         let address: UInt = installed.withLock { state in
             if let existing = state.exports[UnsafeRawPointer(host)] { return UInt(bitPattern: existing) }
-            let registry = state.registry ?? makeRegistry()
-            state.registry = registry
-            let dispatcher = UnitDispatcher(registry: registry, connection: HostConnection(services: host))
             let exports = UnsafeMutablePointer<hearth_unit_exports>.allocate(capacity: 1)
-            exports.initialize(to: hearth_unit_exports(abi_version: unitABIVersion,
-                                                       context: Unmanaged.passRetained(dispatcher).toOpaque(),
-                                                       handle: unitHandle))
+            if speaksHostVersion {
+                let registry = state.registry ?? makeRegistry()
+                state.registry = registry
+                let dispatcher = UnitDispatcher(registry: registry, connection: HostConnection(services: host))
+                exports.initialize(to: hearth_unit_exports(abi_version: unitABIVersion,
+                                                           context: Unmanaged.passRetained(dispatcher).toOpaque(),
+                                                           handle: unitHandle))
+            } else {
+                // Only the version, for the host's message; a host of another version sends nothing.
+                exports.initialize(to: hearth_unit_exports(abi_version: unitABIVersion, context: nil, handle: refusingHandle))
+            }
             state.exports[UnsafeRawPointer(host)] = exports
             return UInt(bitPattern: exports)
         }
         return UnsafeRawPointer(bitPattern: address)
     }
 
-    func handle(_ bytes: UnsafeBufferPointer<UInt8>, reply: ReplyTarget) {
-        let message: [String: Value]
-        do { message = try UnitProtocol.decode(bytes) } catch {
-            reply.send(UnitProtocol.failure(RemoteError(error)))
+    func handle(_ bytes: UnsafeRawBufferPointer, reply: ReplyTarget) {
+        let header: Boundary.Header
+        do { header = try Boundary.header(bytes) } catch {
+            // Without a header there is nothing to answer with but the error itself.
+            reply.send(Boundary.failure(Boundary.Header(kind: .failure, operation: .invoke, invocation: 0), error.remoteError))
             return
         }
-        switch message["op"]?.stringValue {
-        case UnitProtocol.describe?:
+        switch header.operation {
+        case .describe:
             if registry.problems.isEmpty {
-                do {
-                    reply.send(UnitProtocol.result(try ValueEncoder().encode(registry.manifest)))
-                } catch {
-                    reply.send(UnitProtocol.failure(RemoteError(code: .internal, message: "cannot encode the manifest: \(error)")))
-                }
+                reply.send(Boundary.frame(header.answer(.reply), registry.manifest))
             } else {
-                reply.send(UnitProtocol.failure(RemoteError(code: .failedPrecondition, message: registry.problems.joined(separator: "; "))))
+                reply.send(Boundary.failure(header, RemoteError(code: .failedPrecondition, message: registry.problems.joined(separator: "; "))))
             }
-        case UnitProtocol.invoke?:
-            invoke(message, reply: reply)
-        case UnitProtocol.cancel?:
-            if let id = message["id"]?.intValue {
-                let task = running.withLock { $0[UInt64(bitPattern: id)] }
-                task?.cancel()
+        case .invoke:
+            do throws(WireError) {
+                invoke(header, try Boundary.body(Boundary.Invoke.self, of: bytes), reply: reply)
+            } catch {
+                reply.send(Boundary.failure(header, error.remoteError))
             }
-            reply.send(UnitProtocol.result(.null))
+        case .cancel:
+            let task = running.withLock { $0[header.invocation] }
+            task?.cancel()
+            reply.send(Boundary.frame(header.answer(.reply), Boundary.Empty()))
         default:
-            reply.send(UnitProtocol.failure(RemoteError(code: .unimplemented, message: "unknown message '\(message["op"]?.stringValue ?? "?")'")))
+            reply.send(Boundary.failure(header, RemoteError(code: .unimplemented, message: "a unit does not answer '\(header.operation)'")))
         }
     }
 
-    func invoke(_ message: [String: Value], reply: ReplyTarget) {
-        guard let name = message["function"]?.stringValue, let function = registry.byName[name] else {
-            reply.send(UnitProtocol.failure(RemoteError(code: .notFound, message: "no function '\(message["function"]?.stringValue ?? "")' in unit \(registry.unit)")))
+    func invoke(_ header: Boundary.Header, _ message: Boundary.Invoke, reply: ReplyTarget) {
+        guard let function = registry.byName[message.function] else {
+            reply.send(Boundary.failure(header, RemoteError(code: .notFound, message: "no function '\(message.function)' in unit \(registry.unit)")))
             return
         }
-        let id = UInt64(bitPattern: message["id"]?.intValue ?? 0)
-        let event = message["event"] ?? .null
-        let context = FunctionContext(invocationID: id, functionName: name, connection: connection)
+        let id = header.invocation
+        let channel = HostChannel(connection: connection, invocationID: id, startTime: message.now, random: InvocationRandom(seed: message.seed))
+        let context = FunctionContext(functionName: message.function, channel: channel)
+        let event = message.event
         // The task registers itself before it can finish, so `running` never keeps a finished task.
         running.withLock { running in
             running[id] = Task {
                 let bytes: [UInt8]
                 do {
-                    bytes = UnitProtocol.result(try await function.invoke(event, context))
+                    bytes = Boundary.frame(header.answer(.reply), try await function.invoke(event, context))
                 } catch {
-                    bytes = UnitProtocol.failure(RemoteError(wrapping: error))
+                    bytes = Boundary.failure(header, RemoteError(wrapping: error))
                 }
                 _ = self.running.withLock { $0.removeValue(forKey: id) }
                 reply.send(bytes)
@@ -140,5 +147,12 @@ struct ReplyTarget: @unchecked Sendable {  // the host guarantees the pointer st
 let unitHandle: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>, Int, UnsafeMutableRawPointer?, hearth_reply_fn) -> Void = {
     unitContext, bytes, length, replyContext, reply in
     let dispatcher = Unmanaged<UnitDispatcher>.fromOpaque(unitContext!).takeUnretainedValue()
-    dispatcher.handle(UnsafeBufferPointer(start: bytes, count: length), reply: ReplyTarget(context: replyContext, reply: reply))
+    dispatcher.handle(UnsafeRawBufferPointer(start: bytes, count: length), reply: ReplyTarget(context: replyContext, reply: reply))
+}
+
+/// The handler of exports given to a host of another version: refuses everything.
+let refusingHandle: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>, Int, UnsafeMutableRawPointer?, hearth_reply_fn) -> Void = {
+    _, _, _, replyContext, reply in
+    let error = RemoteError(code: .failedPrecondition, message: "this unit speaks boundary version \(unitABIVersion) and refuses a host of another version")
+    ReplyTarget(context: replyContext, reply: reply).send(Boundary.failure(Boundary.Header(kind: .failure, operation: .describe, invocation: 0), error))
 }

@@ -49,8 +49,6 @@ public final class ManualClock: Clock {
         let id: UInt64
         let deadline: Timestamp
         let continuation: CheckedContinuation<Void, Error>
-        /// `ClockTag.current` of the sleeping task: which invocation is waiting for time.
-        let tag: UInt64?
     }
 
     struct State {
@@ -70,29 +68,30 @@ public final class ManualClock: Clock {
     /// The number of tasks sleeping on this clock.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Changes whenever a task starts or stops sleeping on this clock, so a test can wait for
+    /// "two handlers asleep" without polling: `await clock.changes.wait(atMost: …) { clock.sleeperCount == 2 }`.
+    public let changes = Changes()
+
     /// The earliest deadline a sleeper waits for.
     public var nextDeadline: Timestamp? { state.withLock { $0.sleepers.map(\.deadline).min() } }
-
-    /// The tags (`ClockTag.current`) of the tasks sleeping now. A sleeper leaves this set the moment
-    /// `advance` wakes it, before it runs again.
-    public var sleepingTags: Set<UInt64> { state.withLock { Set($0.sleepers.compactMap(\.tag)) } }
 
     public func sleep(until deadline: Timestamp) async throws {
         let id: UInt64 = state.withLock { s in
             s.nextID += 1
             return s.nextID
         }
-        let tag = ClockTag.current
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
                 let resumeNow: Bool = state.withLock { s in
                     if deadline <= s.now { return true }
                     if Task.isCancelled { return true }
-                    s.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation, tag: tag))
+                    s.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return false
                 }
                 if resumeNow {
                     if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                } else {
+                    changes.changed()
                 }
             }
         } onCancel: {
@@ -100,7 +99,10 @@ public final class ManualClock: Clock {
                 guard let index = s.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
                 return s.sleepers.remove(at: index)
             }
-            sleeper?.continuation.resume(throwing: CancellationError())
+            if let sleeper {
+                changes.changed()
+                sleeper.continuation.resume(throwing: CancellationError())
+            }
         }
     }
 
@@ -124,6 +126,7 @@ public final class ManualClock: Clock {
                 return sleeper
             }
             guard let due else { return }
+            changes.changed()
             due.continuation.resume()
         }
     }
@@ -132,11 +135,4 @@ public final class ManualClock: Clock {
     public func set(_ time: Timestamp) {
         state.withLock { $0.now = time }
     }
-}
-
-/// Marks what a task's sleeps on a `ManualClock` are for (the host sets it to the invocation id
-/// around a handler's `clock.sleep`), so a test driver can tell work that waits for time from work
-/// still running.
-public enum ClockTag {
-    @TaskLocal public static var current: UInt64?
 }

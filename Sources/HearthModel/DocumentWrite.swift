@@ -26,6 +26,17 @@ public struct StoredDocument: Sendable, Hashable, Codable {
     }
 }
 
+/// A document in a listing: present, or only the parent of documents in its subcollections.
+public struct DocumentListing: Sendable, Hashable {
+    public var path: DocumentPath
+    public var exists: Bool
+
+    public init(path: DocumentPath, exists: Bool) {
+        self.path = path
+        self.exists = exists
+    }
+}
+
 /// A condition a write needs the document to meet, checked at commit.
 public enum Precondition: Sendable, Hashable, Codable {
     /// The document must exist (true) or must not (false).

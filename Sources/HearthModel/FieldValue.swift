@@ -15,31 +15,74 @@ public enum FieldTransform: Sendable, Hashable {
     case delete
 }
 
-/// A sentinel written in place of a field's value to ask the store for a transform, as Firestore's
-/// `FieldValue` does. Encodes only through `ValueEncoder`.
+/// A field's new value in a write: a plain value, or a sentinel asking the store for a transform
+/// when the write commits, as Firestore's `FieldValue`. One type serves both places a write names
+/// fields: `update(["views": .increment(1), "title": "new"])`, and properties of an `Encodable`
+/// written with `create`, `set` or `set(merge:)`.
+///
+/// Null is written explicitly, `.null` (there is no `nil` literal: a nil optional property is
+/// stored as null, an absent key leaves the field alone, `.delete()` removes it).
 ///
 /// ```swift
+/// try await ref.update(["views": .increment(1), "seenAt": .serverTimestamp(), "note": .null, "draft": .delete()])
 /// struct Touch: Encodable { var updatedAt = FieldValue.serverTimestamp(); var views = FieldValue.increment(1) }
 /// ```
-public struct FieldValue: Sendable, Hashable, Encodable {
-    public let transform: FieldTransform
+public struct FieldValue: Sendable, Hashable, Encodable, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral
+{
+    public enum Kind: Sendable, Hashable {
+        case value(Value)
+        case transform(FieldTransform)
+    }
 
-    public init(_ transform: FieldTransform) { self.transform = transform }
+    public let kind: Kind
 
+    public init(_ transform: FieldTransform) { kind = .transform(transform) }
+    init(value: Value) { kind = .value(value) }
+
+    public init(booleanLiteral value: Bool) { kind = .value(.bool(value)) }
+    public init(integerLiteral value: Int64) { kind = .value(.int(value)) }
+    public init(floatLiteral value: Double) { kind = .value(.double(value)) }
+    public init(stringLiteral value: String) { kind = .value(.string(value)) }
+
+    /// The transform, when this is one.
+    public var transform: FieldTransform? {
+        if case .transform(let t) = kind { return t }
+        return nil
+    }
+
+    /// Writes null.
+    public static let null = FieldValue(value: .null)
+    /// Writes `value` as it is.
+    public static func value(_ value: Value) -> FieldValue { FieldValue(value: value) }
+    /// Writes any `Encodable` (a nil optional becomes null).
+    public static func value<T: Encodable>(_ value: T) throws -> FieldValue { FieldValue(value: try ValueEncoder().encode(value)) }
+
+    /// The commit time of the write.
     public static func serverTimestamp() -> FieldValue { FieldValue(.serverTimestamp) }
+    /// Adds to the field (see `FieldTransform.increment` for integers, doubles and missing fields).
     public static func increment(_ by: Int) -> FieldValue { FieldValue(.increment(.int(Int64(by)))) }
     public static func increment(_ by: Int64) -> FieldValue { FieldValue(.increment(.int(by))) }
     public static func increment(_ by: Double) -> FieldValue { FieldValue(.increment(.double(by))) }
+    /// Appends each element the array does not already hold.
     public static func arrayUnion(_ elements: [Value]) -> FieldValue { FieldValue(.arrayUnion(elements)) }
+    /// Removes every element equal to one of these.
     public static func arrayRemove(_ elements: [Value]) -> FieldValue { FieldValue(.arrayRemove(elements)) }
+    /// Removes the field (in `update` and `set(merge:)`).
     public static func delete() -> FieldValue { FieldValue(.delete) }
 
     public func encode(to encoder: Encoder) throws {
-        guard let valueEncoder = encoder as? ValueEncoderImpl else {
-            throw EncodingError.invalidValue(self, .init(codingPath: encoder.codingPath,
-                                                         debugDescription: "FieldValue can only be written to a document"))
+        switch kind {
+        case .value(let value):
+            var c = encoder.singleValueContainer()
+            try c.encode(value)
+        case .transform(let transform):
+            guard let valueEncoder = encoder as? ValueEncoderImpl else {
+                throw EncodingError.invalidValue(self, .init(codingPath: encoder.codingPath,
+                                                             debugDescription: "FieldValue can only be written to a document"))
+            }
+            valueEncoder.recordTransform(transform)
         }
-        valueEncoder.recordTransform(transform)
     }
 }
 

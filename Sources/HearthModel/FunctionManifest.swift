@@ -34,65 +34,102 @@ public enum CORSPolicy: Sendable, Hashable, Codable {
 }
 
 /// Options of one function. Which apply depends on its trigger; `problems(for:)` says what does not fit.
+/// As JSON (`hearth functions --json`, the admin API) durations are seconds, as in Firebase's manifest.
 public struct FunctionOptions: Sendable, Hashable, Codable {
-    /// Longest run of one invocation, seconds (HTTP default 60, at most 3600).
-    public var timeoutSeconds: Double?
+    /// Longest run of one invocation (default 60 s, at most 3600 s).
+    public var timeout: Duration?
     /// HTTP functions: which origins may call.
     public var cors: CORSPolicy?
     /// Callables: refuse calls without a valid App Check token.
     public var enforceAppCheck: Bool?
-    /// Streaming callables: seconds between SSE heartbeats (off when nil).
-    public var heartbeatSeconds: Double?
+    /// Streaming callables: time between SSE heartbeats (off when nil).
+    public var heartbeat: Duration?
     /// Event functions: when to retry a failure. Document and user triggers default to none
     /// (a failure goes to dead letters), task queues to `RetryPolicy.taskQueueDefault`.
     public var retry: RetryPolicy?
     /// Event functions: dispatch rate and concurrency limits.
     public var rateLimits: RateLimits?
-    /// Tasks: how long one dispatch may run before it counts as failed, seconds (default 600, 15...1800).
-    public var dispatchDeadlineSeconds: Double?
+    /// Tasks: how long one dispatch may run before it counts as failed (default 600 s, 15 s to 1800 s).
+    public var dispatchDeadline: Duration?
     /// Secrets (names) the function reads; deploying without them fails.
     public var secrets: [String]?
     /// Informational: the region in callable URLs (`/{project}/{region}/{name}`).
     public var region: String?
 
-    public init(timeoutSeconds: Double? = nil, cors: CORSPolicy? = nil, enforceAppCheck: Bool? = nil,
-                heartbeatSeconds: Double? = nil, retry: RetryPolicy? = nil, rateLimits: RateLimits? = nil,
-                dispatchDeadlineSeconds: Double? = nil, secrets: [String]? = nil, region: String? = nil) {
-        self.timeoutSeconds = timeoutSeconds
+    public init(timeout: Duration? = nil, cors: CORSPolicy? = nil, enforceAppCheck: Bool? = nil,
+                heartbeat: Duration? = nil, retry: RetryPolicy? = nil, rateLimits: RateLimits? = nil,
+                dispatchDeadline: Duration? = nil, secrets: [String]? = nil, region: String? = nil) {
+        self.timeout = timeout
         self.cors = cors
         self.enforceAppCheck = enforceAppCheck
-        self.heartbeatSeconds = heartbeatSeconds
+        self.heartbeat = heartbeat
         self.retry = retry
         self.rateLimits = rateLimits
-        self.dispatchDeadlineSeconds = dispatchDeadlineSeconds
+        self.dispatchDeadline = dispatchDeadline
         self.secrets = secrets
         self.region = region
     }
 
-    public static let maxTimeoutSeconds = 3600.0
-    public static let defaultTimeoutSeconds = 60.0
+    enum CodingKeys: String, CodingKey {
+        case timeoutSeconds, cors, enforceAppCheck, heartbeatSeconds, retry, rateLimits, dispatchDeadlineSeconds, secrets, region
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        timeout = try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds).map(Duration.seconds(double:))
+        cors = try c.decodeIfPresent(CORSPolicy.self, forKey: .cors)
+        enforceAppCheck = try c.decodeIfPresent(Bool.self, forKey: .enforceAppCheck)
+        heartbeat = try c.decodeIfPresent(Double.self, forKey: .heartbeatSeconds).map(Duration.seconds(double:))
+        retry = try c.decodeIfPresent(RetryPolicy.self, forKey: .retry)
+        rateLimits = try c.decodeIfPresent(RateLimits.self, forKey: .rateLimits)
+        dispatchDeadline = try c.decodeIfPresent(Double.self, forKey: .dispatchDeadlineSeconds).map(Duration.seconds(double:))
+        secrets = try c.decodeIfPresent([String].self, forKey: .secrets)
+        region = try c.decodeIfPresent(String.self, forKey: .region)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(timeout?.secondsDouble, forKey: .timeoutSeconds)
+        try c.encodeIfPresent(cors, forKey: .cors)
+        try c.encodeIfPresent(enforceAppCheck, forKey: .enforceAppCheck)
+        try c.encodeIfPresent(heartbeat?.secondsDouble, forKey: .heartbeatSeconds)
+        try c.encodeIfPresent(retry, forKey: .retry)
+        try c.encodeIfPresent(rateLimits, forKey: .rateLimits)
+        try c.encodeIfPresent(dispatchDeadline?.secondsDouble, forKey: .dispatchDeadlineSeconds)
+        try c.encodeIfPresent(secrets, forKey: .secrets)
+        try c.encodeIfPresent(region, forKey: .region)
+    }
+
+    public static let maxTimeout: Duration = .seconds(3600)
+    public static let defaultTimeout: Duration = .seconds(60)
+    public static let dispatchDeadlineRange: ClosedRange<Duration> = .seconds(15)...(.seconds(1800))
+
+    /// How long one invocation may run: `timeout`, or the default.
+    public var effectiveTimeout: Duration { timeout ?? FunctionOptions.defaultTimeout }
 
     /// What is wrong with these options for a function with `trigger`; empty when valid.
     public func problems(for trigger: Trigger) -> [String] {
         var out: [String] = []
-        if let t = timeoutSeconds, !(t > 0 && t <= FunctionOptions.maxTimeoutSeconds) {
-            out.append("timeoutSeconds must be in (0, \(Int(FunctionOptions.maxTimeoutSeconds))] (got \(t))")
+        if let t = timeout, !(t > .zero && t <= FunctionOptions.maxTimeout) {
+            out.append("timeout must be in (0, 3600] seconds (got \(t.secondsDouble) s)")
         }
         let http = trigger == .callable || trigger == .request
         if !http {
             if cors != nil { out.append("cors applies only to callable and request functions") }
             if enforceAppCheck != nil { out.append("enforceAppCheck applies only to callable and request functions") }
         }
-        if trigger != .callable && heartbeatSeconds != nil { out.append("heartbeatSeconds applies only to callable functions") }
-        if let h = heartbeatSeconds, !(h > 0 && h <= FunctionOptions.maxTimeoutSeconds) {
-            out.append("heartbeatSeconds must be in (0, \(Int(FunctionOptions.maxTimeoutSeconds))] (got \(h))")
+        if trigger != .callable && heartbeat != nil { out.append("heartbeat applies only to callable functions") }
+        if let h = heartbeat, !(h > .zero && h <= FunctionOptions.maxTimeout) {
+            out.append("heartbeat must be in (0, 3600] seconds (got \(h.secondsDouble) s)")
         }
         if http {
             if retry != nil { out.append("retry applies only to event functions (schedules, tasks, document and user triggers)") }
             if rateLimits != nil { out.append("rateLimits applies only to event functions") }
         }
-        if trigger != .task && dispatchDeadlineSeconds != nil { out.append("dispatchDeadlineSeconds applies only to task queues") }
-        if let d = dispatchDeadlineSeconds, !(d >= 15 && d <= 1800) { out.append("dispatchDeadlineSeconds must be in [15, 1800] (got \(d))") }
+        if trigger != .task && dispatchDeadline != nil { out.append("dispatchDeadline applies only to task queues") }
+        if let d = dispatchDeadline, !FunctionOptions.dispatchDeadlineRange.contains(d) {
+            out.append("dispatchDeadline must be in [15, 1800] seconds (got \(d.secondsDouble) s)")
+        }
         if let retry { out += retry.problems().map { "retry: " + $0 } }
         if let rateLimits { out += rateLimits.problems().map { "rateLimits: " + $0 } }
         if case .origins(let list)? = cors, list.isEmpty { out.append("cors: an empty origin list; use false to disable CORS") }

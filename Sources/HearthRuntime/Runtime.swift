@@ -11,6 +11,8 @@ public final class Runtime: Sendable {
     public let store: DocumentStore
     public let auth: AuthService
     public let clock: any Clock
+    /// Where ids, seeds and retry jitter come from (`SeededRandom` in tests and replay).
+    public let random: any RandomSource
     public let log: RuntimeLog
     public let invoker: Invoker
     public let services: HostServices
@@ -38,11 +40,12 @@ public final class Runtime: Sendable {
     /// Units refused at load, with the reason each was refused.
     public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
 
-    public init(config: RuntimeConfig, store: DocumentStore, keys: KeyRing, clock: any Clock = SystemClock(), log: RuntimeLog? = nil,
-                secrets: Secrets = Secrets()) {
+    public init(config: RuntimeConfig, store: DocumentStore, keys: KeyRing, clock: any Clock = SystemClock(),
+                random: any RandomSource = SystemRandom(), log: RuntimeLog? = nil, secrets: Secrets = Secrets()) {
         self.config = config
         self.store = store
         self.clock = clock
+        self.random = random
         self.secrets = secrets
         let log = log ?? RuntimeLog(format: config.log.format, level: config.log.level, clock: clock)
         self.log = log
@@ -51,35 +54,37 @@ public final class Runtime: Sendable {
                                                      clockSkew: .seconds(double: config.auth.clockSkewSeconds)),
                                users: users, keys: keys, clock: clock, log: { message in log.info(message) })
         self.auth = auth
-        let invoker = Invoker(clock: clock, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })
+        let invoker = Invoker(clock: clock, random: random, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })
         self.invoker = invoker
         let sqlite = store.engine as! SQLiteEngine
         let deliveries = DeliveryStore(engine: sqlite)
         self.deliveries = deliveries
         let state = SharedState()
         self.state = state
-        let tasks = TaskRequests(clock: clock, dedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), isQueue: { name in
+        let tasks = TaskRequests(clock: clock, random: random, dedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), isQueue: { name in
             state.withLock { $0.table[name]?.trigger == .task }
         })
         self.taskRequests = tasks
         self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries,
                                              secrets: secrets, declaredSecrets: { function in state.withLock { $0.table[function]?.spec.options.secrets ?? [] } })
+        // The poll applies to a driving engine only (`hearth serve`); a test drives its engine itself.
         let engineConfiguration = DeliveryEngine.Configuration(
-            pollInterval: clock is SystemClock ? .seconds(double: config.delivery.pollIntervalSeconds) : nil,
+            pollInterval: .seconds(double: config.delivery.pollIntervalSeconds),
             taskDedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), defaultConcurrency: config.delivery.defaultConcurrency,
-            feedRetention: .seconds(double: config.store.changeRetentionHours * 3600))
+            feedRetention: .seconds(double: config.store.changeRetentionHours * 3600),
+            recordsTriggerLatency: config.delivery.recordsTriggerLatency)
         engine = DeliveryEngine(configuration: engineConfiguration, deliveries: deliveries, users: UserTable(engine: sqlite), feed: sqlite,
-                                invoker: invoker, clock: clock, log: log)
+                                invoker: invoker, clock: clock, random: random, log: log)
     }
 
     /// Checks task requests (from units, the CLI and the admin API).
     let taskRequests: TaskRequests
 
-    /// Enqueues tasks given as `{queue, data, id?, scheduleDelaySeconds?, scheduleTime?, dispatchDeadlineSeconds?}`; returns their ids.
-    public func enqueue(_ tasks: [Value]) async throws -> [String] {
-        let parsed = try taskRequests.parseList(.array(tasks))
-        try await deliveries.enqueue(parsed)
-        return parsed.map(\.id)
+    /// Enqueues tasks (checked as a unit's would be); returns their ids.
+    public func enqueue(_ tasks: [TaskSpec]) async throws -> [String] {
+        let checked = try taskRequests.check(tasks)
+        try await deliveries.enqueue(checked)
+        return checked.map(\.id)
     }
 
     // MARK: deliveries, for the CLI and the admin API
@@ -132,7 +137,7 @@ public final class Runtime: Sendable {
         }
         let now = clock.now()
         try await deliveries.add([NewDelivery(function: name, eventID: "manual-" + now.rfc3339,
-                                              payload: ["jobName": .string(name), "scheduleTime": .timestamp(now)], dueTime: now)])
+                                              event: .schedule(Boundary.ScheduleEvent(jobName: name, scheduleTime: now)), dueTime: now)])
         engine.poke()
     }
 
@@ -153,7 +158,7 @@ public final class Runtime: Sendable {
     /// that runs deliveries takes the data directory's node id (CLI commands that only read or
     /// queue work never do, so they never keep a server from its own leases).
     public func startDeliveries(driving: Bool) async throws {
-        let node = Runtime.nodeIdentity(config: config)
+        let node = Runtime.nodeIdentity(config: config, random: random)
         if let lock = node.lock { nodeLock.withLock { $0 = lock } }
         try await engine.start(table: table, driving: driving, node: DeliveryEngine.Node(id: node.id, owned: node.lock != nil),
                                removeStaleCursors: loadErrors.isEmpty)
@@ -163,15 +168,15 @@ public final class Runtime: Sendable {
     /// own unfinished deliveries at once. The id is this process's only while it holds an exclusive
     /// lock on `<data_dir>/node-id.lock`; a second live process on the same directory gets a fresh
     /// id (and waits for leases to end instead of taking over deliveries that are still running).
-    static func nodeIdentity(config: RuntimeConfig) -> (id: String, lock: NodeLock?) {
+    static func nodeIdentity(config: RuntimeConfig, random: any RandomSource) -> (id: String, lock: NodeLock?) {
         let directory = config.resolve(config.dataDirectory)
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        guard let lock = NodeLock(path: directory + "/node-id.lock") else { return (DeliveryEngine.Node.ephemeral().id, nil) }
+        guard let lock = NodeLock(path: directory + "/node-id.lock") else { return (DeliveryEngine.Node.ephemeral(random).id, nil) }
         let path = directory + "/node-id"
         if let data = FileManager.default.contents(atPath: path), let id = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty {
             return (id, lock)
         }
-        let id = DeliveryEngine.Node.ephemeral().id
+        let id = DeliveryEngine.Node.ephemeral(random).id
         _ = FileManager.default.createFile(atPath: path, contents: Data((id + "\n").utf8))
         return (id, lock)
     }
@@ -186,11 +191,12 @@ public final class Runtime: Sendable {
     }
 
     /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).
-    public static func open(config: RuntimeConfig, clock: any Clock = SystemClock(), log: RuntimeLog? = nil) async throws -> Runtime {
+    public static func open(config: RuntimeConfig, clock: any Clock = SystemClock(), random: any RandomSource = SystemRandom(),
+                            log: RuntimeLog? = nil) async throws -> Runtime {
         let secrets = try Secrets.load(path: config.secretsFile.map(config.resolve))
-        let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock)
+        let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock, random: random)
         let keys = try KeyRing(path: config.keysPath, clock: clock)
-        return Runtime(config: config, store: store, keys: keys, clock: clock, log: log, secrets: secrets)
+        return Runtime(config: config, store: store, keys: keys, clock: clock, random: random, log: log, secrets: secrets)
     }
 
     /// Metrics of the runtime's parts beyond HTTP and invocations (the delivery engine adds its own).
@@ -300,72 +306,54 @@ public final class Runtime: Sendable {
             return InvocationOutcome(id: 0, result: .failure(RemoteError(code: .failedPrecondition,
                 message: "'\(name)' is a \(entry.trigger.kindName) function, not a callable")), duration: .zero)
         }
-        var event: [String: Value] = ["data": data, "headers": .map(headers.mapValues { .string($0) })]
-        if let auth { event["auth"] = auth.value }
-        let timeout = Duration.seconds(double: entry.spec.options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds)
-        return await invoker.invoke(entry, event: .map(event), timeout: timeout)
+        return await invokeCallable(entry, Boundary.CallableEvent(data: data, auth: auth, headers: headers))
     }
 
-    /// The services units can call: the clock, logs, stream chunks, documents and transactions.
+    /// Runs a callable with its event (from the front door or `call`), within the function's timeout.
+    func invokeCallable(_ entry: FunctionEntry, _ event: Boundary.CallableEvent, stream: StreamSink? = nil) async -> InvocationOutcome {
+        await invoker.invoke(entry, event: .callable(event), timeout: entry.spec.options.effectiveTimeout, stream: stream)
+    }
+
+    /// The services units can call: the clock, logs, secrets, stream chunks, documents,
+    /// transactions, tasks and auth.
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
                              tasks: TaskRequests, deliveries: DeliveryStore, secrets: Secrets,
                              declaredSecrets: @escaping @Sendable (String) -> [String]) -> HostServices {
-        let sync: [String: HostServices.SyncHandler] = [
-            "clock.now": { _ in .timestamp(clock.now()) },
-            // Only for a running invocation, and only what its function declared.
-            "secrets.get": { request in
-                let name = try request.string("name")
-                guard let record = invoker.record(for: request.invocation) else {
-                    throw HTTPSError(.cancelled, "secrets.get: the invocation is no longer running")
-                }
-                guard declaredSecrets(record.function).contains(name) else {
-                    log.warning("secret refused", ["function": .string(record.function), "secret": .string(name), "reason": "not declared"])
-                    throw HTTPSError(.permissionDenied, "function '\(record.function)' did not declare the secret '\(name)' (add it to secrets:)")
-                }
-                guard let value = secrets.value(name) else { throw HTTPSError(.failedPrecondition, "the secret '\(name)' is not set") }
-                return .string(value)
-            },
-            "log": { request in
-                let level = request.arguments["level"]?.stringValue.flatMap(LogLevel.init(rawValue:)) ?? .info
-                var fields = request.arguments["metadata"]?.mapValue ?? [:]
-                fields["unit"] = .string(request.unit)
-                fields["invocation"] = .string(Invoker.format(request.invocation))
-                if let record = invoker.record(for: request.invocation) { fields["function"] = .string(record.function) }
-                log.log(level, request.arguments["message"]?.stringValue ?? "", fields)
-                return .null
-            },
-        ]
-        var async: [String: HostServices.AsyncHandler] = [
-            "clock.sleep": { request in
-                guard let until = request.arguments["until"]?.timestampValue else { throw HTTPSError.invalidArgument("clock.sleep: missing 'until'") }
-                try await ClockTag.$current.withValue(request.invocation) { try await clock.sleep(until: until) }
-                return .null
-            },
-            "stream.send": { request in
-                guard let sink = invoker.record(for: request.invocation)?.stream else { return .bool(false) }
-                return .bool(await sink(request.arguments["chunk"] ?? .null))
-            },
-        ]
-        async.merge(DocumentServices.handlers(store: store, tasks: tasks)) { a, _ in a }
-        async.merge(TaskServices.handlers(requests: tasks, deliveries: deliveries)) { a, _ in a }
-        async.merge(AuthServices.handlers(auth: auth)) { a, _ in a }
-        return HostServices(async: async, sync: sync, tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0) != nil })
+        var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0) != nil })
+        services.answer(Boundary.ClockNow.self) { _, _ in clock.now() }
+        // Only for a running invocation, and only what its function declared.
+        services.answer(Boundary.SecretGet.self) { caller, request in
+            guard let record = invoker.record(for: caller.invocation) else {
+                throw HTTPSError(.cancelled, "secrets.get: the invocation is no longer running")
+            }
+            guard declaredSecrets(record.function).contains(request.name) else {
+                log.warning("secret refused", ["function": .string(record.function), "secret": .string(request.name), "reason": "not declared"])
+                throw HTTPSError(.permissionDenied, "function '\(record.function)' did not declare the secret '\(request.name)' (add it to secrets:)")
+            }
+            guard let value = secrets.value(request.name) else { throw HTTPSError(.failedPrecondition, "the secret '\(request.name)' is not set") }
+            return value
+        }
+        services.answer(Boundary.Log.self) { caller, request in
+            var fields = request.metadata
+            fields["unit"] = .string(caller.unit)
+            fields["invocation"] = .string(Invoker.format(caller.invocation))
+            if let record = invoker.record(for: caller.invocation) { fields["function"] = .string(record.function) }
+            log.log(request.level, request.message, fields)
+            return Boundary.Empty()
+        }
+        services.serve(Boundary.ClockSleep.self) { caller, request in
+            try await invoker.sleep(caller.invocation, until: request.until)
+            return Boundary.Empty()
+        }
+        services.serve(Boundary.StreamSend.self) { caller, request in
+            guard let sink = invoker.record(for: caller.invocation)?.stream else { return false }
+            return await sink(request.chunk)
+        }
+        DocumentServices.register(&services, store: store, tasks: tasks)
+        TaskServices.register(&services, requests: tasks, deliveries: deliveries)
+        AuthServices.register(&services, auth: auth)
+        return HostServices(services)
     }
-}
-
-/// A verified caller as handlers see it: the uid and every claim of the ID token.
-public struct CallerAuth: Sendable, Equatable {
-    public var uid: String
-    public var claims: [String: Value]
-    public var rawToken: String
-
-    public init(uid: String, claims: [String: Value], rawToken: String = "") {
-        self.uid = uid
-        self.claims = claims
-        self.rawToken = rawToken
-    }
-
-    var value: Value { ["uid": .string(uid), "token": .map(claims), "rawToken": .string(rawToken)] }
 }
 
 /// An exclusive `flock` on a file, held until released or the process ends.

@@ -12,16 +12,17 @@ public final class DocumentStore: Sendable {
     /// Open transactions (for units driving them across the boundary).
     public let transactions: TransactionManager
 
-    public init(engine: any StorageEngine, clock: any Clock, transactionIdleTimeout: Duration = .seconds(60)) {
+    public init(engine: any StorageEngine, clock: any Clock, random: any RandomSource = SystemRandom(), transactionIdleTimeout: Duration = .seconds(60)) {
         self.engine = engine
         self.clock = clock
-        self.transactions = TransactionManager(engine: engine, clock: clock, idleTimeout: transactionIdleTimeout)
+        self.transactions = TransactionManager(engine: engine, clock: clock, random: random, idleTimeout: transactionIdleTimeout)
         transactions.startExpiring()
     }
 
     /// Opens (creating if needed) an embedded store at `path`.
-    public static func open(path: String, options: SQLiteEngine.Options = .init(), clock: any Clock) async throws -> DocumentStore {
-        DocumentStore(engine: try await SQLiteEngine(path: path, options: options, clock: clock), clock: clock)
+    public static func open(path: String, options: SQLiteEngine.Options = .init(), clock: any Clock,
+                            random: any RandomSource = SystemRandom()) async throws -> DocumentStore {
+        DocumentStore(engine: try await SQLiteEngine(path: path, options: options, clock: clock), clock: clock, random: random)
     }
 
     public func get(_ path: DocumentPath) async throws -> StoredDocument? { try await getAll([path])[0] }

@@ -23,8 +23,10 @@ public final class SQLiteEngine: StorageEngine {
     let collections = CollectionRegistry()
     let indexes = IndexRegistry()
     let notifier: ChangeNotifier
-    /// Notified after commits that may give the delivery engine work.
-    public let activity = ActivitySignal()
+    /// Notified after commits that may give the delivery engine work (deliveries queued, user
+    /// events logged, document changes committed), with the functions whose queues changed when
+    /// known; the delivery engine waits on it.
+    public let activity = WorkSignal()
 
     public init(path: String, options: Options = Options(), clock: any Clock) async throws {
         self.path = path

@@ -1,11 +1,5 @@
 import HearthModel
 
-/// A document in a listing: present, or only the parent of documents in its subcollections.
-public struct DocumentListing: Sendable, Hashable {
-    public var path: DocumentPath
-    public var exists: Bool
-}
-
 /// Where documents and the change feed are kept. `SQLiteEngine` is the embedded one; a PostgreSQL
 /// engine for several nodes implements the same operations (with row locks and LISTEN/NOTIFY in
 /// place of the in-process writer and notifier).

@@ -1,3 +1,4 @@
+import HearthModel
 import Foundation
 import Synchronization
 
@@ -50,6 +51,8 @@ public final class Subprocess: Sendable {
         var finished: Termination? { openReaders == 0 ? termination : nil }
     }
     private let exit = Mutex(ExitState())
+    /// Changes with every chunk of output and when the child ends (what `waitFor` checks on).
+    public let changes = Changes()
 
     /// Starts `executable` (a path; a bare name is looked up in `PATH`) with `arguments`, in
     /// `directory` if given, with this process's environment plus `environment`.
@@ -134,6 +137,7 @@ public final class Subprocess: Sendable {
         let ended: Termination = result < 0 ? .lost(errno) : raw & 0x7F == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(raw & 0x7F)
         exit.withLock { $0.termination = ended }
         resumeWaitersIfFinished()
+        changes.changed()
     }
 
     private func resumeWaitersIfFinished() {
@@ -156,6 +160,7 @@ public final class Subprocess: Sendable {
                 } else {
                     stderrBuffer.withLock { $0.append(contentsOf: chunk[0..<n]) }
                 }
+                changes.changed()
             } else if n < 0 && errno == EINTR {
                 continue
             } else {
@@ -165,6 +170,7 @@ public final class Subprocess: Sendable {
         close(fd)
         exit.withLock { $0.openReaders -= 1 }
         resumeWaitersIfFinished()
+        changes.changed()
     }
 
     /// What the child wrote to stdout so far (when captured).
@@ -193,22 +199,15 @@ public final class Subprocess: Sendable {
 
     /// Waits until `condition` holds of the child's output, for at most `seconds`; fails early if the
     /// child ends first.
+    /// Checked after every chunk of output and when the child ends, never by polling.
     public func waitFor(seconds: Double = 90, _ what: String, _ condition: @escaping @Sendable (Subprocess) -> Bool) async throws {
-        do {
-            try await withTimeout(seconds: seconds) {
-                while !condition(self) {
-                    if !self.isRunning {
-                        // The readers may still be draining the last output.
-                        try await Task.sleep(for: .milliseconds(50))
-                        if condition(self) { return }
-                        throw SubprocessError("\(self.command) ended (\(self.termination!)) before \(what):\n\(self.stderrText)")
-                    }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-            }
-        } catch is TimeoutError {
-            throw SubprocessError("timed out after \(seconds) s waiting for \(what) from \(command):\n\(stderrText)")
+        // Done when the condition holds, or when the child has ended and its output is all read.
+        let decided = await changes.wait(atMost: .seconds(seconds)) { condition(self) || self.exit.withLock { $0.finished != nil } }
+        if condition(self) { return }
+        if decided, let ended = termination {
+            throw SubprocessError("\(command) ended (\(ended)) before \(what):\n\(stderrText)")
         }
+        throw SubprocessError("timed out after \(seconds) s waiting for \(what) from \(command):\n\(stderrText)")
     }
 
     private func termination() async -> Termination {

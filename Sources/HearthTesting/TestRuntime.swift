@@ -82,10 +82,7 @@ public final class TestRuntime: Sendable {
     /// Enqueues a task as `tasks.queue(queue).enqueue(data, …)` would; returns its id.
     @discardableResult
     public func enqueue(_ queue: String, _ data: Value, id: String? = nil, scheduleDelay: Duration? = nil) async throws -> String {
-        var task: [String: Value] = ["queue": .string(queue), "data": data]
-        if let id { task["id"] = .string(id) }
-        if let scheduleDelay { task["scheduleDelaySeconds"] = .double(scheduleDelay.secondsDouble) }
-        return try await runtime.enqueue([.map(task)])[0]
+        try await runtime.enqueue([TaskSpec(queue: queue, data: data, id: id, start: scheduleDelay.map { .after($0) } ?? .now)])[0]
     }
 
     /// Creates an auth user (its `onUserCreated` triggers run at the next `settle`/`advance`).
@@ -115,7 +112,7 @@ public final class TestRuntime: Sendable {
         if let uid { auth = try await caller(uid, claims) }
         let outcome = await runtime.call(name, data: data, auth: auth)
         switch outcome.result {
-        case .success(let v): return v
+        case .success(let v): return v.value
         case .failure(let e): throw e.httpsError
         }
     }

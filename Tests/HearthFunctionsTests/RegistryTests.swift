@@ -7,16 +7,16 @@ struct RegistryTests {
 
     func sample() -> FunctionRegistry {
         var fn = FunctionRegistry(unit: "Sample")
-        fn.onCall("call", timeoutSeconds: 30, cors: .origins(["https://app.example.com"]), enforceAppCheck: true) { (req: CallableRequest<Value>) in req.data }
+        fn.onCall("call", .init(timeout: .seconds(30), cors: .origins(["https://app.example.com"]), enforceAppCheck: true)) { (req: CallableRequest<Value>) in req.data }
         fn.onRequest("http") { _ in .text("ok") }
-        fn.onSchedule("nightly", "every day 09:00", timeZone: "Asia/Seoul", retry: true) { _ in }
-        fn.onTaskDispatched("send", retry: .exponential(maxAttempts: 3), rateLimits: RateLimits(maxDispatchesPerSecond: 10)) { (_: TaskRequest<Payload>) in }
+        fn.onSchedule("nightly", .init(schedule: "every day 09:00", timeZone: "Asia/Seoul", retry: true)) { _ in }
+        fn.onTaskDispatched("send", .init(retry: .exponential(maxAttempts: 3), rateLimits: RateLimits(maxDispatchesPerSecond: 10))) { (_: TaskRequest<Payload>) in }
         fn.onDocumentCreated("created", "members/{uid}") { (_: DocumentEvent<Value>) in }
-        fn.onDocumentUpdated("updated", "members/{uid}", concurrency: 4) { (_: DocumentEvent<Value>) in }
+        fn.onDocumentUpdated("updated", .init(document: "members/{uid}", concurrency: 4)) { (_: DocumentEvent<Value>) in }
         fn.onDocumentDeleted("deleted", "members/{uid}/items/{itemId}") { (_: DocumentEvent<Value>) in }
-        fn.onDocumentWritten("written", "members/{path=**}", retry: .policy(.exponential(maxAttempts: 5))) { (_: DocumentEvent<Value>) in }
+        fn.onDocumentWritten("written", .init(document: "members/{path=**}", retry: .policy(.exponential(maxAttempts: 5)))) { (_: DocumentEvent<Value>) in }
         fn.onUserCreated("userCreated") { _ in }
-        fn.onUserDeleted("userDeleted", retry: true) { _ in }
+        fn.onUserDeleted("userDeleted", .init(retry: true)) { _ in }
         return fn
     }
 
@@ -42,7 +42,7 @@ struct RegistryTests {
     @Test("typed options land in the manifest; event retry is off by default and on with retry: true")
     func options() {
         let specs = Dictionary(uniqueKeysWithValues: sample().manifest.functions.map { ($0.name, $0.options) })
-        #expect(specs["call"]?.timeoutSeconds == 30)
+        #expect(specs["call"]?.timeout == .seconds(30))
         #expect(specs["call"]?.cors == .origins(["https://app.example.com"]))
         #expect(specs["call"]?.enforceAppCheck == true)
         #expect(specs["nightly"]?.retry == .eventRetryDefault)
@@ -51,6 +51,20 @@ struct RegistryTests {
         #expect(specs["written"]?.retry?.maxAttempts == 5)
         #expect(specs["send"]?.rateLimits == RateLimits(maxDispatchesPerSecond: 10))
         #expect(specs["userDeleted"]?.retry == .eventRetryDefault)
+    }
+
+    @Test("each on… call returns its manifest entry, so a unit's declarations can be checked without loading it")
+    func returnsSpec() {
+        var fn = FunctionRegistry(unit: "S")
+        let schedule = fn.onSchedule("tick", "every 5 minutes") { _ in }
+        #expect(schedule == FunctionSpec(name: "tick", trigger: .schedule(schedule: "every 5 minutes", timeZone: "UTC"),
+                                         options: FunctionOptions(retry: RetryPolicy.none)))
+        let queue = fn.onTaskDispatched("send", .init(dispatchDeadline: .seconds(30), secrets: ["FCM_KEY"])) { (_: TaskRequest<Payload>) in }
+        #expect(queue.options.dispatchDeadline == .seconds(30))
+        #expect(queue.options.secrets == ["FCM_KEY"])
+        let call = fn.onCall("plain") { (_: CallableRequest<Value>) in }
+        #expect(call.options == FunctionOptions(), "nothing set, nothing in the manifest: the host's defaults apply")
+        #expect(fn.manifest.functions == [schedule, queue, call])
     }
 
     @Test("task queues default to Firebase's: 3 attempts, 0.1 s to 3600 s backoff, 500/s, 1000 at once")
@@ -77,11 +91,11 @@ struct RegistryTests {
         var fn = FunctionRegistry(unit: "Bad")
         fn.onDocumentCreated("coll", "members") { (_: DocumentEvent<Value>) in }
         fn.onCall("9lives") { (_: CallableRequest<Value>) in 1 }
-        fn.onCall("slow", timeoutSeconds: 7200) { (_: CallableRequest<Value>) in 1 }
+        fn.onCall("slow", .init(timeout: .seconds(7200))) { (_: CallableRequest<Value>) in 1 }
         let problems = fn.manifest.problems()
         #expect(problems.contains { $0.contains("function 'coll'") && $0.contains("names a collection") })
         #expect(problems.contains { $0.contains("function name '9lives'") })
-        #expect(problems.contains { $0.contains("function 'slow'") && $0.contains("timeoutSeconds") })
+        #expect(problems.contains { $0.contains("function 'slow'") && $0.contains("timeout must be in (0, 3600] seconds") })
     }
 }
 
@@ -112,5 +126,43 @@ struct HTTPMessageTests {
         let error = HTTPResponse.error(HTTPSError(.permissionDenied, "nope"))
         #expect(error.status == 403)
         #expect(try JSONParser.parse(error.body) == ["error": ["status": "PERMISSION_DENIED", "message": "nope"]])
+    }
+}
+
+@Suite("The SDK's side of the boundary")
+struct SDKBoundaryTests {
+    @Test("the SDK speaks the schema version HearthModel defines, which is the C header's")
+    func version() {
+        #expect(unitABIVersion == Boundary.version)
+    }
+
+    @Test("update fields: values, explicit null, transforms and deletes become one write with the right mask")
+    func updateFields() throws {
+        let path = try DocumentPath("items/a")
+        let write = try DocumentsWire.update(path, ["title": "new", "note": .null, "views": .increment(1), "draft": .delete(),
+                                                    "meta.rank": .value(.int(2))])
+        guard case .update(let fields, let mask?) = write.operation else { Issue.record("not an update with a mask"); return }
+        #expect(fields == ["title": "new", "note": .null, "meta": ["rank": 2]])
+        #expect(Set(mask.map(\.description)) == ["title", "note", "meta.rank", "draft"], "a delete is in the mask with no value")
+        #expect(write.transforms == [FieldTransformSpec(try FieldPath("views"), .increment(.int(1)))])
+        #expect(write.precondition == .exists(true))
+    }
+
+    @Test("FieldValue in an Encodable: a transform is a sentinel, a plain value (null too) is stored as it is")
+    func fieldValueInData() throws {
+        struct Touch: Encodable { var at = FieldValue.serverTimestamp(); var label: FieldValue = "x"; var gone = FieldValue.null }
+        let write = try DocumentsWire.write(.set, try DocumentPath("t/1"), Touch())
+        guard case .update(let fields, nil) = write.operation else { Issue.record("not a set"); return }
+        #expect(fields == ["label": "x", "gone": .null])
+        #expect(write.transforms == [FieldTransformSpec(try FieldPath("at"), .serverTimestamp)])
+    }
+
+    @Test("task options become one task spec; a delay and a time together are refused before anything is sent")
+    func taskSpec() throws {
+        let spec = try TaskOptions(id: "a", scheduleDelay: .seconds(5), dispatchDeadline: .seconds(60)).spec(queue: "q", ["n": 1] as [String: Int])
+        #expect(spec == TaskSpec(queue: "q", data: ["n": 1], id: "a", start: .after(.seconds(5)), dispatchDeadline: .seconds(60)))
+        #expect(throws: HTTPSError.self) {
+            _ = try TaskOptions(scheduleDelay: .seconds(1), scheduleTime: Timestamp(seconds: 1)).spec(queue: "q", 1)
+        }
     }
 }

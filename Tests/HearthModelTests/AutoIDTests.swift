@@ -8,14 +8,18 @@ struct AutoIDTests {
     func shape() {
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         var seen: Set<String> = []
+        let system = SystemRandom()
         for _ in 0..<2000 {
-            let id = AutoID.make()
+            let id = system.autoID()
             #expect(id.count == 20 && id.allSatisfy(allowed.contains))
             seen.insert(id)
         }
         #expect(seen.count == 2000)
         var a = SplitMix64(seed: 9), b = SplitMix64(seed: 9)
         #expect((0..<5).map { _ in AutoID.make(using: &a) } == (0..<5).map { _ in AutoID.make(using: &b) })
+        let (x, y) = (SeededRandom(seed: 4), SeededRandom(seed: 4))
+        #expect((0..<5).map { _ in x.autoID() } == (0..<5).map { _ in y.autoID() }, "a seeded source repeats its ids")
+        #expect(SeededRandom(seed: 5).autoID() != SeededRandom(seed: 4).autoID())
     }
 
     @Test("every character is about equally likely (bytes 248-255 are skipped, not folded onto the first letters)")

@@ -95,39 +95,6 @@ struct RemoteErrorTests {
         #expect(hidden.httpsError.message == "INTERNAL")
         #expect(hidden.value["message"] == "INTERNAL")
     }
-
-    @Test("unit protocol messages round-trip, and replies unwrap to a result or throw the error")
-    func protocolMessages() throws {
-        let bytes = UnitProtocol.encode(["op": .string(UnitProtocol.invoke), "id": 7, "function": "f", "event": ["x": 1]])
-        let message = try bytes.withUnsafeBufferPointer { (p) throws(HTTPSError) -> [String: Value] in try UnitProtocol.decode(p) }
-        #expect(message["op"] == "invoke")
-        #expect(message["event"] == ["x": 1])
-
-        let ok = try UnitProtocol.result(.int(42)).withUnsafeBufferPointer { (p) throws(HTTPSError) -> [String: Value] in try UnitProtocol.decode(p) }
-        #expect(try UnitProtocol.unwrapReply(ok) == .int(42))
-        #expect(try UnitProtocol.unwrapReply([:]) == .null)
-
-        let failure = RemoteError(code: .unavailable, message: "down")
-        let failed = try UnitProtocol.failure(failure).withUnsafeBufferPointer { (p) throws(HTTPSError) -> [String: Value] in try UnitProtocol.decode(p) }
-        do {
-            _ = try UnitProtocol.unwrapReply(failed)
-            Issue.record("expected the reply's error")
-        } catch {
-            #expect(error == failure)
-        }
-    }
-
-    @Test("malformed messages become internal errors naming the problem")
-    func malformedMessages() {
-        func decode(_ bytes: [UInt8]) -> HTTPSError? {
-            pathError { _ = try bytes.withUnsafeBufferPointer { (p) throws(HTTPSError) -> [String: Value] in try UnitProtocol.decode(p) } }
-        }
-        let truncated = decode([11, 1, 1, 0x6B])
-        #expect(truncated?.code == .internal)
-        #expect(truncated?.message == "malformed message across the unit boundary: invalid encoded value at byte 4: truncated")
-        let notMap = decode(BinaryValueCodec.encode(.int(1)))
-        #expect(notMap?.message == "malformed message across the unit boundary: not a map")
-    }
 }
 
 @Suite("Log levels")

@@ -91,24 +91,21 @@ struct TriggerTests {
 @Suite("Function options and manifests")
 struct ManifestTests {
     @Test("options that do not fit the trigger or are out of range are reported", arguments: [
-        OptionsCase(label: "valid callable", trigger: .callable, options: FunctionOptions(timeoutSeconds: 60, cors: .allowAll, enforceAppCheck: true, heartbeatSeconds: 30, secrets: ["API_KEY"]), problems: []),
-        OptionsCase(label: "valid task", trigger: .task, options: FunctionOptions(timeoutSeconds: 3600, retry: .taskQueueDefault, rateLimits: .taskQueueDefault, dispatchDeadlineSeconds: 1800), problems: []),
-        OptionsCase(label: "timeout zero", trigger: .request, options: FunctionOptions(timeoutSeconds: 0), problems: ["timeoutSeconds must be in (0, 3600] (got 0.0)"]),
-        OptionsCase(label: "timeout too long", trigger: .callable, options: FunctionOptions(timeoutSeconds: 3600.5), problems: ["timeoutSeconds must be in (0, 3600] (got 3600.5)"]),
-        OptionsCase(label: "timeout negative", trigger: .task, options: FunctionOptions(timeoutSeconds: -1), problems: ["timeoutSeconds must be in (0, 3600] (got -1.0)"]),
-        OptionsCase(label: "timeout NaN", trigger: .task, options: FunctionOptions(timeoutSeconds: .nan), problems: ["timeoutSeconds must be in (0, 3600] (got nan)"]),
+        OptionsCase(label: "valid callable", trigger: .callable, options: FunctionOptions(timeout: .seconds(60), cors: .allowAll, enforceAppCheck: true, heartbeat: .seconds(30), secrets: ["API_KEY"]), problems: []),
+        OptionsCase(label: "valid task", trigger: .task, options: FunctionOptions(timeout: .seconds(3600), retry: .taskQueueDefault, rateLimits: .taskQueueDefault, dispatchDeadline: .seconds(1800)), problems: []),
+        OptionsCase(label: "timeout zero", trigger: .request, options: FunctionOptions(timeout: .seconds(0)), problems: ["timeout must be in (0, 3600] seconds (got 0.0 s)"]),
+        OptionsCase(label: "timeout too long", trigger: .callable, options: FunctionOptions(timeout: .seconds(3600.5)), problems: ["timeout must be in (0, 3600] seconds (got 3600.5 s)"]),
+        OptionsCase(label: "timeout negative", trigger: .task, options: FunctionOptions(timeout: .seconds(-1)), problems: ["timeout must be in (0, 3600] seconds (got -1.0 s)"]),
         OptionsCase(label: "cors and app check on a task", trigger: .task, options: FunctionOptions(cors: .allowAll, enforceAppCheck: true),
                     problems: ["cors applies only to callable and request functions", "enforceAppCheck applies only to callable and request functions"]),
-        OptionsCase(label: "heartbeat on a request", trigger: .request, options: FunctionOptions(heartbeatSeconds: 10), problems: ["heartbeatSeconds applies only to callable functions"]),
-        OptionsCase(label: "heartbeat zero", trigger: .callable, options: FunctionOptions(heartbeatSeconds: 0), problems: ["heartbeatSeconds must be in (0, 3600] (got 0.0)"]),
-        OptionsCase(label: "heartbeat infinite", trigger: .callable, options: FunctionOptions(heartbeatSeconds: .infinity), problems: ["heartbeatSeconds must be in (0, 3600] (got inf)"]),
-        OptionsCase(label: "heartbeat past Int64 seconds", trigger: .callable, options: FunctionOptions(heartbeatSeconds: 1e19), problems: ["heartbeatSeconds must be in (0, 3600] (got 1e+19)"]),
+        OptionsCase(label: "heartbeat on a request", trigger: .request, options: FunctionOptions(heartbeat: .seconds(10)), problems: ["heartbeat applies only to callable functions"]),
+        OptionsCase(label: "heartbeat zero", trigger: .callable, options: FunctionOptions(heartbeat: .seconds(0)), problems: ["heartbeat must be in (0, 3600] seconds (got 0.0 s)"]),
         OptionsCase(label: "retry and rate limits on a callable", trigger: .callable, options: FunctionOptions(retry: .taskQueueDefault, rateLimits: .taskQueueDefault),
                     problems: ["retry applies only to event functions (schedules, tasks, document and user triggers)", "rateLimits applies only to event functions"]),
-        OptionsCase(label: "dispatch deadline on a document trigger", trigger: .document(.created, pattern: "a/{b}"), options: FunctionOptions(dispatchDeadlineSeconds: 60),
-                    problems: ["dispatchDeadlineSeconds applies only to task queues"]),
-        OptionsCase(label: "dispatch deadline too short", trigger: .task, options: FunctionOptions(dispatchDeadlineSeconds: 14.9), problems: ["dispatchDeadlineSeconds must be in [15, 1800] (got 14.9)"]),
-        OptionsCase(label: "dispatch deadline too long", trigger: .task, options: FunctionOptions(dispatchDeadlineSeconds: 1801), problems: ["dispatchDeadlineSeconds must be in [15, 1800] (got 1801.0)"]),
+        OptionsCase(label: "dispatch deadline on a document trigger", trigger: .document(.created, pattern: "a/{b}"), options: FunctionOptions(dispatchDeadline: .seconds(60)),
+                    problems: ["dispatchDeadline applies only to task queues"]),
+        OptionsCase(label: "dispatch deadline too short", trigger: .task, options: FunctionOptions(dispatchDeadline: .seconds(14.9)), problems: ["dispatchDeadline must be in [15, 1800] seconds (got 14.9 s)"]),
+        OptionsCase(label: "dispatch deadline too long", trigger: .task, options: FunctionOptions(dispatchDeadline: .seconds(1801)), problems: ["dispatchDeadline must be in [15, 1800] seconds (got 1801.0 s)"]),
         OptionsCase(label: "bad retry policy", trigger: .task, options: FunctionOptions(retry: RetryPolicy(maxAttempts: 0, minBackoff: .seconds(10), maxBackoff: .seconds(1), maxDoublings: -1, maxRetryDuration: .seconds(-1), jitter: 2)),
                     problems: ["retry: maxAttempts must be at least 1, or -1 for unlimited (got 0)", "retry: maxBackoff must be at least minBackoff", "retry: maxDoublings must not be negative",
                                "retry: maxRetryDuration must not be negative", "retry: jitter must be between 0 and 1"]),
@@ -128,6 +125,28 @@ struct ManifestTests {
     ])
     func optionProblems(_ c: OptionsCase) {
         #expect(c.options.problems(for: c.trigger) == c.problems)
+    }
+
+    @Test("durations from JSON are seconds; ones out of any range saturate and are refused, never trap", arguments: [
+        (#"{"timeoutSeconds": 1e19}"#, "timeout must be in (0, 3600] seconds"),
+        (#"{"timeoutSeconds": -1e300}"#, "timeout must be in (0, 3600] seconds"),
+        (#"{"heartbeatSeconds": 1e300}"#, "heartbeat must be in (0, 3600] seconds"),
+        (#"{"dispatchDeadlineSeconds": 9.5}"#, "dispatchDeadline must be in [15, 1800] seconds"),
+    ])
+    func durationsFromJSON(_ json: String, _ problem: String) throws {
+        let options = try JSONDecoder().decode(FunctionOptions.self, from: Data(json.utf8))
+        let problems = options.problems(for: .callable) + options.problems(for: .task)
+        #expect(problems.contains { $0.hasPrefix(problem) }, "\(problems)")
+    }
+
+    @Test("options are seconds in JSON, as Firebase's manifest has them")
+    func optionsJSON() throws {
+        let options = FunctionOptions(timeout: .milliseconds(1500), heartbeat: .seconds(30), dispatchDeadline: .seconds(60))
+        let json = try JSONParser.parse(Array(try JSONEncoder().encode(options)))
+        #expect(json["timeoutSeconds"]?.doubleValue == 1.5)
+        #expect(json["heartbeatSeconds"]?.doubleValue == 30)
+        #expect(json["dispatchDeadlineSeconds"]?.doubleValue == 60)
+        #expect(try JSONDecoder().decode(FunctionOptions.self, from: try JSONEncoder().encode(options)) == options)
     }
 
     @Test("function names: 1 to 63 letters, digits, '_' or '-', starting with a letter", arguments: [
@@ -157,7 +176,7 @@ struct ManifestTests {
             FunctionSpec(name: "onMember", trigger: .document(.created, pattern: "members")),
             FunctionSpec(name: "onItem", trigger: .document(.written, pattern: "members/{uid}/items/{uid}")),
             FunctionSpec(name: "nightly", trigger: .schedule(schedule: "bogus", timeZone: "Mars/Base")),
-            FunctionSpec(name: "slow", trigger: .callable, options: FunctionOptions(timeoutSeconds: 7200)),
+            FunctionSpec(name: "slow", trigger: .callable, options: FunctionOptions(timeout: .seconds(7200))),
         ])
         let problems = manifest.problems { schedule, zone in schedule == "bogus" ? "invalid schedule '\(schedule)' in \(zone)" : nil }
         #expect(problems == [
@@ -166,14 +185,14 @@ struct ManifestTests {
             "function 'onMember': invalid path pattern 'members': it names a collection; a trigger pattern must name documents (an even number of segments)",
             "function 'onItem': invalid path pattern 'members/{uid}/items/{uid}': wildcard 'uid' appears twice",
             "function 'nightly': invalid schedule 'bogus' in Mars/Base",
-            "function 'slow': timeoutSeconds must be in (0, 3600] (got 7200.0)",
+            "function 'slow': timeout must be in (0, 3600] seconds (got 7200.0 s)",
         ])
     }
 
     @Test("a valid manifest has no problems and round-trips through JSON")
     func validManifest() throws {
         let manifest = FunctionManifest(unit: "Members", abiVersion: 1, functions: [
-            FunctionSpec(name: "createMember", trigger: .callable, options: FunctionOptions(timeoutSeconds: 30, cors: .origins(["https://*.example.com"]), enforceAppCheck: true)),
+            FunctionSpec(name: "createMember", trigger: .callable, options: FunctionOptions(timeout: .seconds(30), cors: .origins(["https://*.example.com"]), enforceAppCheck: true)),
             FunctionSpec(name: "onMemberCreated", trigger: .document(.created, pattern: "members/{uid}"), options: FunctionOptions(retry: .eventRetryDefault)),
             FunctionSpec(name: "sendPush", trigger: .task, options: FunctionOptions(retry: .exponential(maxAttempts: 5), rateLimits: RateLimits(maxDispatchesPerSecond: 10))),
             FunctionSpec(name: "tick", trigger: .schedule(schedule: "every 5 minutes", timeZone: "UTC")),

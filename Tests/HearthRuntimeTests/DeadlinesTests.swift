@@ -1,5 +1,6 @@
 import Foundation
 import HearthModel
+import HearthTesting
 @testable import HearthRuntime
 import Synchronization
 import Testing
@@ -13,19 +14,20 @@ struct DeadlinesTests {
         let clock = ManualClock(start)
         let deadlines = Deadlines(clock: clock)
         let fired = Mutex<[Int]>([])
+        let changed = Changes()
         for (i, seconds) in [30, 10, 20, 40].enumerated() {
-            _ = deadlines.schedule(at: start + .seconds(seconds)) { fired.withLock { $0.append(i) } }
+            _ = deadlines.schedule(at: start + .seconds(seconds)) { fired.withLock { $0.append(i) }; changed.changed() }
         }
         let cancelled = deadlines.schedule(at: start + .seconds(15)) { fired.withLock { $0.append(99) } }
         deadlines.cancel(cancelled)
-        try await eventually { clock.sleeperCount == 1 }  // one timer, however many deadlines
+        try await until(clock.changes) { clock.sleeperCount == 1 }  // one timer, however many deadlines
         #expect(clock.nextDeadline == start + .seconds(10))
         clock.advance(by: .seconds(25))
-        try await eventually { fired.withLock { $0 } == [1, 2] }
-        try await eventually { clock.nextDeadline == start + .seconds(30) }
+        try await until(changed) { fired.withLock { $0 } == [1, 2] }
+        try await until(clock.changes) { clock.nextDeadline == start + .seconds(30) }
         clock.advance(by: .seconds(100))
-        try await eventually { fired.withLock { $0 } == [1, 2, 0, 3] }
-        try await eventually { clock.sleeperCount == 0 }
+        try await until(changed) { fired.withLock { $0 } == [1, 2, 0, 3] }
+        try await until(clock.changes) { clock.sleeperCount == 0 }
         #expect(deadlines.pendingCount == 0)
     }
 
@@ -34,14 +36,15 @@ struct DeadlinesTests {
         let clock = ManualClock(start)
         let deadlines = Deadlines(clock: clock)
         let fired = Mutex<[String]>([])
-        _ = deadlines.schedule(at: start + .seconds(60)) { fired.withLock { $0.append("late") } }
-        try await eventually { clock.nextDeadline == start + .seconds(60) }
-        _ = deadlines.schedule(at: start + .seconds(5)) { fired.withLock { $0.append("early") } }
-        try await eventually { clock.nextDeadline == start + .seconds(5) && clock.sleeperCount == 1 }
+        let changed = Changes()
+        _ = deadlines.schedule(at: start + .seconds(60)) { fired.withLock { $0.append("late") }; changed.changed() }
+        try await until(clock.changes) { clock.nextDeadline == start + .seconds(60) }
+        _ = deadlines.schedule(at: start + .seconds(5)) { fired.withLock { $0.append("early") }; changed.changed() }
+        try await until(clock.changes) { clock.nextDeadline == start + .seconds(5) && clock.sleeperCount == 1 }
         clock.advance(by: .seconds(5))
-        try await eventually { fired.withLock { $0 } == ["early"] }
+        try await until(changed) { fired.withLock { $0 } == ["early"] }
         clock.advance(by: .seconds(55))
-        try await eventually { fired.withLock { $0 } == ["early", "late"] }
+        try await until(changed) { fired.withLock { $0 } == ["early", "late"] }
     }
 
     @Test("on a virtual clock the timer stops as soon as nothing is pending")
@@ -49,14 +52,15 @@ struct DeadlinesTests {
         let clock = ManualClock(start)
         let deadlines = Deadlines(clock: clock)
         let tokens = (0..<3).map { i in deadlines.schedule(at: start + .seconds(10 + i)) {} }
-        try await eventually { clock.sleeperCount == 1 }
+        try await until(clock.changes) { clock.sleeperCount == 1 }
         for t in tokens { deadlines.cancel(t) }
-        try await eventually { clock.sleeperCount == 0 }
+        try await until(clock.changes) { clock.sleeperCount == 0 }
         deadlines.cancel(tokens[0])  // cancelling twice is harmless
         let ran = Atomic<Bool>(false)
-        _ = deadlines.schedule(at: start + .seconds(1)) { ran.store(true, ordering: .relaxed) }
+        let changed = Changes()
+        _ = deadlines.schedule(at: start + .seconds(1)) { ran.store(true, ordering: .relaxed); changed.changed() }
         clock.advance(by: .seconds(1))
-        try await eventually { ran.load(ordering: .relaxed) }
+        try await until(changed) { ran.load(ordering: .relaxed) }
     }
 
     @Test("many cancelled deadlines on a real clock do not pile up")

@@ -112,13 +112,13 @@ struct InvocationTests {
         // `sleep` has timeoutSeconds 5 and sleeps on the host clock for the requested seconds.
         let call = Task { await runtime.call("sleep", data: 60) }
         // Wait until both the handler's sleep and the invocation's timer are registered on the clock.
-        try await eventually { clock.sleeperCount >= 2 }
+        try await until(clock.changes) { clock.sleeperCount >= 2 }
         clock.advance(by: .seconds(5))
         let outcome = try await withTimeout { await call.value }
         #expect(outcome.error?.code == .deadlineExceeded)
         // The handler's host-side sleep is cancelled with the invocation.
-        try await eventually { clock.sleeperCount == 0 }
-        try await eventually { runtime.invoker.serviceTasks.runningCount == 0 }
+        try await until(clock.changes) { clock.sleeperCount == 0 }
+        try await until(runtime.invoker.serviceTasks.changes) { runtime.invoker.serviceTasks.runningCount == 0 }
         #expect(runtime.invoker.inFlightCount == 0)
     }
 
@@ -128,10 +128,10 @@ struct InvocationTests {
         let log = LogCapture()
         let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock, log: log)
         let call = Task { await runtime.call("lateWrite", data: nil) }
-        try await eventually { clock.sleeperCount >= 2 }
+        try await until(clock.changes) { clock.sleeperCount >= 2 }
         clock.advance(by: .seconds(5))
         #expect(try await withTimeout { await call.value }.error?.code == .deadlineExceeded)
-        try await eventually { log.contains("late write:") }
+        try await until(log.changes) { log.contains("late write:") }
         #expect(log.contains("late write: cancelled"), "\(log.all.filter { $0.contains("late write") })")
         #expect(try await runtime.store.get(try DocumentPath("late/a")) == nil)
     }
@@ -141,7 +141,7 @@ struct InvocationTests {
         let clock = ManualClock()
         let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock)
         let call = Task { await runtime.call("sleep", data: 2) }
-        try await eventually { clock.sleeperCount >= 2 }
+        try await until(clock.changes) { clock.sleeperCount >= 2 }
         clock.advance(by: .seconds(2))
         #expect(try await withTimeout { await call.value }.value == "woke")
     }

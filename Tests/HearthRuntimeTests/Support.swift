@@ -8,11 +8,16 @@ import Testing
 /// Collects log lines for assertions.
 final class LogCapture: Sendable {
     let lines = Mutex<[String]>([])
+    /// Changes with every line written (wait for a line with `until(log.changes) { … }`).
+    let changes = Changes()
     var all: [String] { lines.withLock { $0 } }
     func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
 
     func makeLog(format: RuntimeLog.Format = .json, clock: any Clock = SystemClock()) -> RuntimeLog {
-        RuntimeLog(format: format, level: .debug, clock: clock, output: { line in self.lines.withLock { $0.append(line) } })
+        RuntimeLog(format: format, level: .debug, clock: clock, output: { line in
+            self.lines.withLock { $0.append(line) }
+            self.changes.changed()
+        })
     }
 }
 

@@ -20,7 +20,7 @@ struct UnitLoadingTests {
         #expect(table["work"]?.spec.options.retry == .taskQueueDefault)
         #expect(table["userCreated"]?.trigger == .user(.created))
         #expect(table["hello"]?.trigger == .request)
-        #expect(table["sleep"]?.spec.options.timeoutSeconds == 5)
+        #expect(table["sleep"]?.spec.options.timeout == .seconds(5))
     }
 
     @Test("a unit that registers a name twice is refused with the name, and the others still load")
@@ -64,7 +64,19 @@ struct UnitLoadingTests {
         do {
             _ = try await loader.load(unit: "Sqlite", path: path)
         } catch {
-            #expect(error.reason.contains("does not export hearth_unit_entry"))
+            #expect(error.reason.contains("is not a Hearth unit: it does not export hearth_unit_abi_version or hearth_unit_entry"), "\(error.reason)")
+        }
+    }
+
+    @Test("a unit built against an older boundary version is refused at load, naming both versions, and never called")
+    func olderBoundaryVersion() async throws {
+        let runtime = try await startRuntime(units: [])
+        let loader = UnitLoader(services: runtime.services)
+        do {
+            _ = try await loader.load(unit: "OldABIUnit", path: UnitLoader.libraryPath(unit: "OldABIUnit", directory: buildDirectory))
+            Issue.record("an old unit loaded")
+        } catch {
+            #expect(error.reason == "the unit was built against boundary version 1; this host speaks version \(Boundary.version) (rebuild the unit with this SDK)")
         }
     }
 

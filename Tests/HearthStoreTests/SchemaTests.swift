@@ -129,7 +129,7 @@ struct SchemaTests {
                 store.close()
             }
             // What the previous binary stored: the whole address lower-cased the Unicode way.
-            let eleventh = Schema.migrations.count - 1
+            let eleventh = 11 - 1
             try Self.undoMigrations(from: eleventh, at: path)
             let raw = try Connection(path: path, options: .init())
             try raw.run("UPDATE users SET email = ? WHERE uid = 'u1'", [.text("äb@example.io")])
@@ -138,6 +138,46 @@ struct SchemaTests {
             let users = UserTable(engine: store.sqlite)
             #expect(try users.get(email: "ÄB@EXAMPLE.IO")?.uid == "u1")
             #expect(try users.get(email: "äb@example.io") == nil, "another address, as Firebase compares them")
+        }
+    }
+
+    @Test("delivery payloads stored as Value maps before migration 12 become typed events; an unreadable one is dead-lettered, kept")
+    func payloadMigration() async throws {
+        try await Self.withPath { path in
+            let t = Timestamp(seconds: 1_700_000_000)
+            let doc = StoredDocument(path: try DocumentPath("items/a"), fields: ["n": 1], createTime: t, updateTime: t)
+            let user = UserRecord(uid: "u3", email: "u3@example.com", metadata: .init(creationTime: t))
+            let legacy: [(function: String, event: String, payload: [UInt8])] = [
+                ("onItem", "7", BinaryValueCodec.encode(["id": "7", "time": .timestamp(t), "kind": "created", "path": "items/a",
+                                                         "params": ["itemId": "a"], "after": doc.value])),
+                ("work", "t1", BinaryValueCodec.encode(["data": ["n": 1], "scheduledTime": .timestamp(t)])),
+                ("tick", "2023-11-14T22:13:20Z", BinaryValueCodec.encode(["jobName": "tick", "scheduleTime": .timestamp(t)])),
+                ("purge", "user-3", BinaryValueCodec.encode(["id": "user-3", "time": .timestamp(t), "kind": "deleted", "user": try ValueEncoder().encode(user)])),
+                ("odd", "x", BinaryValueCodec.encode(.int(5))),
+            ]
+            do {
+                let store = try await DocumentStore.open(path: path, clock: ManualClock())
+                store.close()
+            }
+            try Self.undoMigrations(from: 12 - 1, at: path)
+            let raw = try Connection(path: path, options: .init())
+            for row in legacy {
+                try raw.run("INSERT INTO deliveries(function, event_id, payload, due_time, create_time) VALUES (?, ?, ?, 0, 0)",
+                            [.text(row.function), .text(row.event), .blob(row.payload)])
+            }
+            let store = try await DocumentStore.open(path: path, clock: ManualClock())
+            defer { store.close() }
+            let rows = Dictionary(uniqueKeysWithValues: try DeliveryStore(engine: store.sqlite).list(limit: 10).map { ($0.function, $0) })
+            #expect(try rows["onItem"]?.event() == .document(Boundary.DocumentEvent(id: "7", time: t, kind: .created, path: doc.path,
+                                                                                     params: ["itemId": "a"], before: nil, after: doc)))
+            #expect(try rows["work"]?.event() == .task(Boundary.TaskEvent(queueName: "work", id: "t1", data: ["n": 1], scheduledTime: t)))
+            #expect(try rows["tick"]?.event() == .schedule(Boundary.ScheduleEvent(jobName: "tick", scheduleTime: t)))
+            #expect(try rows["purge"]?.event() == .user(Boundary.UserEvent(id: "user-3", time: t, kind: .deleted, user: user)))
+            let odd = try #require(rows["odd"])
+            #expect(odd.state == .dead)
+            #expect(odd.lastError == "internal: the payload stored by an older version could not be read")
+            #expect(odd.payload == BinaryValueCodec.encode(.int(5)), "kept as it was")
+            #expect(throws: WireError.self) { try odd.event() }
         }
     }
 

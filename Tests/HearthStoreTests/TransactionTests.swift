@@ -408,10 +408,10 @@ struct TransactionTests {
             _ = try await manager.get(holder, [path])
             let cancelled = manager.begin()
             let waiting = Task { try await manager.get(cancelled, [path]) }
-            try await eventually { manager.locks.waiterCount == 1 }
+            try await until(manager.locks.changes) { manager.locks.waiterCount == 1 }
             let patient = manager.begin()
             let queuedBehind = Task { try await manager.get(patient, [path]).first ?? nil }
-            try await eventually { manager.locks.waiterCount == 2 }
+            try await until(manager.locks.changes) { manager.locks.waiterCount == 2 }
 
             waiting.cancel()
             let outcome = try await withTimeout { await waiting.result }
@@ -454,7 +454,7 @@ struct TransactionTests {
             let reader = manager.begin()
             let first = Task { try await manager.get(reader, [d1]) }
             let second = Task { try await manager.get(reader, [d2]) }
-            try await eventually { manager.locks.waiterCount == 2 }
+            try await until(manager.locks.changes) { manager.locks.waiterCount == 2 }
             first.cancel()
             second.cancel()
             _ = try await withTimeout { await first.result }
@@ -465,7 +465,7 @@ struct TransactionTests {
             let other = manager.begin()
             let third = Task { try await manager.get(other, [d1]) }
             let fourth = Task { try await manager.get(other, [d2]) }
-            try await eventually { manager.locks.waiterCount == 2 }
+            try await until(manager.locks.changes) { manager.locks.waiterCount == 2 }
             manager.rollback(other)
             for task in [third, fourth] {
                 let outcome = try await withTimeout { await task.result }
@@ -493,7 +493,7 @@ struct TransactionTests {
             let reader = manager.begin()
             let first = Task { try await manager.get(reader, [path]) }
             let second = Task { try await manager.get(reader, [path]) }
-            try await eventually { manager.locks.waiterCount == 2 }
+            try await until(manager.locks.changes) { manager.locks.waiterCount == 2 }
             _ = try await manager.commit(holder, [.set(path, ["by": "holder"])])
             #expect(try await withTimeout { try await first.value }.first??.fields["by"] == "holder")
             #expect(try await withTimeout { try await second.value }.first??.fields["by"] == "holder")
@@ -525,7 +525,7 @@ struct TransactionTests {
             let active = manager.begin()
             #expect(manager.expireIdle() == 0)
             clock.advance(by: manager.idleTimeout - .seconds(29))  // idle for 61 s, active for 31 s
-            try await eventually { manager.openCount == 1 }
+            try await until(manager.changes) { manager.openCount == 1 }
             #expect(manager.locks.lockCount == 0)
             await expectError(.failedPrecondition) { _ = try await manager.commit(idle, [.set(path, ["x": 1])]) }
             // The lock is free for others now.

@@ -4,6 +4,8 @@ import TodoModel
 
 /// To-do items (SCENARIOS §3): numbering from the member's counter, kept on update.
 public enum Items: FunctionModule {
+    public static let name = "Items"
+
     public struct CreateItem: Codable, Sendable {
         /// Optional client-chosen id (no '/'); a random one otherwise.
         public var itemId: String?
@@ -56,7 +58,7 @@ public enum Items: FunctionModule {
         let counterRef = try docs.document(paths.itemCounter)
         let itemRef = try input.itemId.map { try docs.document(paths.item($0)) } ?? (try docs.collection(paths.items).document())
         let sequence = try await docs.runTransaction { tx -> Int in
-            guard let counter = try await tx.get(counterRef, as: ItemCounter.self) else {
+            guard let counter = try await tx.get(counterRef, ItemCounter.self)?.data else {
                 throw HTTPSError(.failedPrecondition, "the member is not initialized; call initializeMember first")
             }
             let item = Item(sequence: counter.nextSequence, title: input.title, body: input.body ?? "", tags: input.tags ?? [],
@@ -77,10 +79,10 @@ public enum Items: FunctionModule {
         if let category = input.category { try Validate.identifier(category, name: "category") }
         let ref = try docs.document(try paths.item(input.itemId))
         return try await docs.runTransaction { tx in
-            guard let item = try await tx.get(ref, as: Item.self) else {
+            guard let item = try await tx.get(ref, Item.self)?.data else {
                 throw HTTPSError(.notFound, "no item \(input.itemId)")
             }
-            var fields: [String: FieldUpdate] = ["updatedAt": .serverTimestamp()]
+            var fields: [String: FieldValue] = ["updatedAt": .serverTimestamp()]
             if let v = input.title { fields["title"] = .value(.string(v)) }
             if let v = input.body { fields["body"] = .value(.string(v)) }
             if let v = input.tags { fields["tags"] = .value(.array(v.map { .string($0) })) }
@@ -88,18 +90,13 @@ public enum Items: FunctionModule {
             if let v = input.goalId { fields["goalId"] = .value(.string(v)) }
             if let v = input.priority { fields["priority"] = .value(.int(Int64(v))) }
             if let v = input.targetDate { fields["targetDate"] = try .value(v) }
-            if input.clearTargetDate == true { fields["targetDate"] = nil as FieldUpdate }
+            if input.clearTargetDate == true { fields["targetDate"] = FieldValue.null }
             if let done = input.isDone, done != item.isDone {
                 fields["isDone"] = .value(.bool(done))
-                fields["completedAt"] = done ? .serverTimestamp() : nil as FieldUpdate
+                fields["completedAt"] = done ? .serverTimestamp() : FieldValue.null
             }
             try tx.update(ref, fields)
             return ItemReply(itemId: ref.id, sequence: item.sequence)
         }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(Items.self, host: host)
 }

@@ -4,6 +4,8 @@ import TodoModel
 
 /// First sign-in setup (SCENARIOS §2): a member's default documents, created exactly once.
 public enum Members: FunctionModule {
+    public static let name = "Members"
+
     public struct InitializeRequest: Codable, Sendable {
         /// The device's IANA time zone (`Asia/Seoul`), used for reminders.
         public var timeZone: String
@@ -36,7 +38,7 @@ public enum Members: FunctionModule {
         let providers = Array((auth.token["firebase"]?["identities"]?.mapValue ?? [:]).keys).sorted()
         return try await docs.runTransaction { tx in
             var missing: [DocumentReference] = []
-            for ref in [basic, settings, preferences, counter] where try await tx.get(ref) == nil {
+            for ref in [basic, settings, preferences, counter] where try await !tx.exists(ref) {
                 missing.append(ref)
             }
             for ref in missing {
@@ -55,9 +57,4 @@ public enum Members: FunctionModule {
             return !missing.isEmpty
         }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(Members.self, host: host)
 }

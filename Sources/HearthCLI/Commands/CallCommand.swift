@@ -88,7 +88,7 @@ struct CallCommand: Command {
         let outcome = await runtime.call(name, data: value, auth: auth)
         switch outcome.result {
         case .success(let result):
-            io.out(JSONWriter.string(result, options: JSONWriteOptions(style: .tagged, sortKeys: true, pretty: true)))
+            io.out(JSONWriter.string(result.value, options: JSONWriteOptions(style: .tagged, sortKeys: true, pretty: true)))
             return ExitCode.success
         case .failure(let error):
             var line = "error: \(error.code.rawValue) (\(error.code.canonicalName)): \(error.message)"

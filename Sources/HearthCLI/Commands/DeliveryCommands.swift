@@ -134,15 +134,17 @@ struct TasksCommand: Command {
             switch action {
             case .enqueue(let queue, let source, let id, let delay, let at, let deadline):
                 guard let data = source.read(io) else { return ExitCode.usage }
-                var task: [String: Value] = ["queue": .string(queue), "data": data]
-                if let id { task["id"] = .string(id) }
-                if let delay { task["scheduleDelaySeconds"] = .double(delay) }
-                if let at {
+                var start = TaskSpec.Start.now
+                switch (delay, at) {
+                case (.some, .some): throw UsageError("give --delay or --at, not both")
+                case (let delay?, nil): start = .after(.seconds(double: delay))
+                case (nil, let at?):
                     guard let t = Timestamp(rfc3339: at) else { throw UsageError("--at needs an RFC 3339 time such as 2026-12-01T09:00:00Z (got '\(at)')") }
-                    task["scheduleTime"] = .timestamp(t)
+                    start = .at(t)
+                case (nil, nil): break
                 }
-                if let deadline { task["dispatchDeadlineSeconds"] = .double(deadline) }
-                io.out(try await runtime.enqueue([.map(task)])[0])
+                let task = TaskSpec(queue: queue, data: data, id: id, start: start, dispatchDeadline: deadline.map { .seconds(double: $0) })
+                io.out(try await runtime.enqueue([task])[0])
             case .delete(let queue, let id):
                 guard try await runtime.deliveries.deleteTask(queue: queue, id: id) else {
                     io.err("error: not-found: no pending task '\(id)' in queue '\(queue)'")

@@ -72,6 +72,8 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var taskDedupeWindowHours = 24.0
         /// Concurrency of trigger functions that set none.
         public var defaultConcurrency = 100
+        /// Keep each trigger's commit-to-start latency in the engine's stats (benchmarks; not in runtime.toml).
+        public var recordsTriggerLatency = false
         public init() {}
     }
 
@@ -99,6 +101,11 @@ public struct RuntimeConfig: Sendable, Equatable {
     public var dataDirectory = ".hearth"
     /// Where unit libraries are found; nil means next to the `hearth` executable.
     public var unitsDirectory: String?
+    /// Where the units' sources are: each directory in it (but `Shared`, which holds libraries
+    /// units share) is a unit of that name. Relative to the config file.
+    public var functionsDirectory = "functions"
+    /// The units to load: those `units` lists in runtime.toml, or, when it lists none, every unit
+    /// under `functions_dir`.
     public var units: [Unit] = []
     public var server = Server()
     public var store = Store()
@@ -141,7 +148,8 @@ public struct RuntimeConfig: Sendable, Equatable {
         if let v = r.string("region") { region = v }
         if let v = r.string("data_dir") { dataDirectory = v }
         if let v = r.string("units_dir") { unitsDirectory = v }
-        readUnits(&r)
+        if let v = r.string("functions_dir") { functionsDirectory = v }
+        if r.raw("units") == nil { units = discoveredUnits() } else { readUnits(&r) }
         r.section("server") { s in
             if let v = s.string("host") { server.host = v }
             if let v = s.int("port", range: 0...65535) { server.port = v }
@@ -231,6 +239,18 @@ public struct RuntimeConfig: Sendable, Equatable {
         }
     }
 
+    /// The units under `functionsDirectory`: its subdirectories whose names are unit names (not
+    /// `Shared`, not hidden), sorted. None when the directory does not exist.
+    public func discoveredUnits() -> [Unit] {
+        let directory = resolve(functionsDirectory)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { name in
+            var isDirectory: ObjCBool = false
+            return name != "Shared" && RuntimeConfig.isValidUnitName(name)
+                && FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && isDirectory.boolValue
+        }.sorted().map { Unit(name: $0) }
+    }
+
     static func isValidProjectID(_ s: String) -> Bool {
         let u = Array(s.utf8)
         guard (4...30).contains(u.count), let f = u.first, f >= 97 && f <= 122 else { return false }
@@ -296,6 +316,7 @@ public struct RuntimeConfig: Sendable, Equatable {
             "region": .string(region),
             "data_dir": .string(dataDirectory),
             "units_dir": .string(resolvedUnitsDirectory),
+            "functions_dir": .string(resolve(functionsDirectory)),
             "units": .array(unitValues),
             "server": [
                 "host": .string(server.host), "port": .int(Int64(server.port)), "threads": .int(Int64(server.threads)),

@@ -47,10 +47,9 @@ struct Lane: Sendable {
 
     /// How long one attempt may run: the task's own dispatch deadline, else the function's, else
     /// its timeout.
-    func timeout(dispatchDeadlineSeconds: Double?) -> Duration {
+    func timeout(dispatchDeadline: Duration?) -> Duration {
         let options = entry.spec.options
-        let seconds = dispatchDeadlineSeconds ?? options.dispatchDeadlineSeconds ?? options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds
-        return .seconds(double: seconds)
+        return dispatchDeadline ?? options.dispatchDeadline ?? options.effectiveTimeout
     }
 
     // MARK: token bucket

@@ -48,7 +48,7 @@ extension FrontDoor {
                 if let uid = body["uid"]?.stringValue { auth = try await runtime.caller(asUser: uid) }
                 let outcome = await runtime.call(name, data: body["data"] ?? .null, auth: auth)
                 switch outcome.result {
-                case .success(let v): return .json(["result": v])
+                case .success(let v): return .json(["result": v.value])
                 case .failure(let e):
                     let visible = e.httpsError
                     return .json(["error": visible.callableBody], status: visible.code.httpStatus)
@@ -79,7 +79,7 @@ extension FrontDoor {
                 let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
                 var state: DeliveryState?
                 if let name = query["state"] {
-                    guard let s = [DeliveryState.pending, .running, .dead].first(where: { $0.name == name }) else {
+                    guard let s = DeliveryState(name: name) else {
                         return .error(.invalidArgument, "state must be pending, running or dead (got '\(name)')")
                     }
                     state = s
@@ -96,7 +96,7 @@ extension FrontDoor {
                 try await runtime.dropDelivery(id)
                 return .json(["dropped": .int(id)])
             case ("POST", ["tasks"]):
-                let tasks = body["tasks"]?.arrayValue ?? [body]
+                let tasks = try (body["tasks"]?.arrayValue ?? [body]).map { json throws(HTTPSError) in try TaskSpec(json: json) }
                 return .json(["ids": .array(try await runtime.enqueue(tasks).map { .string($0) })], status: 201)
             case ("DELETE", let path) where path.count == 3 && path[0] == "tasks":
                 guard try await runtime.deliveries.deleteTask(queue: path[1], id: path[2]) else {

@@ -27,14 +27,14 @@ extension FrontDoor {
             return respond(FrontDoor.badRequest)
         }
 
-        var event: [String: Value] = ["data": data]
+        var event = Boundary.CallableEvent(data: data)
         if let authorization = request.headers["authorization"] {
             guard authorization.hasPrefix("Bearer "), authorization.count > 7 else {
                 runtime.log.warning("callable refused: malformed Authorization header", ["function": .string(entry.name)])
                 return respond(.error(.unauthenticated, "Unauthenticated"))
             }
             do {
-                event["auth"] = try await runtime.caller(idToken: String(authorization.dropFirst(7))).value
+                event.auth = try await runtime.caller(idToken: String(authorization.dropFirst(7)))
             } catch {
                 runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
                 return respond(.error(.unauthenticated, "Unauthenticated"))
@@ -42,7 +42,7 @@ extension FrontDoor {
         }
         if let token = request.headers["x-firebase-appcheck"] {
             if let appCheck, let verified = try? appCheck.verify(token) {
-                event["app"] = ["appId": .string(verified.appID), "token": .map(verified.claims)]
+                event.app = AppCheckClaims(appID: verified.appID, claims: verified.claims)
             } else if options.enforceAppCheck == true {
                 runtime.log.warning("callable refused: invalid App Check token", ["function": .string(entry.name)])
                 return respond(.error(.unauthenticated, "Unauthenticated"))
@@ -51,46 +51,42 @@ extension FrontDoor {
             runtime.log.warning("callable refused: missing App Check token", ["function": .string(entry.name)])
             return respond(.error(.unauthenticated, "Unauthenticated"))
         }
-        if let instanceID = request.headers["firebase-instance-id-token"] { event["instanceIdToken"] = .string(instanceID) }
-        var headers: [String: Value] = [:]
-        for (name, value) in request.headers { headers[name.lowercased()] = .string(value) }
-        event["headers"] = .map(headers)
-        let streaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
-        event["acceptsStreaming"] = .bool(streaming)
-        let timeout = Duration.seconds(double: options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds)
+        event.instanceIDToken = request.headers["firebase-instance-id-token"]
+        for (name, value) in request.headers { event.headers[name.lowercased()] = value }
+        event.acceptsStreaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
 
-        if streaming {
+        if event.acceptsStreaming {
             var h = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
             for (n, v) in cors { h.add(n, v) }
             let runtime = self.runtime
             let invocation = event
-            let heartbeat = options.heartbeatSeconds
+            let heartbeat = options.heartbeat
             return HTTPServerResponse(status: 200, headers: h, body: .stream { writer in
-                let beats = heartbeat.map { seconds in
+                // Heartbeats on the runtime's clock: a test's ManualClock drives them too.
+                let beats = heartbeat.map { interval in
                     Task {
                         while !Task.isCancelled {
-                            try? await Task.sleep(for: .seconds(double: seconds))
-                            if Task.isCancelled { return }
+                            do { try await runtime.clock.sleep(for: interval) } catch { return }
                             let open = await writer.write(Array(": ping\n\n".utf8))
                             if !open { return }
                         }
                     }
                 }
-                let outcome = await runtime.invoker.invoke(entry, event: .map(invocation), timeout: timeout, stream: { chunk in
+                let outcome = await runtime.invokeCallable(entry, invocation, stream: { chunk in
                     await writer.write(FrontDoor.sse(["message": chunk]))
                 })
                 beats?.cancel()
                 switch outcome.result {
-                case .success(let value): _ = await writer.write(FrontDoor.sse(["result": value]))
+                case .success(let result): _ = await writer.write(FrontDoor.sse(["result": result.value]))
                 case .failure(let error): _ = await writer.write(FrontDoor.sse(["error": error.httpsError.callableBody]))
                 }
             })
         }
 
-        let outcome = await runtime.invoker.invoke(entry, event: .map(event), timeout: timeout)
+        let outcome = await runtime.invokeCallable(entry, event)
         switch outcome.result {
-        case .success(let value):
-            return respond(.json(["result": value]))
+        case .success(let result):
+            return respond(.json(["result": result.value]))
         case .failure(let error):
             let visible = error.httpsError
             return respond(.json(["error": visible.callableBody], status: visible.code.httpStatus))
@@ -110,16 +106,14 @@ extension FrontDoor {
                                      methods: "GET, POST, PUT, PATCH, DELETE, OPTIONS")
             return HTTPServerResponse(status: pre.status, headers: pre.headers)
         }
-        let event: Value = ["method": .string(request.method), "path": .string(request.path), "query": .string(request.query),
-                            "headers": request.headers.value, "body": .bytes(request.body)]
-        let timeout = Duration.seconds(double: options.timeoutSeconds ?? FunctionOptions.defaultTimeoutSeconds)
-        let outcome = await runtime.invoker.invoke(entry, event: event, timeout: timeout)
+        let event = Boundary.RequestEvent(method: request.method, path: request.path, query: request.query, headers: request.headers, body: request.body)
+        let outcome = await runtime.invoker.invoke(entry, event: .request(event), timeout: options.effectiveTimeout)
         var response: HTTPServerResponse
         switch outcome.result {
-        case .success(let value):
-            let status = Int(value["status"]?.intValue ?? 200)
-            response = HTTPServerResponse(status: (100...599).contains(status) ? status : 500, headers: HTTPHeaders(value: value["headers"]),
-                                          body: .bytes(value["body"]?.bytesValue ?? []))
+        case .success(.response(let r)):
+            response = HTTPServerResponse(status: (100...599).contains(r.status) ? r.status : 500, headers: r.headers, body: .bytes(r.body))
+        case .success:
+            response = .json(["error": HTTPSError(.internal, "INTERNAL").callableBody], status: 500)
         case .failure(let error):
             let visible = error.httpsError
             response = .json(["error": visible.callableBody], status: visible.code.httpStatus)

@@ -69,8 +69,8 @@ public final class FrontDoor: Sendable {
         serverConfig.readTimeout = .seconds(double: config.server.requestTimeoutSeconds)
         serverConfig.maxBufferedBytes = config.server.maxBufferedBytes
         // Functions enforce their own timeouts (up to an hour); the server's is a backstop above them.
-        let longest = runtime.table.entries.compactMap(\.spec.options.timeoutSeconds).max() ?? FunctionOptions.defaultTimeoutSeconds
-        serverConfig.requestTimeout = .seconds(double: max(config.server.requestTimeoutSeconds, longest + 5))
+        let longest = runtime.table.entries.compactMap(\.spec.options.timeout).max() ?? FunctionOptions.defaultTimeout
+        serverConfig.requestTimeout = max(.seconds(double: config.server.requestTimeoutSeconds), longest + .seconds(5))
         let box = HandlerBox()
         server = HTTPServer(configuration: serverConfig, head: { head in box.check(head) }) { request in await box.handle(request) }
         box.door.withLock { $0.door = self }

@@ -4,10 +4,11 @@ import Synchronization
 /// The outcome of one invocation.
 public struct InvocationOutcome: Sendable {
     public let id: UInt64
-    public let result: Result<Value, RemoteError>
+    public let result: Result<Boundary.InvocationResult, RemoteError>
     public let duration: Duration
 
-    public var value: Value? { if case .success(let v) = result { return v } else { return nil } }
+    /// A callable's value (nil when it failed).
+    public var value: Value? { if case .success(let v) = result { return v.value } else { return nil } }
     public var error: RemoteError? { if case .failure(let e) = result { return e } else { return nil } }
 }
 
@@ -26,9 +27,14 @@ public final class Invoker: Sendable {
         let delivery: Int64?
         /// When it times out.
         let deadline: Timestamp?
+        /// Set while the handler sleeps on the host clock (`clock.sleep`), until when: such an
+        /// invocation waits for time, not for work (what `DeliveryEngine.settle` asks).
+        var sleepingUntil: Timestamp?
     }
 
     let clock: any Clock
+    /// Seeds each invocation's own generator (its auto ids).
+    let random: any RandomSource
     let log: RuntimeLog
     let deadlines: Deadlines
     /// Host work started by invocations' service calls, cancelled with them.
@@ -39,66 +45,75 @@ public final class Invoker: Sendable {
     /// Called with each invocation's id once it has finished (to release what it left open).
     let onFinish: @Sendable (UInt64) -> Void
     public let metrics = Metrics()
+    /// Notified when an invocation ends or starts waiting for time (what a settling engine waits on).
+    let progress = WorkSignal()
 
-    public init(clock: any Clock, log: RuntimeLog, onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
+    public init(clock: any Clock, random: any RandomSource = SystemRandom(), log: RuntimeLog, onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
         self.clock = clock
+        self.random = random
         self.log = log
         deadlines = Deadlines(clock: clock)
         self.onFinish = onFinish
         // Ids are unique within the process; a random start keeps them distinct across restarts in logs.
-        nextID = Atomic(UInt64.random(in: 1...(1 << 40)))
+        nextID = Atomic(1 + random.next() % (1 << 40))
     }
 
     public var inFlightCount: Int { inFlight.withLock { $0.count } }
 
     func record(for invocation: UInt64) -> InFlight? { inFlight.withLock { $0[invocation] } }
 
-    /// The running invocations that attempt deliveries, with their timeouts.
-    public var deliveryInvocations: [UInt64: Timestamp?] {
-        inFlight.withLock { $0.filter { $0.value.delivery != nil }.mapValues(\.deadline) }
+    /// The running invocations that attempt deliveries.
+    var deliveryInvocations: [UInt64: InFlight] {
+        inFlight.withLock { $0.filter { $0.value.delivery != nil } }
+    }
+
+    /// Sleeps on the host clock on behalf of an invocation's `clock.sleep`, noting that it waits
+    /// for time meanwhile.
+    func sleep(_ invocation: UInt64, until deadline: Timestamp) async throws {
+        inFlight.withLock { $0[invocation]?.sleepingUntil = deadline }
+        progress.notify()
+        defer { inFlight.withLock { $0[invocation]?.sleepingUntil = nil } }
+        try await clock.sleep(until: deadline)
     }
 
     /// Runs `entry` with `event`. Past `timeout` the caller gets `deadline-exceeded` and the unit is
     /// asked to cancel the handler's task.
-    public func invoke(_ entry: FunctionEntry, event: Value, timeout: Duration? = nil,
+    public func invoke(_ entry: FunctionEntry, event: Boundary.Event, timeout: Duration? = nil,
                        stream: StreamSink? = nil, delivery: Int64? = nil, logFields: [String: Value] = [:]) async -> InvocationOutcome {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let deadline = timeout.map { clock.now() + $0 }
+        let now = clock.now()
+        let deadline = timeout.map { now + $0 }
         inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline) }
         metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
         defer { metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed) }
         let started = ContinuousClock.now
-        let message: [String: Value] = [
-            "op": .string(UnitProtocol.invoke), "id": .int(Int64(bitPattern: id)),
-            "function": .string(entry.name), "event": event,
-        ]
+        let message = Boundary.Invoke(function: entry.name, event: event, now: now, seed: random.seed())
         let unit = entry.unit
-        let reply: [String: Value]?
-        if let timeout {
+        let reply: Result<Boundary.InvocationResult, RemoteError>?
+        if let deadline {
             // Whichever comes first: the unit's reply or the deadline (one shared timer for all).
-            let deadline = deadline ?? clock.now() + timeout
             let deadlines = self.deadlines
-            reply = await withCheckedContinuation { (continuation: CheckedContinuation<[String: Value]?, Never>) in
-                let race = Race<[String: Value]>()
-                race.install(continuation)
+            reply = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Boundary.InvocationResult, RemoteError>?, Never>) in
+                let race = Race(continuation)
                 let token = deadlines.schedule(at: deadline) { race.finish(nil) }
-                unit.send(message) { answer in
+                unit.request(message, invocation: id) { answer in
                     race.finish(answer)
                     deadlines.cancel(token)
                 }
             }
         } else {
-            reply = await unit.send(message)
+            reply = await unit.request(message, invocation: id)
         }
         inFlight.withLock { _ = $0.removeValue(forKey: id) }
-        let result: Result<Value, RemoteError>
+        progress.notify()
+        let result: Result<Boundary.InvocationResult, RemoteError>
         if let reply {
             serviceTasks.forget(invocation: id)
-            do { result = .success(try UnitProtocol.unwrapReply(reply)) } catch { result = .failure(error) }
+            result = reply
         } else {
             // Stop the handler (its task is cancelled in the unit) and the host work it is waiting on.
             serviceTasks.cancel(invocation: id)
-            Task { _ = await unit.send(["op": .string(UnitProtocol.cancel), "id": .int(Int64(bitPattern: id))]) }
+            Task { _ = await unit.request(Boundary.Cancel(), invocation: id) }
             let seconds = timeout.map { $0.secondsDouble } ?? 0
             result = .failure(RemoteError(code: .deadlineExceeded, message: "DEADLINE_EXCEEDED",
                                           debug: "the function ran longer than its timeout of \(seconds) s"))
@@ -109,7 +124,7 @@ public final class Invoker: Sendable {
         return InvocationOutcome(id: id, result: result, duration: duration)
     }
 
-    func logInvocation(_ entry: FunctionEntry, id: UInt64, result: Result<Value, RemoteError>, duration: Duration, fields: [String: Value]) {
+    func logInvocation(_ entry: FunctionEntry, id: UInt64, result: Result<Boundary.InvocationResult, RemoteError>, duration: Duration, fields: [String: Value]) {
         var f = fields
         f["function"] = .string(entry.name)
         f["unit"] = .string(entry.unit.name)
@@ -140,13 +155,3 @@ public final class Invoker: Sendable {
     }
 }
 
-/// Resumes one continuation with whichever result arrives first.
-final class Race<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T?, Never>?>(nil)
-
-    func install(_ c: CheckedContinuation<T?, Never>) { continuation.withLock { $0 = c } }
-
-    func finish(_ value: T?) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
-    }
-}

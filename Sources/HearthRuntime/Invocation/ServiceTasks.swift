@@ -1,3 +1,4 @@
+import HearthModel
 import Synchronization
 
 /// The host-side tasks serving each invocation's service calls (a `clock.sleep`, a query…), so that
@@ -10,6 +11,8 @@ public final class ServiceTasks: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Changes whenever a service task starts or finishes.
+    public let changes = Changes()
 
     public init() {}
 
@@ -26,6 +29,7 @@ public final class ServiceTasks: Sendable {
             if s.cancelled.contains(invocation) { task.cancel() }
             s.byInvocation[invocation, default: [:]][key] = task
         }
+        changes.changed()
     }
 
     private func finished(invocation: UInt64, key: UInt64) {
@@ -33,6 +37,7 @@ public final class ServiceTasks: Sendable {
             s.byInvocation[invocation]?.removeValue(forKey: key)
             if s.byInvocation[invocation]?.isEmpty == true { s.byInvocation.removeValue(forKey: invocation) }
         }
+        changes.changed()
     }
 
     /// Cancels every service task of `invocation`, and any it starts later.

@@ -28,71 +28,54 @@ struct StoreUserRepository: UserRepository {
     func revokeRefreshTokens(uid: String) async throws { try await table.revokeRefreshTokens(uid: uid) }
 }
 
-/// The `auth.*` host services: the Admin SDK's auth operations as units reach them.
+/// The auth services: the Admin SDK's auth operations as units reach them.
 enum AuthServices {
-    static func handlers(auth: AuthService) -> [String: HostServices.AsyncHandler] {
-        [
-            "auth.createCustomToken": { r in
-                .string(try auth.createCustomToken(uid: try r.string("uid"), claims: r.arguments["claims"]?.mapValue))
-            },
-            "auth.getUser": { r in
-                let user: UserRecord
-                if let uid = r.arguments["uid"]?.stringValue { user = try await auth.getUser(uid: uid) }
-                else if let email = r.arguments["email"]?.stringValue { user = try await auth.getUser(email: email) }
-                else if let phone = r.arguments["phoneNumber"]?.stringValue { user = try await auth.getUser(phoneNumber: phone) }
-                else if let provider = r.arguments["provider"]?.stringValue { user = try await auth.getUser(provider: provider, providerUID: try r.string("providerUid")) }
-                else { throw HTTPSError.invalidArgument("auth.getUser needs uid, email, phoneNumber or provider") }
-                return try ValueEncoder().encode(user)
-            },
-            "auth.createUser": { r in
-                try ValueEncoder().encode(try await auth.createUser(try decode(NewUser.self, r.arguments["user"])))
-            },
-            "auth.updateUser": { r in
-                try ValueEncoder().encode(try await auth.updateUser(uid: try r.string("uid"), try decode(UserUpdate.self, r.arguments["update"])))
-            },
-            "auth.deleteUser": { r in
-                try await auth.deleteUser(uid: try r.string("uid"))
-                return .null
-            },
-            "auth.setCustomClaims": { r in
-                try await auth.setCustomClaims(uid: try r.string("uid"), r.arguments["claims"]?.mapValue)
-                return .null
-            },
-            "auth.revokeRefreshTokens": { r in
-                try await auth.revokeRefreshTokens(uid: try r.string("uid"))
-                return .null
-            },
-            "auth.listUsers": { r in
-                let page = try await auth.listUsers(maxResults: Int(r.arguments["maxResults"]?.intValue ?? 1000), pageToken: r.arguments["pageToken"]?.stringValue)
-                return ["users": try ValueEncoder().encode(page.users), "pageToken": page.nextPageToken.map { .string($0) } ?? .null]
-            },
-            "auth.verifyIdToken": { r in
-                do {
-                    let token = try await auth.verifyIDToken(try r.string("token"), checkRevoked: r.arguments["checkRevoked"]?.boolValue ?? true)
-                    return ["uid": .string(token.uid), "claims": .map(token.claims)]
-                } catch let rejection as TokenRejection {
-                    // The reason stays in the log; the unit learns only that the token was refused.
-                    auth.logRejection(rejection)
-                    throw HTTPSError(.unauthenticated, "the ID token is not valid")
-                }
-            },
-            "auth.signJWT": { r in
-                let key: Key
-                let pem = try r.string("privateKey")
-                do { key = try Key.privateKey(pem: pem) } catch {
-                    throw HTTPSError.invalidArgument("auth.signJWT: the private key is not a usable PEM key (\((error as? CryptoError)?.operation ?? "\(error)"))")
-                }
-                guard case .map(let claims)? = r.arguments["claims"] else { throw HTTPSError.invalidArgument("auth.signJWT: missing claims") }
-                let header = r.arguments["header"]?.mapValue ?? [:]
-                return .string(try JWT.sign(claims, key: key, kid: r.arguments["kid"]?.stringValue, header: header))
-            },
-        ]
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ value: Value?) throws -> T {
-        do { return try ValueDecoder().decode(type, from: value ?? .emptyMap) } catch {
-            throw HTTPSError.invalidArgument("malformed request: \(describeDecodingError(error))")
+    static func register(_ services: inout HostServices.Builder, auth: AuthService) {
+        services.serve(Boundary.CreateCustomToken.self) { _, r in
+            try auth.createCustomToken(uid: r.uid, claims: r.claims)
+        }
+        services.serve(Boundary.GetUser.self) { _, r in
+            switch r.lookup {
+            case .uid(let uid): return try await auth.getUser(uid: uid)
+            case .email(let email): return try await auth.getUser(email: email)
+            case .phoneNumber(let phone): return try await auth.getUser(phoneNumber: phone)
+            case .provider(let provider, let uid): return try await auth.getUser(provider: provider, providerUID: uid)
+            }
+        }
+        services.serve(Boundary.CreateUser.self) { _, r in try await auth.createUser(r.user) }
+        services.serve(Boundary.UpdateUser.self) { _, r in try await auth.updateUser(uid: r.uid, r.update) }
+        services.serve(Boundary.DeleteUser.self) { _, r in
+            try await auth.deleteUser(uid: r.uid)
+            return Boundary.Empty()
+        }
+        services.serve(Boundary.SetCustomClaims.self) { _, r in
+            try await auth.setCustomClaims(uid: r.uid, r.claims)
+            return Boundary.Empty()
+        }
+        services.serve(Boundary.RevokeRefreshTokens.self) { _, r in
+            try await auth.revokeRefreshTokens(uid: r.uid)
+            return Boundary.Empty()
+        }
+        services.serve(Boundary.ListUsers.self) { _, r in
+            let page = try await auth.listUsers(maxResults: r.maxResults, pageToken: r.pageToken)
+            return Boundary.UserPage(users: page.users, pageToken: page.nextPageToken)
+        }
+        services.serve(Boundary.VerifyIDToken.self) { _, r in
+            do {
+                let token = try await auth.verifyIDToken(r.token, checkRevoked: r.checkRevoked)
+                return CallerAuth(uid: token.uid, claims: token.claims, rawToken: r.token)
+            } catch let rejection as TokenRejection {
+                // The reason stays in the log; the unit learns only that the token was refused.
+                auth.logRejection(rejection)
+                throw HTTPSError(.unauthenticated, "the ID token is not valid")
+            }
+        }
+        services.serve(Boundary.SignJWT.self) { _, r in
+            let key: Key
+            do { key = try Key.privateKey(pem: r.privateKeyPEM) } catch {
+                throw HTTPSError.invalidArgument("auth.signJWT: the private key is not a usable PEM key (\((error as? CryptoError)?.operation ?? "\(error)"))")
+            }
+            return try JWT.sign(r.claims, key: key, kid: r.keyID, header: r.header)
         }
     }
 }
-

@@ -2,45 +2,89 @@ import HearthModel
 import HearthUnitABI
 import Synchronization
 
-/// One service request from a unit.
-public struct HostRequest: Sendable {
+/// Who is calling a host service: the unit and the invocation its frame names.
+public struct ServiceCaller: Sendable {
     public let unit: String
     public let invocation: UInt64
-    public let op: String
-    public let arguments: [String: Value]
-
-    /// A required string argument, or `invalid-argument` naming it.
-    public func string(_ key: String) throws(HTTPSError) -> String {
-        guard let s = arguments[key]?.stringValue else { throw .invalidArgument("\(op): missing string argument '\(key)'") }
-        return s
-    }
 }
 
-/// The services the host offers units, by operation name. Built before any unit loads, then
-/// immutable; synchronous handlers answer before the unit's call returns (clock, logs).
+/// The services the host offers units, one typed handler per `Boundary.Operation`. Built before any
+/// unit loads, then immutable. Each handler decodes its request from the frame, runs, and encodes
+/// its reply (or the error it threw as a failure frame); synchronous ones answer before the unit's
+/// call returns (the clock, logs, secrets).
 public final class HostServices: Sendable {
-    public typealias AsyncHandler = @Sendable (HostRequest) async throws -> Value
-    public typealias SyncHandler = @Sendable (HostRequest) throws -> Value
+    typealias FrameHandler = @Sendable (_ caller: ServiceCaller, _ header: Boundary.Header, _ body: UnsafeRawBufferPointer, _ reply: HostReplyTarget) -> Void
 
-    let asyncHandlers: [String: AsyncHandler]
-    let syncHandlers: [String: SyncHandler]
+    /// Collects handlers; `HostServices(builder)` freezes them.
+    public struct Builder {
+        var handlers: [Boundary.Operation: FrameHandler] = [:]
+        let tasks: ServiceTasks
+        let isInFlight: @Sendable (UInt64) -> Bool
+
+        public init(tasks: ServiceTasks, isInFlight: @escaping @Sendable (UInt64) -> Bool = { _ in true }) {
+            self.tasks = tasks
+            self.isInFlight = isInFlight
+        }
+
+        /// A service answered before the call returns (`R.operation.isSynchronous`).
+        public mutating func answer<R: Boundary.Request>(_ type: R.Type, _ body: @escaping @Sendable (ServiceCaller, R) throws -> R.Reply) {
+            precondition(R.operation.isSynchronous, "\(R.operation) is not a synchronous operation")
+            handlers[R.operation] = { caller, header, bytes, reply in
+                reply.send(HostServices.run(header) { () throws -> R.Reply in try body(caller, try HostServices.decode(R.self, bytes)) })
+            }
+        }
+
+        /// A service answered later, in a task attributed to the invocation (cancelled with it). An
+        /// invocation that is no longer running (finished, timed out or cancelled) is refused:
+        /// a handler that outlives its timeout must not commit while its retry runs.
+        public mutating func serve<R: Boundary.Request>(_ type: R.Type, _ body: @escaping @Sendable (ServiceCaller, R) async throws -> R.Reply) {
+            precondition(!R.operation.isSynchronous && !R.operation.isSentByHost, "\(R.operation) is not an asynchronous host service")
+            let (tasks, isInFlight) = (self.tasks, self.isInFlight)
+            handlers[R.operation] = { caller, header, bytes, reply in
+                guard isInFlight(caller.invocation) else {
+                    reply.send(Boundary.failure(header, RemoteError(code: .cancelled,
+                        message: "\(header.operation): invocation \(Invoker.format(caller.invocation)) is no longer running (it finished, timed out or was cancelled)")))
+                    return
+                }
+                let request: R
+                do { request = try HostServices.decode(R.self, bytes) } catch {
+                    reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
+                    return
+                }
+                tasks.start(invocation: caller.invocation) {
+                    do { reply.send(Boundary.frame(header.answer(.reply), try await body(caller, request))) } catch {
+                        reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
+                    }
+                }
+            }
+        }
+    }
+
+    let handlers: [Boundary.Operation: FrameHandler]
     let tasks: ServiceTasks
-    /// Whether an invocation is still running (not finished, timed out or cancelled). The
-    /// asynchronous services (documents, transactions, tasks, auth) serve only those: a handler
-    /// that outlives its timeout must not commit while its retry runs. The clock and logs stay open.
-    let isInFlight: @Sendable (UInt64) -> Bool
     /// C tables handed to units, one per unit, kept for the life of the process.
     private let tables = Mutex<[String: UnsafeMutablePointer<hearth_host_services>]>([:])
 
-    public init(async asyncHandlers: [String: AsyncHandler], sync syncHandlers: [String: SyncHandler], tasks: ServiceTasks,
-                isInFlight: @escaping @Sendable (UInt64) -> Bool = { _ in true }) {
-        self.asyncHandlers = asyncHandlers
-        self.syncHandlers = syncHandlers
-        self.tasks = tasks
-        self.isInFlight = isInFlight
+    public init(_ builder: Builder) {
+        handlers = builder.handlers
+        tasks = builder.tasks
     }
 
-    public var operations: [String] { (Array(asyncHandlers.keys) + Array(syncHandlers.keys)).sorted() }
+    /// The operations served, by name.
+    public var operations: [String] { handlers.keys.map(\.name).sorted() }
+
+    static func decode<R: WireDecodable>(_ type: R.Type, _ bytes: UnsafeRawBufferPointer) throws(HTTPSError) -> R {
+        do { return try Boundary.body(R.self, of: bytes) } catch {
+            switch error {
+            case .invalid(let e): throw e
+            case .malformed: throw HTTPSError(.internal, "\(error)").fromHearth()
+            }
+        }
+    }
+
+    static func run<T: WireEncodable>(_ header: Boundary.Header, _ body: () throws -> T) -> [UInt8] {
+        do { return Boundary.frame(header.answer(.reply), try body()) } catch { return Boundary.failure(header, RemoteError(wrapping: error)) }
+    }
 
     /// The C table for `unit`; its context identifies the unit on every call.
     func makeCTable(unit: String) -> UnsafeMutablePointer<hearth_host_services> {
@@ -54,28 +98,17 @@ public final class HostServices: Sendable {
         }
     }
 
-    func handle(unit: String, bytes: UnsafeBufferPointer<UInt8>, reply: HostReplyTarget) {
-        let message: [String: Value]
-        do { message = try UnitProtocol.decode(bytes) } catch {
-            reply.send(UnitProtocol.failure(RemoteError(error)))
+    func handle(unit: String, bytes: UnsafeRawBufferPointer, reply: HostReplyTarget) {
+        let header: Boundary.Header
+        do { header = try Boundary.header(bytes) } catch {
+            reply.send(Boundary.failure(Boundary.Header(kind: .failure, operation: .log, invocation: 0), error.remoteError))
             return
         }
-        let op = message["op"]?.stringValue ?? ""
-        let request = HostRequest(unit: unit, invocation: UInt64(bitPattern: message["invocation"]?.intValue ?? 0), op: op, arguments: message)
-        if let sync = syncHandlers[op] {
-            do { reply.send(UnitProtocol.result(try sync(request))) } catch { reply.send(UnitProtocol.failure(RemoteError(wrapping: error))) }
-        } else if let handler = asyncHandlers[op] {
-            guard isInFlight(request.invocation) else {
-                reply.send(UnitProtocol.failure(RemoteError(code: .cancelled,
-                    message: "\(op): invocation \(Invoker.format(request.invocation)) is no longer running (it finished, timed out or was cancelled)")))
-                return
-            }
-            tasks.start(invocation: request.invocation) {
-                do { reply.send(UnitProtocol.result(try await handler(request))) } catch { reply.send(UnitProtocol.failure(RemoteError(wrapping: error))) }
-            }
-        } else {
-            reply.send(UnitProtocol.failure(RemoteError(code: .unimplemented, message: "the host has no service '\(op)'")))
+        guard header.kind == .request, let handler = handlers[header.operation] else {
+            reply.send(Boundary.failure(header, RemoteError(code: .unimplemented, message: "the host has no service '\(header.operation)'")))
+            return
         }
+        handler(ServiceCaller(unit: unit, invocation: header.invocation), header, bytes, reply)
     }
 }
 
@@ -100,6 +133,6 @@ struct HostReplyTarget: @unchecked Sendable {  // the unit keeps the pointer val
 
 let hostCallTrampoline: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>, Int, UnsafeMutableRawPointer?, hearth_reply_fn) -> Void = { context, bytes, length, replyContext, reply in
     let call = Unmanaged<UnitCallContext>.fromOpaque(context!).takeUnretainedValue()
-    call.services.handle(unit: call.unit, bytes: UnsafeBufferPointer(start: bytes, count: length),
+    call.services.handle(unit: call.unit, bytes: UnsafeRawBufferPointer(start: bytes, count: length),
                          reply: HostReplyTarget(context: replyContext, reply: reply))
 }

@@ -21,38 +21,32 @@ public final class LoadedUnit: Sendable {
         self.exports = exports
     }
 
-    /// Sends one message to the unit and waits for its reply.
-    func send(_ message: [String: Value]) async -> [String: Value] {
+    /// Sends one request to the unit and waits for its reply (or the error it answered with).
+    func request<R: Boundary.Request>(_ request: R, invocation: UInt64) async -> Result<R.Reply, RemoteError> {
         await withCheckedContinuation { continuation in
-            send(message) { continuation.resume(returning: $0) }
+            self.request(request, invocation: invocation) { continuation.resume(returning: $0) }
         }
     }
 
-    /// Sends a message; `reply` gets the unit's answer (or a decoding failure as an error reply),
-    /// on whichever thread the unit answers from.
-    func send(_ message: [String: Value], reply: @escaping @Sendable ([String: Value]) -> Void) {
-        let bytes = UnitProtocol.encode(message)
-        let box = Unmanaged.passRetained(HostReplyBox(reply))
-        bytes.withUnsafeBufferPointer { p in
+    /// Sends a request; `reply` gets the unit's answer (a frame that cannot be read becomes an
+    /// error), on whichever thread the unit answers from.
+    func request<R: Boundary.Request>(_ request: R, invocation: UInt64, reply: @escaping @Sendable (Result<R.Reply, RemoteError>) -> Void) {
+        let frame = Boundary.frame(Boundary.Header(kind: .request, operation: R.operation, invocation: invocation), request)
+        let box = Unmanaged.passRetained(HostReplyBox { bytes in reply(Boundary.reply(R.Reply.self, from: bytes)) })
+        frame.withUnsafeBufferPointer { p in
             exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, box.toOpaque(), hostReplyTrampoline)
         }
     }
 }
 
 final class HostReplyBox {
-    let reply: @Sendable ([String: Value]) -> Void
-    init(_ reply: @escaping @Sendable ([String: Value]) -> Void) { self.reply = reply }
+    let reply: @Sendable ([UInt8]) -> Void
+    init(_ reply: @escaping @Sendable ([UInt8]) -> Void) { self.reply = reply }
 }
 
 let hostReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let box = Unmanaged<HostReplyBox>.fromOpaque(context!).takeRetainedValue()
-    let message: [String: Value]
-    do {
-        message = try UnitProtocol.decode(UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : length))
-    } catch {
-        message = ["error": RemoteError(wrapping: error).value]
-    }
-    box.reply(message)
+    box.reply(bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
 }
 
 /// Why a unit was refused: the unit, the library file and the reason.
@@ -90,32 +84,36 @@ public struct UnitLoader: Sendable {
             throw refuse("dlopen failed: \(String(cString: dlerror()))")
         }
         // Never dlclose: see LoadedUnit.exports.
+        // The unit's own copy of the version function says what it was built against; a unit of
+        // another version is refused before it is sent anything.
+        let host = hearth_unit_abi_version()
+        guard let versionSymbol = dlsym(handle, HEARTH_UNIT_VERSION_SYMBOL) else {
+            throw refuse("the library is not a Hearth unit: it does not export \(HEARTH_UNIT_VERSION_SYMBOL) or \(HEARTH_UNIT_ENTRY_SYMBOL) (a unit is a module under functions/ built with HearthFunctions)")
+        }
+        let built = unsafeBitCast(versionSymbol, to: (@convention(c) () -> UInt32).self)()
+        guard built == host else {
+            throw refuse("the unit was built against boundary version \(built); this host speaks version \(host) (rebuild the unit with this SDK)")
+        }
         guard let symbol = dlsym(handle, HEARTH_UNIT_ENTRY_SYMBOL) else {
-            throw refuse("the library does not export \(HEARTH_UNIT_ENTRY_SYMBOL); add the @_cdecl entry point that calls exportUnit")
+            throw refuse("the library does not export \(HEARTH_UNIT_ENTRY_SYMBOL) (units get it from the HearthUnitEntry build plugin)")
         }
         let entry = unsafeBitCast(symbol, to: hearth_unit_entry_fn.self)
         let table = services.makeCTable(unit: unit)
-        guard let exports = entry(table) else {
-            throw refuse("the unit refused the host: ABI version mismatch (host speaks \(hearth_unit_abi_version()); rebuild the unit against this SDK)")
-        }
-        guard exports.pointee.abi_version == hearth_unit_abi_version() else {
-            throw refuse("ABI version \(exports.pointee.abi_version), host speaks \(hearth_unit_abi_version())")
+        guard let exports = entry(table) else { throw refuse("the unit's entry point returned no exports") }
+        guard exports.pointee.abi_version == host else {
+            throw refuse("the unit's exports speak boundary version \(exports.pointee.abi_version); this host speaks version \(host)")
         }
         let probe = LoadedUnit(name: unit, path: path, manifest: FunctionManifest(unit: unit, abiVersion: 0, functions: []), exports: exports)
-        let reply = await probe.send(["op": .string(UnitProtocol.describe)])
-        let manifestValue: Value
-        do { manifestValue = try UnitProtocol.unwrapReply(reply) } catch {
-            throw refuse("invalid manifest: \(error.message)")
-        }
         let manifest: FunctionManifest
-        do { manifest = try ValueDecoder().decode(FunctionManifest.self, from: manifestValue) } catch {
-            throw refuse("invalid manifest: \(describeDecodingError(error))")
+        switch await probe.request(Boundary.Describe(), invocation: 0) {
+        case .success(let m): manifest = m
+        case .failure(let error): throw refuse("invalid manifest: \(error.message)\(error.debug.map { " (\($0))" } ?? "")")
         }
         guard manifest.unit == unit else {
             throw refuse("the library declares unit '\(manifest.unit)', not '\(unit)'")
         }
-        guard manifest.abiVersion == Int(hearth_unit_abi_version()) else {
-            throw refuse("manifest ABI version \(manifest.abiVersion), host speaks \(hearth_unit_abi_version())")
+        guard manifest.abiVersion == Int(host) else {
+            throw refuse("manifest ABI version \(manifest.abiVersion), host speaks \(host)")
         }
         let problems = manifest.problems(validateSchedule: validateSchedule)
         guard problems.isEmpty else { throw refuse(problems.joined(separator: "; ")) }

@@ -1,46 +1,6 @@
 import HearthModel
 import Synchronization
 
-/// Where a delivery stands. One that succeeds is deleted.
-public enum DeliveryState: Int64, Sendable, Codable {
-    case pending = 0
-    /// Claimed by a runner until its lease ends.
-    case running = 1
-    /// Failed for good (retries exhausted or none allowed); kept until retried or dropped.
-    case dead = 2
-
-    public var name: String {
-        switch self {
-        case .pending: return "pending"
-        case .running: return "running"
-        case .dead: return "dead"
-        }
-    }
-}
-
-/// An event to queue for a function.
-public struct NewDelivery: Sendable, Hashable {
-    public var function: String
-    /// Stable across attempts; `(function, eventID)` is queued at most once.
-    public var eventID: String
-    /// Deliveries with the same key run one at a time, in the order they were queued (a document path).
-    public var orderingKey: String?
-    public var payload: Value
-    public var dueTime: Timestamp
-    /// Tasks: how long one attempt may run, seconds.
-    public var dispatchDeadlineSeconds: Double?
-
-    public init(function: String, eventID: String, orderingKey: String? = nil, payload: Value, dueTime: Timestamp,
-                dispatchDeadlineSeconds: Double? = nil) {
-        self.function = function
-        self.eventID = eventID
-        self.orderingKey = orderingKey
-        self.payload = payload
-        self.dueTime = dueTime
-        self.dispatchDeadlineSeconds = dispatchDeadlineSeconds
-    }
-}
-
 /// The two feeds trigger functions read: document changes and user events.
 public enum Feed: Sendable, Hashable {
     case changes
@@ -72,83 +32,6 @@ public struct FeedRoute: Sendable {
     }
 }
 
-/// A queued delivery as stored.
-public struct Delivery: Sendable, Hashable {
-    public var id: Int64
-    public var function: String
-    public var eventID: String
-    public var orderingKey: String?
-    public var payload: Value
-    /// Attempts started so far (a claim starts one).
-    public var attempts: Int
-    public var firstAttemptTime: Timestamp?
-    public var dueTime: Timestamp
-    public var state: DeliveryState
-    public var lastError: String?
-    /// The previous attempt's outcome as an HTTP status (Firebase's `previousResponse`).
-    public var lastStatus: Int?
-    public var dispatchDeadlineSeconds: Double?
-    public var createTime: Timestamp
-    /// Attempts the handler answered with something other than a 5xx failure: Cloud Tasks'
-    /// execution count (a failure with a 4xx code counts; internal errors, timeouts and crashes do not).
-    public var executions: Int = 0
-
-    /// As the admin API and `hearth deliveries list` show it.
-    public var summary: Value {
-        var m: [String: Value] = [
-            "id": .int(id), "function": .string(function), "eventId": .string(eventID), "state": .string(state.name),
-            "attempts": .int(Int64(attempts)), "dueTime": .timestamp(dueTime), "createTime": .timestamp(createTime), "payload": payload,
-        ]
-        if let orderingKey { m["orderingKey"] = .string(orderingKey) }
-        if let firstAttemptTime { m["firstAttemptTime"] = .timestamp(firstAttemptTime) }
-        if let lastError { m["lastError"] = .string(lastError) }
-        if let lastStatus { m["lastStatus"] = .int(Int64(lastStatus)) }
-        if executions > 0 { m["executions"] = .int(Int64(executions)) }
-        return .map(m)
-    }
-}
-
-/// What became of one attempt (`attempt`: the delivery's attempt count when it was claimed).
-public enum DeliveryOutcome: Sendable, Hashable {
-    case succeeded(id: Int64, attempt: Int)
-    /// Failed; try again at `due`.
-    case retry(id: Int64, attempt: Int, due: Timestamp, error: String, status: Int)
-    /// Failed for good.
-    case dead(id: Int64, attempt: Int, error: String, status: Int)
-}
-
-/// A task to add to a queue (which is a function's name).
-public struct TaskEnqueue: Sendable, Hashable {
-    public var queue: String
-    public var id: String
-    public var payload: Value
-    public var scheduleTime: Timestamp
-    public var dispatchDeadlineSeconds: Double?
-    /// How long the id stays reserved after this enqueue.
-    public var dedupeWindow: Duration
-
-    public init(queue: String, id: String, payload: Value, scheduleTime: Timestamp, dispatchDeadlineSeconds: Double? = nil,
-                dedupeWindow: Duration = .seconds(86_400)) {
-        self.queue = queue
-        self.id = id
-        self.payload = payload
-        self.scheduleTime = scheduleTime
-        self.dispatchDeadlineSeconds = dispatchDeadlineSeconds
-        self.dedupeWindow = dedupeWindow
-    }
-}
-
-/// Counts of one function's deliveries.
-public struct DeliveryCounts: Sendable, Hashable {
-    public var pending = 0
-    public var running = 0
-    public var dead = 0
-    /// The earliest due time among pending deliveries.
-    public var oldestPendingDue: Timestamp?
-
-    public init() {}
-}
-
 /// The delivery queue in the runtime's SQLite database: deliveries, reserved task ids, schedule
 /// state and the feed cursors of trigger functions. Every change goes through the store's single
 /// writer, so claims, completions and enqueues are atomic; a claim is a lease in the database,
@@ -159,7 +42,7 @@ public final class DeliveryStore: Sendable {
     public init(engine: SQLiteEngine) { self.engine = engine }
 
     /// Called after the database gains deliveries, user events or changes (from this process).
-    public var activity: ActivitySignal { engine.activity }
+    public var activity: WorkSignal { engine.activity }
 
     // MARK: adding
 
@@ -234,8 +117,7 @@ public final class DeliveryStore: Sendable {
         }
         try db.run("INSERT OR REPLACE INTO task_ids(queue, id, enqueue_time) VALUES (?, ?, ?)",
                    [.text(task.queue), .text(task.id), .integer(RowEncoding.micros(now))])
-        _ = try insert(db, NewDelivery(function: task.queue, eventID: task.id, payload: task.payload, dueTime: task.scheduleTime,
-                                       dispatchDeadlineSeconds: task.dispatchDeadlineSeconds), createTime: RowEncoding.micros(now), ifNew: false)
+        _ = try insert(db, task.delivery, createTime: RowEncoding.micros(now), ifNew: false)
     }
 
     /// Inserts one delivery row; with `ifNew`, one already queued (same function and event id) is
@@ -244,8 +126,8 @@ public final class DeliveryStore: Sendable {
         try db.run("""
             INSERT \(ifNew ? "OR IGNORE " : "")INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time)
             VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(BinaryValueCodec.encode(d.payload)),
-                  .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadlineSeconds.map { .real($0) } ?? .null, .integer(createTime)])
+            """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(d.event.wireBytes),
+                  .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadline.map { .real($0.secondsDouble) } ?? .null, .integer(createTime)])
         return db.changes > 0
     }
 
@@ -427,7 +309,7 @@ public final class DeliveryStore: Sendable {
                 if let retry = policy(function), !retry.allowsRetry(afterAttempts: attempts, firstAttempt: first, next: now) {
                     try db.run("""
                         UPDATE deliveries SET state = 2, last_error = ?, last_status = 500, lease_owner = NULL, lease_until = NULL WHERE id = ?
-                        """, [.text(DeliveryStore.diedReason(attempt: attempts)), .integer(id)])
+                        """, [.text(DeliveryErrors.died(attempt: attempts)), .integer(id)])
                     recovered.dead += 1
                 } else {
                     try db.run("UPDATE deliveries SET state = 0, lease_owner = NULL, lease_until = NULL WHERE id = ?", [.integer(id)])
@@ -437,9 +319,6 @@ public final class DeliveryStore: Sendable {
             return recovered
         }
     }
-
-    /// The error a delivery keeps when the process running its attempt died.
-    public static func diedReason(attempt: Int) -> String { "internal: process died during attempt \(attempt)" }
 
     // MARK: reading
 
@@ -612,26 +491,10 @@ public final class DeliveryStore: Sendable {
 
     static func row(_ s: Statement) throws -> Delivery {
         Delivery(id: s.int64(0), function: s.text(1), eventID: s.text(2), orderingKey: s.isNull(3) ? nil : s.text(3),
-                 payload: try BinaryValueCodec.decode(s.blob(4)), attempts: Int(s.int64(5)),
+                 payload: s.blob(4), attempts: Int(s.int64(5)),
                  firstAttemptTime: s.isNull(6) ? nil : RowEncoding.time(s.int64(6)), dueTime: RowEncoding.time(s.int64(7)),
                  state: DeliveryState(rawValue: s.int64(8)) ?? .pending, lastError: s.isNull(9) ? nil : s.text(9),
-                 lastStatus: s.isNull(10) ? nil : Int(s.int64(10)), dispatchDeadlineSeconds: s.isNull(11) ? nil : s.double(11),
+                 lastStatus: s.isNull(10) ? nil : Int(s.int64(10)), dispatchDeadline: s.isNull(11) ? nil : .seconds(double: s.double(11)),
                  createTime: RowEncoding.time(s.int64(12)), executions: Int(s.int64(13)))
-    }
-}
-
-/// A wake-up call: the store notifies it when work may have arrived (deliveries queued, user
-/// events logged, document changes committed), with the functions whose queues changed when it
-/// knows them (nil: any may have); the delivery engine listens.
-public final class ActivitySignal: Sendable {
-    public typealias Handler = @Sendable (_ functions: Set<String>?) -> Void
-    private let handlers = Mutex<[Handler]>([])
-
-    public init() {}
-
-    public func subscribe(_ handler: @escaping Handler) { handlers.withLock { $0.append(handler) } }
-
-    public func notify(_ functions: Set<String>? = []) {
-        for handler in handlers.withLock({ $0 }) { handler(functions) }
     }
 }

@@ -184,6 +184,11 @@ enum Schema {
         """
         SELECT 1;
         """,
+        // 12: delivery payloads are the boundary's typed events (Boundary.Event's wire encoding),
+        // no longer `Value` maps: `fixups` rewrites every stored one (LegacyPayload).
+        """
+        SELECT 1;
+        """,
     ]
 
     /// Steps SQL cannot express, run right after the migration of that number (1-based), in the
@@ -196,6 +201,7 @@ enum Schema {
                 try db.run("UPDATE users SET email = ? WHERE uid = ?", [.text(EmailKey.of(email)), .text(uid)])
             }
         },
+        12: { db in try LegacyPayload.convertAll(db) },
     ]
 
     static var version: Int { migrations.count }

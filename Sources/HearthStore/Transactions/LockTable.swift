@@ -46,6 +46,8 @@ final class LockTable: Sendable {
 
     private let state = Mutex(State())
     private let tokens = Atomic<UInt64>(0)
+    /// Changes whenever a wait is queued or ends (tests wait on it for "two transactions waiting").
+    let changes = Changes()
 
     /// Lets `txn` take locks (until `releaseAll`).
     func begin(_ txn: UInt64) {
@@ -80,12 +82,14 @@ final class LockTable: Sendable {
                 }
                 switch outcome {
                 case .success(true): c.resume()
-                case .success(false): break
+                case .success(false): changes.changed()
                 case .failure(let e): c.resume(throwing: e)
                 }
             }
         } onCancel: {
-            for c in state.withLock({ $0.removeWaits(of: txn, token: token, from: path) }) { c.resume(throwing: CancellationError()) }
+            let withdrawn = state.withLock { $0.removeWaits(of: txn, token: token, from: path) }
+            if !withdrawn.isEmpty { changes.changed() }
+            for c in withdrawn { c.resume(throwing: CancellationError()) }
         }
     }
 
@@ -129,6 +133,7 @@ final class LockTable: Sendable {
                 grants += s.removeWaits(of: next, from: path)
             }
         }
+        if !grants.isEmpty || !aborted.isEmpty { changes.changed() }
         for c in grants { c.resume() }
         for c in aborted { c.resume(throwing: HTTPSError(.aborted, "transaction ended while waiting for a lock")) }
     }

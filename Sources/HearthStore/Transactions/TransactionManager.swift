@@ -21,6 +21,10 @@ public final class TransactionManager: Sendable {
     let locks = LockTable()
     let engine: any StorageEngine
     let clock: any Clock
+    /// Transaction ids come from here.
+    let random: any RandomSource
+    /// Changes whenever a transaction begins or ends.
+    public let changes = Changes()
     /// A transaction idle longer than this is rolled back and its locks released.
     public let idleTimeout: Duration
     /// Wakes the idle sweeper when a transaction begins (it sleeps while none is open).
@@ -28,9 +32,10 @@ public final class TransactionManager: Sendable {
     private let beginnings: AsyncStream<Void>
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
-    init(engine: any StorageEngine, clock: any Clock, idleTimeout: Duration = .seconds(60)) {
+    init(engine: any StorageEngine, clock: any Clock, random: any RandomSource, idleTimeout: Duration = .seconds(60)) {
         self.engine = engine
         self.clock = clock
+        self.random = random
         self.idleTimeout = idleTimeout
         (beginnings, began) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -42,15 +47,15 @@ public final class TransactionManager: Sendable {
     /// numbers, so one cannot be guessed from another.
     public func begin(owner: UInt64? = nil) -> UInt64 {
         let now = clock.now()
-        var generator = SystemRandomNumberGenerator()
         let txn = state.withLock { open in
             var id: UInt64
-            repeat { id = generator.next() } while id == 0 || open[id] != nil
+            repeat { id = random.next() } while id == 0 || open[id] != nil
             open[id] = Open(lastActivity: now, owner: owner)
             return id
         }
         locks.begin(txn)
         began.yield()
+        changes.changed()
         return txn
     }
 
@@ -127,6 +132,7 @@ public final class TransactionManager: Sendable {
             return true
         }
         if ended || caller == nil { locks.releaseAll(txn) }
+        if ended { changes.changed() }
     }
 
     /// Rolls back every transaction an invocation left open (it finished, failed or timed out).

@@ -3,23 +3,27 @@
 /*
  * The boundary between the Hearth host and a unit (a handler module built as lib<Unit>.so).
  *
- * Only bytes cross it. Every message is one value in Hearth's binary value encoding
- * (HearthModel/BinaryValueCodec.swift): a map whose "op" key names the message. The same
- * messages can travel over a Unix socket to a worker process; nothing here depends on the two
- * sides sharing an address space beyond the call itself.
+ * Only bytes cross it. Every message is one frame of the boundary schema defined in
+ * HearthModel/Boundary (Frame.swift): a length, a kind (request, reply, failure), an operation
+ * number, the invocation id and a call id, then the message in its compact encoding. The same
+ * frames travel over a Unix socket to a worker process and into recordings; nothing here depends
+ * on the two sides sharing an address space beyond the call itself.
  *
  * Lifetimes: the callee copies `bytes` before returning from any function below; a reply's
  * bytes are valid only during the reply call. Each reply function is called exactly once per
  * request, on any thread, possibly before the request call returns.
  *
- * Versioning: HEARTH_UNIT_ABI_VERSION changes whenever a struct below or the meaning of a message
- * changes incompatibly. The host refuses a unit whose version differs from its own.
+ * Versioning: HEARTH_UNIT_ABI_VERSION (= Boundary.version) changes whenever a struct below, a
+ * frame or a message's encoding changes. Every unit links its own copy of
+ * hearth_unit_abi_version(); the host calls the unit's copy (dlsym on the unit's handle) before
+ * anything else and refuses a unit of another version, naming both versions.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#define HEARTH_UNIT_ABI_VERSION 1u
+#define HEARTH_UNIT_ABI_VERSION 2u
 #define HEARTH_UNIT_ENTRY_SYMBOL "hearth_unit_entry"
+#define HEARTH_UNIT_VERSION_SYMBOL "hearth_unit_abi_version"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,7 +44,7 @@ typedef struct hearth_host_services {
                           void *_Nullable reply_context, hearth_reply_fn _Nonnull reply);
 } hearth_host_services;
 
-/// What a unit exports: its ABI version and one message handler ("describe", "invoke", "cancel").
+/// What a unit exports: its ABI version and one frame handler (describe, invoke, cancel).
 /// `context` is the unit's, passed back on every call; it binds the exports to the host that
 /// obtained them, so one library loaded by several hosts in a process serves each separately.
 typedef struct hearth_unit_exports {

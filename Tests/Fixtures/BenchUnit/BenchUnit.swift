@@ -3,6 +3,8 @@ import HearthFunctions
 /// The write + trigger workload of the benchmarks (`Scripts/bench/writetrigger`, and the peers'
 /// comparison): a callable adds a document, and a trigger on its creation writes a log document.
 public enum BenchUnit: FunctionModule {
+    public static let name = "BenchUnit"
+
     struct Item: Codable, Sendable {
         var title: String
         var n: Int
@@ -15,14 +17,9 @@ public enum BenchUnit: FunctionModule {
             return ref.id
         }
 
-        fn.onDocumentCreated("benchLog", "bench/{id}", concurrency: 64) { (event: DocumentEvent<Item>) in
+        fn.onDocumentCreated("benchLog", .init(document: "bench/{id}", concurrency: 64)) { (event: DocumentEvent<Item>) in
             let id = event.params["id"] ?? "?"
             try await event.documents.collection("benchLog").document(id).set(["item": Value.string(id), "n": .int(Int64(event.after?.data.n ?? 0))])
         }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(BenchUnit.self, host: host)
 }

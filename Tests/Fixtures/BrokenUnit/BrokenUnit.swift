@@ -2,13 +2,10 @@ import HearthFunctions
 
 /// A unit for tests that registers one name twice: the host must refuse it and keep running.
 public enum BrokenUnit: FunctionModule {
+    public static let name = "BrokenUnit"
+
     public static func register(_ fn: inout FunctionRegistry) {
         fn.onCall("twice") { (req: CallableRequest<Value>) in req.data }
         fn.onCall("twice") { (req: CallableRequest<Value>) in req.data }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(BrokenUnit.self, host: host)
 }

@@ -4,6 +4,8 @@ import HearthFunctions
 /// (`runs/{function}-{eventId}` counts runs, so duplicates show), fail on request, sleep on the
 /// host clock, and enqueue tasks in every way a handler can.
 public enum DeliveryUnit: FunctionModule {
+    public static let name = "DeliveryUnit"
+
     struct Work: Codable, Sendable {
         /// Fail while the attempt's retry count is below this.
         var failUntil: Int?
@@ -32,7 +34,7 @@ public enum DeliveryUnit: FunctionModule {
     /// Counts a run of `function` for `event` and keeps what it saw.
     static func record(_ docs: Documents, _ function: String, _ event: String, _ fields: [String: Value]) async throws {
         let ref = try docs.collection("runs").document("\(function)-\(event)")
-        var update: [String: FieldUpdate] = ["count": .increment(1), "function": .value(.string(function)), "event": .value(.string(event))]
+        var update: [String: FieldValue] = ["count": .increment(1), "function": .value(.string(function)), "event": .value(.string(event))]
         for (k, v) in fields { update[k] = .value(v) }
         do {
             try await ref.update(update)
@@ -48,33 +50,33 @@ public enum DeliveryUnit: FunctionModule {
     public static func register(_ fn: inout FunctionRegistry) {
         // Every write to items/{id}: records the run and appends the value of `n` to the item's log
         // (in a transaction), so per-document order is visible.
-        fn.onDocumentWritten("recordWrite", "items/{itemId}", concurrency: 8) { (event: DocumentEvent<Value>) in
+        fn.onDocumentWritten("recordWrite", .init(document: "items/{itemId}", concurrency: 8)) { (event: DocumentEvent<Value>) in
             try await record(event.documents, "recordWrite", event.id, ["kind": .string(event.kind.rawValue), "item": .string(event.params["itemId"] ?? "")])
             let n = event.after?.data["n"] ?? .null
             let log = try event.documents.collection("orderLog").document(event.params["itemId"] ?? "?")
             try await event.documents.runTransaction { tx in
-                let current = try await tx.get(log)?.data["seen"]?.arrayValue ?? []
+                let current = try await tx.get(log, [String: Value].self)?.data["seen"]?.arrayValue ?? []
                 try tx.set(log, ["seen": Value.array(current + [n])])
             }
         }
 
-        fn.onDocumentCreated("flaky", "flaky/{id}", retry: true) { (event: DocumentEvent<Value>) in
+        fn.onDocumentCreated("flaky", .init(document: "flaky/{id}", retry: true)) { (event: DocumentEvent<Value>) in
             let attempts = try event.documents.collection("flakyAttempts").document(event.params["id"] ?? "?")
             try await attempts.set(["touched": true] as [String: Value], merge: true)
             try await attempts.update(["n": .increment(1)])
-            let n = try await attempts.get()?.data["n"]?.intValue ?? 0
+            let n = try await attempts.get([String: Value].self)?.data["n"]?.intValue ?? 0
             let failTimes = event.after?.data["failTimes"]?.intValue ?? 0
             if n <= failTimes { throw HTTPSError(.unavailable, "flaky failure \(n)") }
             try await record(event.documents, "flaky", event.id, ["attempts": .int(n)])
         }
 
         // Writes to seq/{id}: appends `n` to seqLog/{id}; a write with failOnce fails its first attempt.
-        fn.onDocumentWritten("orderedRetry", "seq/{id}", retry: true) { (event: DocumentEvent<Value>) in
+        fn.onDocumentWritten("orderedRetry", .init(document: "seq/{id}", retry: true)) { (event: DocumentEvent<Value>) in
             guard let after = event.after?.data, let n = after["n"] else { return }
             let id = event.params["id"] ?? "?"
             if after["failOnce"] == true {
                 let marker = try event.documents.collection("seqFailed").document("\(id)-\(event.id)")
-                if try await marker.get() == nil {
+                if try await marker.get([String: Value].self) == nil {
                     try await marker.set(["at": Value.timestamp(event.context.clock.now())])
                     throw HTTPSError(.unavailable, "first attempt of \(event.id) fails")
                 }
@@ -105,8 +107,8 @@ public enum DeliveryUnit: FunctionModule {
                                                                  "hadTitle": event.before?.data["title"] ?? .null])
         }
 
-        fn.onTaskDispatched("work", retry: .exponential(maxAttempts: 3, minBackoff: .seconds(1), maxBackoff: .seconds(10), maxDoublings: 2),
-                            rateLimits: RateLimits(maxDispatchesPerSecond: 10, maxConcurrentDispatches: 100)) { (req: TaskRequest<Work>) in
+        fn.onTaskDispatched("work", .init(retry: .exponential(maxAttempts: 3, minBackoff: .seconds(1), maxBackoff: .seconds(10), maxDoublings: 2),
+                            rateLimits: RateLimits(maxDispatchesPerSecond: 10, maxConcurrentDispatches: 100))) { (req: TaskRequest<Work>) in
             if let seconds = req.data.sleep { try await req.context.clock.sleep(for: .seconds(double: seconds)) }
             try await record(req.documents, "work", req.id, [
                 "retryCount": .int(Int64(req.retryCount)), "executionCount": .int(Int64(req.executionCount)),
@@ -122,19 +124,19 @@ public enum DeliveryUnit: FunctionModule {
             }
         }
 
-        fn.onTaskDispatched("slow", rateLimits: RateLimits(maxConcurrentDispatches: 2)) { (req: TaskRequest<Work>) in
+        fn.onTaskDispatched("slow", .init(rateLimits: RateLimits(maxConcurrentDispatches: 2))) { (req: TaskRequest<Work>) in
             try await req.context.clock.sleep(for: .seconds(double: req.data.sleep ?? 10))
             try await record(req.documents, "slow", req.id, ["ranAt": .timestamp(req.context.clock.now())])
         }
 
         // Only a concurrency limit: the rate stays Firebase's default, 500 per second.
-        fn.onTaskDispatched("bounded", rateLimits: RateLimits(maxConcurrentDispatches: 1000)) { (req: TaskRequest<Value>) in
+        fn.onTaskDispatched("bounded", .init(rateLimits: RateLimits(maxConcurrentDispatches: 1000))) { (req: TaskRequest<Value>) in
             try await record(req.documents, "bounded", req.id, ["ranAt": .timestamp(req.context.clock.now())])
         }
 
-        fn.onTaskDispatched("noop", rateLimits: RateLimits(maxDispatchesPerSecond: 100_000, maxConcurrentDispatches: 1000)) { (_: TaskRequest<Value>) in }
+        fn.onTaskDispatched("noop", .init(rateLimits: RateLimits(maxDispatchesPerSecond: 100_000, maxConcurrentDispatches: 1000))) { (_: TaskRequest<Value>) in }
 
-        fn.onTaskDispatched("timeboxed", dispatchDeadlineSeconds: 30) { (req: TaskRequest<Work>) in
+        fn.onTaskDispatched("timeboxed", .init(dispatchDeadline: .seconds(30))) { (req: TaskRequest<Work>) in
             try await req.context.clock.sleep(for: .seconds(double: req.data.sleep ?? 60))
         }
 
@@ -155,7 +157,7 @@ public enum DeliveryUnit: FunctionModule {
         fn.onCall("transactional") { (req: CallableRequest<TransactionalRequest>) -> Value in
             let ref = try req.documents.collection("txDocs").document(req.data.doc)
             try await req.documents.runTransaction { tx in
-                _ = try await tx.get(ref)
+                _ = try await tx.exists(ref)
                 try tx.set(ref, ["written": true] as [String: Value])
                 try tx.enqueue("work", Work(label: "from-transaction"), options: TaskOptions(id: req.data.taskID))
                 if req.data.fail { throw HTTPSError(.failedPrecondition, "rolled back on purpose") }
@@ -197,20 +199,20 @@ public enum DeliveryUnit: FunctionModule {
         // With retries, as Firebase requires for an event to survive a crash of the process running
         // it: an attempt that dies with its process counts, and a trigger without retries is then
         // dead-lettered rather than run again.
-        fn.onDocumentCreated("crashWrite", "crash/{id}", retry: true, concurrency: 32) { (event: DocumentEvent<Value>) in
+        fn.onDocumentCreated("crashWrite", .init(document: "crash/{id}", retry: true, concurrency: 32)) { (event: DocumentEvent<Value>) in
             try await record(event.documents, "crashWrite", event.params["id"] ?? "?", [:])
         }
 
-        fn.onTaskDispatched("crashTask", rateLimits: RateLimits(maxDispatchesPerSecond: 10_000, maxConcurrentDispatches: 64)) { (req: TaskRequest<Value>) in
+        fn.onTaskDispatched("crashTask", .init(rateLimits: RateLimits(maxDispatchesPerSecond: 10_000, maxConcurrentDispatches: 64))) { (req: TaskRequest<Value>) in
             try await record(req.documents, "crashTask", req.id, [:])
         }
 
         // For Scripts/bench/delivery: a no-op trigger, a paced queue, and a tick that fans out.
-        fn.onDocumentCreated("benchTrigger", "bench/{id}", concurrency: 64) { (_: DocumentEvent<Value>) in }
+        fn.onDocumentCreated("benchTrigger", .init(document: "bench/{id}", concurrency: 64)) { (_: DocumentEvent<Value>) in }
 
-        fn.onTaskDispatched("paced", rateLimits: RateLimits(maxDispatchesPerSecond: 200, maxConcurrentDispatches: 100)) { (_: TaskRequest<Value>) in }
+        fn.onTaskDispatched("paced", .init(rateLimits: RateLimits(maxDispatchesPerSecond: 200, maxConcurrentDispatches: 100))) { (_: TaskRequest<Value>) in }
 
-        fn.onSchedule("fanOutTick", "0 0 1 1 *", timeoutSeconds: 900) { event in
+        fn.onSchedule("fanOutTick", .init(schedule: "0 0 1 1 *", timeout: .seconds(900))) { event in
             let count = 100_000
             var done = 0
             while done < count {
@@ -220,11 +222,11 @@ public enum DeliveryUnit: FunctionModule {
             }
         }
 
-        fn.onSchedule("seoulTick", "every 5 minutes", timeZone: "Asia/Seoul") { event in
+        fn.onSchedule("seoulTick", .init(schedule: "every 5 minutes", timeZone: "Asia/Seoul")) { event in
             try await record(event.documents, "seoulTick", event.scheduleTime.rfc3339, ["at": .timestamp(event.context.clock.now())])
         }
 
-        fn.onSchedule("nightly", "30 2 * * *", timeZone: "America/New_York") { event in
+        fn.onSchedule("nightly", .init(schedule: "30 2 * * *", timeZone: "America/New_York")) { event in
             try await record(event.documents, "nightly", event.scheduleTime.rfc3339, ["at": .timestamp(event.context.clock.now())])
         }
 
@@ -237,9 +239,4 @@ public enum DeliveryUnit: FunctionModule {
             try await record(event.documents, "purge", event.id, ["uid": .string(event.user.uid)])
         }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(DeliveryUnit.self, host: host)
 }

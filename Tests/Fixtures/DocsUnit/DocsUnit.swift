@@ -4,6 +4,8 @@ import HearthFunctions
 /// A unit for tests that drives every part of the Documents client across the unit boundary.
 /// Each callable takes a `case` name and returns what the client saw.
 public enum DocsUnit: FunctionModule {
+    public static let name = "DocsUnit"
+
     struct Note: Codable, Sendable, Equatable {
         var title: String
         var rank: Int
@@ -36,8 +38,8 @@ public enum DocsUnit: FunctionModule {
             // Codable in and out; nil optionals become explicit nulls; @ServerTimestamp filled in.
             let ref = try notes.document("a")
             try await ref.set(Note(title: "a", rank: 1, tags: ["x"], due: nil))
-            guard let read = try await ref.get(as: Note.self) else { return "missing" }
-            let raw = try await ref.get()
+            guard let read = try await ref.get(Note.self)?.data else { return "missing" }
+            let raw = try await ref.get([String: Value].self)
             return ["title": .string(read.title), "createdAtSet": .bool(read.createdAt != nil),
                     "dueIsNull": .bool(raw?.data["due"] == .null), "keys": .array((raw?.data.keys.sorted() ?? []).map { .string($0) })]
         case "create-twice":
@@ -55,7 +57,7 @@ public enum DocsUnit: FunctionModule {
             try await ref.set(["a": ["y": 20, "z": 30]] as [String: Value], merge: true)
             try await ref.update(["b": .increment(5), "a.x": .delete(), "gone": .delete(), "list": .arrayUnion(["p", "q"]), "when": .serverTimestamp()])
             try await ref.update(["list": .arrayRemove(["p"])])
-            let s = try await ref.get()
+            let s = try await ref.get([String: Value].self)
             var fields = s?.data ?? [:]
             fields["when"] = .bool(fields["when"]?.timestampValue != nil)
             return .map(fields)
@@ -76,22 +78,22 @@ public enum DocsUnit: FunctionModule {
             try batch.set(try notes.document("new"), ["v": 1] as [String: Value])
             try batch.create(try notes.document("exists"), ["v": 2] as [String: Value])
             do { try await batch.commit() } catch {}
-            return .bool(try await notes.document("new").get() == nil)
+            return .bool(try await notes.document("new").get([String: Value].self) == nil)
         case "queries":
             for (i, t) in ["b", "a", "c", "a"].enumerated() {
                 try await notes.document("q\(i)").set(Note(title: t, rank: i, tags: i % 2 == 0 ? ["even"] : ["odd"], due: nil))
             }
-            let byTitle = try await notes.order(by: "title").order(by: "rank", descending: true).getDocuments().map { Value.string($0.id) }
-            let evens = try await notes.whereField("tags", arrayContains: "even").getDocuments().map { Value.string($0.id) }
-            let inList = try await notes.whereField("title", in: ["a", "c"]).getDocuments().map { Value.string($0.id) }
-            let notA = try await notes.whereField("title", isNotEqualTo: "a").getDocuments().map { Value.string($0.id) }
-            let ranked = try await notes.whereField("rank", isGreaterThanOrEqualTo: 1).order(by: "rank").limit(to: 2).getDocuments().map { Value.string($0.id) }
-            let last = try await notes.order(by: "rank").limit(toLast: 2).getDocuments().map { Value.string($0.id) }
-            let all = try await notes.order(by: "rank").getDocuments()
-            let afterFirst = try await notes.order(by: "rank").start(afterDocument: all[0]).getDocuments().map { Value.string($0.id) }
-            let atValues = try await notes.order(by: "rank").start(at: [2]).end(before: [3]).getDocuments().map { Value.string($0.id) }
+            let byTitle = try await notes.order(by: "title").order(by: "rank", descending: true).getDocuments([String: Value].self).map { Value.string($0.id) }
+            let evens = try await notes.whereField("tags", arrayContains: "even").getDocuments([String: Value].self).map { Value.string($0.id) }
+            let inList = try await notes.whereField("title", in: ["a", "c"]).getDocuments([String: Value].self).map { Value.string($0.id) }
+            let notA = try await notes.whereField("title", isNotEqualTo: "a").getDocuments([String: Value].self).map { Value.string($0.id) }
+            let ranked = try await notes.whereField("rank", isGreaterThanOrEqualTo: 1).order(by: "rank").limit(to: 2).getDocuments([String: Value].self).map { Value.string($0.id) }
+            let last = try await notes.order(by: "rank").limit(toLast: 2).getDocuments([String: Value].self).map { Value.string($0.id) }
+            let all = try await notes.order(by: "rank").getDocuments([String: Value].self)
+            let afterFirst = try await notes.order(by: "rank").start(afterDocument: all[0]).getDocuments([String: Value].self).map { Value.string($0.id) }
+            let atValues = try await notes.order(by: "rank").start(at: [2]).end(before: [3]).getDocuments([String: Value].self).map { Value.string($0.id) }
             let nullDue = try await notes.whereFieldIsNull("due").count()
-            let typed = try await notes.whereField("rank", isEqualTo: 2).getDocuments(as: Note.self).map { Value.string($0.data.title) }
+            let typed = try await notes.whereField("rank", isEqualTo: 2).getDocuments(Note.self).map { Value.string($0.data.title) }
             return ["byTitle": .array(byTitle), "evens": .array(evens), "in": .array(inList), "notA": .array(notA),
                     "ranked": .array(ranked), "last": .array(last), "afterFirst": .array(afterFirst), "atValues": .array(atValues),
                     "nullDue": .int(Int64(nullDue)), "typed": .array(typed)]
@@ -99,7 +101,7 @@ public enum DocsUnit: FunctionModule {
             try await docs.document("members/a/items/1").set(["k": 1] as [String: Value])
             try await docs.document("members/b/items/2").set(["k": 2] as [String: Value])
             try await docs.document("other/x/items/3").set(["k": 3] as [String: Value])
-            let all = try await docs.collectionGroup("items").whereField("k", isGreaterThan: 1).getDocuments().map { Value.string($0.path.description) }
+            let all = try await docs.collectionGroup("items").whereField("k", isGreaterThan: 1).getDocuments([String: Value].self).map { Value.string($0.path.description) }
             let members = try await docs.collection("members").listDocuments().map { Value.array([.string($0.reference.id), .bool($0.exists)]) }
             let roots = try await docs.listCollections().map { Value.string($0.id) }
             return ["group": .array(all), "members": .array(members), "roots": .array(roots)]
@@ -114,7 +116,7 @@ public enum DocsUnit: FunctionModule {
             let counter = try docs.document("counters/c")
             try await counter.set(["n": 0] as [String: Value])
             let n = try await docs.runTransaction { tx -> Int64 in
-                let current = try await tx.get(counter)?.data["n"]?.intValue ?? 0
+                let current = try await tx.get(counter, [String: Value].self)?.data["n"]?.intValue ?? 0
                 try tx.update(counter, ["n": .value(.int(current + 1))])
                 return current + 1
             }
@@ -124,7 +126,7 @@ public enum DocsUnit: FunctionModule {
             do {
                 _ = try await docs.runTransaction { tx -> Bool in
                     try tx.set(ref, ["n": 1] as [String: Value])
-                    _ = try await tx.get(ref)
+                    _ = try await tx.exists(ref)
                     return true
                 }
                 return "allowed"
@@ -133,23 +135,23 @@ public enum DocsUnit: FunctionModule {
             let ref = try docs.document("counters/e")
             do {
                 _ = try await docs.runTransaction { tx -> Bool in
-                    _ = try await tx.get(ref)
+                    _ = try await tx.exists(ref)
                     try tx.set(ref, ["n": 1] as [String: Value])
                     throw HTTPSError(.failedPrecondition, "changed my mind")
                 }
             } catch let e as HTTPSError where e.code == .failedPrecondition {
-                return .bool(try await ref.get() == nil)
+                return .bool(try await ref.get([String: Value].self) == nil)
             }
             return "no error"
         case "undecodable":
             // A stored document that does not fit the type, let through: Hearth's data-loss error.
             let ref = try notes.document("odd")
             try await ref.set(["title": 5, "rank": "first", "tags": []] as [String: Value])
-            return .bool(try await ref.get(as: Note.self) != nil)
+            return .bool(try await ref.get(Note.self)?.data != nil)
         case "undecodable-caught":
             let ref = try notes.document("odd")
             try await ref.set(["title": 5, "rank": "first", "tags": []] as [String: Value])
-            do { _ = try await ref.get(as: Note.self); return "decoded" } catch let e as HTTPSError {
+            do { _ = try await ref.get(Note.self)?.data; return "decoded" } catch let e as HTTPSError {
                 return ["code": .string(e.code.rawValue), "message": .string(e.message)]
             }
         case "bad-path":
@@ -162,9 +164,4 @@ public enum DocsUnit: FunctionModule {
             throw HTTPSError(.invalidArgument, "unknown case \(name)")
         }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(DocsUnit.self, host: host)
 }

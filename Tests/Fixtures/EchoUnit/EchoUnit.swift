@@ -3,6 +3,8 @@ import HearthFunctions
 /// A unit for tests: one function of every trigger kind, and callables that exercise errors,
 /// auth, logs and the host clock.
 public enum EchoUnit: FunctionModule {
+    public static let name = "EchoUnit"
+
     struct Sum: Codable, Sendable { var a: Int; var b: Int }
     struct SumResult: Codable, Sendable { var sum: Int }
     struct FailRequest: Codable, Sendable { var code: String; var message: String; var details: Value? }
@@ -27,13 +29,13 @@ public enum EchoUnit: FunctionModule {
             throw Opaque(secret: "database password is hunter2")
         }
 
-        fn.onCall("sleep", timeoutSeconds: 5) { (req: CallableRequest<Double>) -> String in
+        fn.onCall("sleep", .init(timeout: .seconds(5))) { (req: CallableRequest<Double>) -> String in
             try await req.context.clock.sleep(for: .seconds(double: req.data))
             return "woke"
         }
 
         // Outlives its timeout (it ignores the cancellation of its sleep), then tries to write.
-        fn.onCall("lateWrite", timeoutSeconds: 5) { (req: CallableRequest<Value>) -> String in
+        fn.onCall("lateWrite", .init(timeout: .seconds(5))) { (req: CallableRequest<Value>) -> String in
             try? await req.context.clock.sleep(for: .seconds(60))
             do {
                 try await req.documents.collection("late").document("a").set(["written": true] as [String: Value])
@@ -45,7 +47,7 @@ public enum EchoUnit: FunctionModule {
         }
 
         // A long sleep on the host clock, for tests that need a request to stay in flight.
-        fn.onCall("nap", timeoutSeconds: 300) { (req: CallableRequest<Double>) -> String in
+        fn.onCall("nap", .init(timeout: .seconds(300))) { (req: CallableRequest<Double>) -> String in
             try await req.context.clock.sleep(for: .seconds(double: req.data))
             return "woke"
         }
@@ -69,20 +71,20 @@ public enum EchoUnit: FunctionModule {
              "userAgent": req.headers["user-agent"].map { .string($0) } ?? .null]
         }
 
-        fn.onCall("restricted", cors: .origins(["https://app.example.com", "https://*.example.org"])) { (_: CallableRequest<Value>) in "ok" }
+        fn.onCall("restricted", .init(cors: .origins(["https://app.example.com", "https://*.example.org"]))) { (_: CallableRequest<Value>) in "ok" }
 
-        fn.onCall("regexOrigins", cors: .origins(["/^https:\\/\\/dev-[0-9]+\\.example\\.net$/"])) { (_: CallableRequest<Value>) in "ok" }
+        fn.onCall("regexOrigins", .init(cors: .origins(["/^https:\\/\\/dev-[0-9]+\\.example\\.net$/"]))) { (_: CallableRequest<Value>) in "ok" }
 
-        fn.onCall("noCors", cors: .disabled) { (_: CallableRequest<Value>) in "ok" }
+        fn.onCall("noCors", .init(cors: .disabled)) { (_: CallableRequest<Value>) in "ok" }
 
         // Streams one chunk, then works for `data` seconds of wall time (heartbeats every 50 ms).
-        fn.onCall("pulse", heartbeatSeconds: 0.05) { (req: CallableRequest<Double>) -> String in
+        fn.onCall("pulse", .init(heartbeat: .milliseconds(50))) { (req: CallableRequest<Double>) -> String in
             _ = try await req.sendChunk("started" as Value)
             try await Task.sleep(for: .seconds(req.data))
             return "done"
         }
 
-        fn.onCall("guarded", enforceAppCheck: true) { (req: CallableRequest<Value>) in req.app?.appId ?? "none" }
+        fn.onCall("guarded", .init(enforceAppCheck: true)) { (req: CallableRequest<Value>) in req.app?.appId ?? "none" }
 
         fn.onRequest("echoRequest") { req in
             var headers = HTTPHeaders([("Content-Type", req.headers["content-type"] ?? "application/octet-stream")])
@@ -105,17 +107,12 @@ public enum EchoUnit: FunctionModule {
             HTTPResponse.text("hello \(req.queryValue("name") ?? "world") via \(req.method) \(req.path)")
         }
 
-        fn.onSchedule("tick", "every 5 minutes", timeZone: "Asia/Seoul") { _ in }
+        fn.onSchedule("tick", .init(schedule: "every 5 minutes", timeZone: "Asia/Seoul")) { _ in }
 
-        fn.onTaskDispatched("work", rateLimits: RateLimits(maxDispatchesPerSecond: 10, maxConcurrentDispatches: 5)) { (_: TaskRequest<Value>) in }
+        fn.onTaskDispatched("work", .init(rateLimits: RateLimits(maxDispatchesPerSecond: 10, maxConcurrentDispatches: 5))) { (_: TaskRequest<Value>) in }
 
-        fn.onDocumentCreated("itemCreated", "members/{uid}/items/{itemId}", retry: true) { (_: DocumentEvent<Value>) in }
+        fn.onDocumentCreated("itemCreated", .init(document: "members/{uid}/items/{itemId}", retry: true)) { (_: DocumentEvent<Value>) in }
 
         fn.onUserCreated("userCreated") { _ in }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(EchoUnit.self, host: host)
 }

@@ -3,8 +3,10 @@ import HearthFunctions
 /// A unit for the secrets tests: one function declares HEARTH_TEST_SECRET and reads it, another
 /// does not declare it and tries anyway.
 public enum SecretUnit: FunctionModule {
+    public static let name = "SecretUnit"
+
     public static func register(_ fn: inout FunctionRegistry) {
-        fn.onCall("readSecret", secrets: ["HEARTH_TEST_SECRET"]) { (req: CallableRequest<Value>) -> Value in
+        fn.onCall("readSecret", .init(secrets: ["HEARTH_TEST_SECRET"])) { (req: CallableRequest<Value>) -> Value in
             let value = try req.context.secrets.value("HEARTH_TEST_SECRET")
             return ["length": .int(Int64(value.count)), "matches": .bool(value == "s3cret-value"),
                     "other": req.context.secrets["HEARTH_OTHER_SECRET"].map { .string($0) } ?? .null]
@@ -15,9 +17,4 @@ public enum SecretUnit: FunctionModule {
             return "leaked"
         }
     }
-}
-
-@_cdecl("hearth_unit_entry")
-public func hearthUnitEntry(_ host: UnsafeRawPointer) -> UnsafeRawPointer? {
-    exportUnit(SecretUnit.self, host: host)
 }

@@ -73,7 +73,7 @@ struct SharedDirectoryTests {
         let pair = try await Pair("shared-rate")
         let (a, b) = (pair.a, pair.b)
         // paced: 200 per second, so a bucket of 20.
-        _ = try await a.runtime.enqueue((0..<100).map { ["queue": "paced", "data": .int(Int64($0))] as Value })
+        _ = try await a.runtime.enqueue((0..<100).map { TaskSpec(queue: "paced", data: .int(Int64($0))) })
         await a.settle()
         await b.settle()
         #expect(try a.deliveries(function: "paced").count == 80, "20 ran in all, not 20 in each process")

@@ -186,7 +186,7 @@ struct TaskQueueTests {
             (["queue": "work", "id": .string(String(repeating: "a", count: 501))], .invalidArgument, "task id"),
             (["queue": "nope"], .notFound, "no task queue"),
             (["queue": "recordWrite"], .notFound, "no task queue"),
-            (["queue": "work", "deadlineSeconds": 5], .invalidArgument, "dispatchDeadlineSeconds"),
+            (["queue": "work", "deadlineSeconds": 5], .invalidArgument, "dispatch deadline must be between 15 and 1800 seconds"),
             (["queue": "work", "data": .string(String(repeating: "x", count: 1_100_000))], .invalidArgument, "1 MiB"),
         ]
         for (request, code, text) in bad {
@@ -229,7 +229,7 @@ struct TaskQueueTests {
     @Test("a queue that sets only maxConcurrentDispatches keeps Firebase's default rate of 500 per second")
     func concurrencyOnlyKeepsDefaultRate() async throws {
         let app = try await app()
-        _ = try await app.runtime.enqueue((0..<120).map { ["queue": "bounded", "data": .int(Int64($0))] as Value })
+        _ = try await app.runtime.enqueue((0..<120).map { TaskSpec(queue: "bounded", data: .int(Int64($0))) })
         await app.settle()
         func ran() async throws -> Int { try await app.documents(in: "runs").filter { $0.fields["function"] == "bounded" }.count }
         #expect(try await ran() == 50, "the bucket holds a tenth of a second's worth")

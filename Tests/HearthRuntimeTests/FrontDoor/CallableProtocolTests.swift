@@ -199,12 +199,12 @@ struct CallableProtocolTests {
         try await withFrontDoor(clock: clock) { door in
             async let response = door.call("sleep", 60)
             // The handler sleeps on the runtime clock and the invoker waits for its 5 s timeout.
-            try await eventually { clock.sleeperCount == 2 }
+            try await until(clock.changes) { clock.sleeperCount == 2 }
             clock.advance(by: .seconds(5))
             let r = try await response
             #expect(r.status == 504)
             #expect(r.json == ["error": ["status": "DEADLINE_EXCEEDED", "message": "DEADLINE_EXCEEDED"]])
-            try await eventually { clock.sleeperCount == 0 }  // the handler's sleep was cancelled
+            try await until(clock.changes) { clock.sleeperCount == 0 }  // the handler's sleep was cancelled
             #expect(door.log.contains("ran longer than its timeout of 5.0 s"))
         }
     }

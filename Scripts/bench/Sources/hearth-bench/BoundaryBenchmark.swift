@@ -16,9 +16,12 @@ func runBoundaryBenchmark() async throws {
         exit(1)
     }
     let data: Value = ["title": "buy milk", "count": 3, "tags": ["home", "errand"]]
-    let event: Value = ["data": data, "headers": .emptyMap]
+    let event = Boundary.Event.callable(Boundary.CallableEvent(data: data))
 
-    let handler: @Sendable (Value) async throws -> Value = { request in request["data"] ?? .null }
+    let handler: @Sendable (Boundary.Event) async throws -> Value = { request in
+        guard case .callable(let call) = request else { return .null }
+        return call.data
+    }
     let direct = try await asyncOpsPerSecond { _ = try await handler(event) }
     let viaABI = await asyncOpsPerSecond { _ = await runtime.invoker.invoke(entry, event: event) }
     let viaCall = await asyncOpsPerSecond { _ = await runtime.call("echo", data: data) }

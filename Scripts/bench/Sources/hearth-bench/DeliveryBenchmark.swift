@@ -11,6 +11,7 @@ func runDeliveryBenchmark() async throws {
     printHeader("Delivery engine: trigger latency, task throughput, rate limits, schedule fan-out", command: "Scripts/bench/delivery")
     var config = RuntimeConfig()
     config.units = [RuntimeConfig.Unit(name: "DeliveryUnit")]
+    config.delivery.recordsTriggerLatency = true
     config.dataDirectory = NSTemporaryDirectory() + "hearth-bench-delivery-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: config.dataDirectory) }
     let runtime = try await Runtime.open(config: config, log: RuntimeLog(level: .error))
@@ -83,7 +84,7 @@ func runDeliveryBenchmark() async throws {
     let taskCount = 50_000
     let enqueueStart = clock.now
     for batch in stride(from: 0, to: taskCount, by: 500) {
-        _ = try await runtime.enqueue((batch..<batch + 500).map { ["queue": "noop", "data": .int(Int64($0))] })
+        _ = try await runtime.enqueue((batch..<batch + 500).map { TaskSpec(queue: "noop", data: .int(Int64($0))) })
     }
     let enqueueSeconds = (clock.now - enqueueStart).seconds
     _ = try await waitFor("noop", count: taskCount)
@@ -91,7 +92,7 @@ func runDeliveryBenchmark() async throws {
     print("no-op tasks: \(taskCount) enqueued at \(fmt(Double(taskCount) / enqueueSeconds, 0))/s; all run in \(fmt(taskSeconds, 2)) s: \(fmt(Double(taskCount) / taskSeconds, 0)) tasks/s")
 
     // 4. Rate limit: a queue limited to 200/s with plenty waiting, counted over 10 s.
-    _ = try await runtime.enqueue((0..<3000).map { ["queue": "paced", "data": .int(Int64($0))] })
+    _ = try await runtime.enqueue((0..<3000).map { TaskSpec(queue: "paced", data: .int(Int64($0))) })
     try await Task.sleep(for: .seconds(1))  // past the first burst
     let pacedStart = succeeded("paced")
     let pacedClock = clock.now

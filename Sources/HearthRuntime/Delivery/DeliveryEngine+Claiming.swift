@@ -1,0 +1,150 @@
+import HearthModel
+import HearthStore
+
+/// Claiming and running: which lanes have due work and room, claiming under a lease, running each
+/// attempt through the invoker, and recording what became of it.
+extension DeliveryEngine {
+    func markDirty(_ function: String, due: Timestamp?) {
+        guard var lane = lanes[function] else { return }
+        lane.dirty = true
+        if let due { lane.nextDue = lane.nextDue.map { min($0, due) } ?? due }
+        lanes[function] = lane
+    }
+
+    /// Every lane looks at its queue again (and at what other processes run: that count is only
+    /// refreshed by a claim, so it is cleared here, at the poll, for the next claim to read anew).
+    func markAllDirty() {
+        for name in Array(lanes.keys) {
+            lanes[name]?.dirty = true
+            lanes[name]?.runningElsewhere = 0
+        }
+    }
+
+    func refreshDirtyLanes() {
+        for (name, lane) in lanes where lane.dirty {
+            lanes[name]?.nextDue = (try? deliveries.nextClaimableDue(function: name)) ?? nil
+            lanes[name]?.dirty = false
+        }
+    }
+
+    func claimAndStart(now: Timestamp) async throws {
+        refreshDirtyLanes()
+        var requests: [DeliveryStore.ClaimRequest] = []
+        for (name, var lane) in lanes {
+            lane.refill(at: now)
+            lanes[name] = lane
+            guard let due = lane.nextDue, due <= now else { continue }
+            let limit = min(lane.capacity, lane.availableTokens, 500)
+            if limit > 0 { requests.append(.init(function: name, limit: limit, concurrency: lane.concurrency, rate: lane.rate, burst: lane.burst)) }
+        }
+        guard !requests.isEmpty else { return }
+        let snapshot = lanes
+        let margin = configuration.leaseMargin
+        let claim = try await deliveries.claim(requests, now: now, owner: node.id) { function in
+            // Long enough for the longest attempt (a task's own deadline is at most 1800 s).
+            now + max(snapshot[function]?.timeout(dispatchDeadline: nil) ?? .seconds(60), FunctionOptions.dispatchDeadlineRange.upperBound) + margin
+        }
+        for request in requests {
+            guard var lane = lanes[request.function] else { continue }
+            lane.dirty = true
+            // What other processes run and took from the shared bucket, as the database says.
+            let mine = lane.running + claim.deliveries.filter { $0.function == request.function }.count
+            lane.runningElsewhere = max(0, (claim.running[request.function] ?? mine) - mine)
+            if let left = claim.tokens[request.function] {
+                lane.tokens = left + Double(claim.deliveries.filter { $0.function == request.function }.count)
+                lane.refilled = now
+            }
+            lanes[request.function] = lane
+        }
+        for delivery in claim.deliveries {
+            // A delivery made pending again after its process died (by a process that did not know
+            // its policy) whose attempts are used up: dead, not run once more.
+            if delivery.attempts > 1, let lane = lanes[delivery.function],
+               !lane.retry.allowsRetry(afterAttempts: delivery.attempts - 1, firstAttempt: delivery.firstAttemptTime ?? now, next: delivery.dueTime) {
+                deadLetter(delivery, reason: DeliveryErrors.died(attempt: delivery.attempts - 1))
+                continue
+            }
+            start(delivery, now: now)
+        }
+    }
+
+    /// Records a claimed delivery as dead without running it.
+    private func deadLetter(_ delivery: Delivery, reason: String) {
+        completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: 500))
+        stats.finished(delivery.function, .dead)
+        log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id), "error": .string(reason)])
+    }
+
+    private func start(_ delivery: Delivery, now: Timestamp) {
+        guard var lane = lanes[delivery.function] else { return }
+        let event: Boundary.Event
+        do { event = try delivery.eventForAttempt() } catch {
+            // Nothing can run it: keep it, dead, with the reason, for someone to look at.
+            return deadLetter(delivery, reason: "internal: the stored event cannot be read (\(error))")
+        }
+        lane.take()
+        lane.running += 1
+        lanes[delivery.function] = lane
+        stats.started(delivery.function, latency: triggerLatency(delivery, event))
+        let entry = lane.entry
+        let timeout = lane.timeout(dispatchDeadline: delivery.dispatchDeadline)
+        let invoker = self.invoker
+        running[delivery.id] = Task { [weak self] in
+            let outcome = await invoker.invoke(entry, event: event, timeout: timeout, delivery: delivery.id,
+                                               logFields: ["delivery": .int(delivery.id), "attempt": .int(Int64(delivery.attempts))])
+            await self?.finished(delivery, outcome)
+        }
+    }
+
+    /// Commit (or enqueue) to start of a trigger's first attempt: what the latency benchmark reads.
+    private func triggerLatency(_ delivery: Delivery, _ event: Boundary.Event) -> Duration? {
+        guard configuration.recordsTriggerLatency, delivery.attempts == 1, let time = event.time else { return nil }
+        return clock.now() - time
+    }
+
+    private func finished(_ delivery: Delivery, _ outcome: InvocationOutcome) {
+        running[delivery.id] = nil
+        defer {
+            work.notify()
+            invoker.progress.notify()
+        }
+        guard var lane = lanes[delivery.function] else { return }
+        lane.running -= 1
+        lane.dirty = true
+        let now = clock.now()
+        switch outcome.result {
+        case .success:
+            completions.append(.succeeded(id: delivery.id, attempt: delivery.attempts))
+            stats.finished(delivery.function, .succeeded)
+        case .failure(let error):
+            let status = error.code.httpStatus
+            // Kept with the delivery (and shown by `deliveries list`): a handler's message is bounded.
+            let reason = Printable.truncated("\(error.code.rawValue): \(error.message)", bytes: 4096)
+            let random = self.random
+            let due = now + lane.retry.backoff(afterAttempt: delivery.attempts, random: { random.unit() })
+            if lane.retry.allowsRetry(afterAttempts: delivery.attempts, firstAttempt: delivery.firstAttemptTime ?? now, next: due) {
+                completions.append(.retry(id: delivery.id, attempt: delivery.attempts, due: due, error: reason, status: status))
+                lane.nextDue = lane.nextDue.map { min($0, due) } ?? due
+                stats.finished(delivery.function, .failed)
+            } else {
+                completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: status))
+                stats.finished(delivery.function, .dead)
+                log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id),
+                                                        "event": .string(delivery.eventID), "attempts": .int(Int64(delivery.attempts)), "error": .string(reason)])
+            }
+        }
+        lanes[delivery.function] = lane
+    }
+
+    func flushCompletions() async {
+        guard !completions.isEmpty else { return }
+        let batch = completions
+        completions = []
+        do {
+            try await deliveries.complete(batch, owner: node.id)
+        } catch {
+            // The attempts ran; their rows stay running until the lease ends, then run again.
+            log.error("recording delivery outcomes failed", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])
+        }
+    }
+}
