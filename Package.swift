@@ -64,8 +64,9 @@ let package = Package(
         .target(name: "HearthHTTP", dependencies: ["HearthModel", "CCurl", "CMicroHTTPD"]),
         .target(name: "HearthAuth", dependencies: ["HearthModel", "COpenSSL"]),
         .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "HearthStore", "HearthHTTP", "HearthAuth"]),
-        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "HearthStore", "HearthAuth"]),
-        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthStore", "HearthAuth"]),
+        // The CLI and the testing library use the runtime's facade only: nothing below it.
+        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel"]),
+        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
         .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "CSQLite", "HearthTesting"],
                           path: "Scripts/bench/Sources/hearth-bench"),

@@ -45,24 +45,27 @@ public final class AuthService: Sendable {
     public let users: any UserRepository
     public let keys: KeyRing
     let clock: any Clock
+    /// Uids and refresh tokens come from here: the system's generator in production.
+    let random: any RandomSource
     let log: @Sendable (String) -> Void
     /// Tokens whose signature and claims were checked, until they expire.
     let verified = Mutex<[String: (claims: [String: Value], expires: Timestamp)]>([:])
     static let cacheLimit = 10_000
 
     public init(configuration: Configuration, users: any UserRepository, keys: KeyRing, clock: any Clock,
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                random: any RandomSource = SystemRandom(), log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.configuration = configuration
         self.users = users
         self.keys = keys
         self.clock = clock
+        self.random = random
         self.log = log
     }
 
     // MARK: users
 
     public func createUser(_ request: NewUser) async throws -> UserRecord {
-        let uid = request.uid ?? AuthService.newUID()
+        let uid = request.uid ?? newUID()
         try UserRules.checkUID(uid)
         if let email = request.email { try UserRules.checkEmail(email) }
         if let phone = request.phoneNumber { try UserRules.checkPhone(phone) }
@@ -151,10 +154,8 @@ public final class AuthService: Sendable {
         try await users.revokeRefreshTokens(uid: uid)
     }
 
-    static func newUID() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        return String(Crypto.randomBytes(28).map { alphabet[Int($0) % alphabet.count] })
-    }
+    /// A uid of 28 characters from [A-Za-z0-9], as Firebase Auth makes them.
+    func newUID() -> String { random.autoID(length: 28) }
 
     /// Token times are whole seconds.
     static func seconds(_ t: Timestamp) -> Timestamp { Timestamp(seconds: t.seconds) }

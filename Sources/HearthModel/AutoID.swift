@@ -9,7 +9,7 @@ public enum AutoID {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
     static let limit: UInt8 = 248
 
-    public static func make<G: RandomNumberGenerator>(using generator: inout G) -> String {
+    public static func make<G: RandomNumberGenerator>(length: Int = AutoID.length, using generator: inout G) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(length)
         while out.count < length {

@@ -234,3 +234,22 @@ extension Value {
         return removed
     }
 }
+
+/// A change the feed recorded: one per document per commit.
+public struct DocumentChange: Sendable, Hashable {
+    public var sequence: Int64
+    public var commitTime: Timestamp
+    public var path: DocumentPath
+    public var kind: ChangeKind
+    public var before: StoredDocument?
+    public var after: StoredDocument?
+
+    public init(sequence: Int64, commitTime: Timestamp, path: DocumentPath, kind: ChangeKind, before: StoredDocument?, after: StoredDocument?) {
+        self.sequence = sequence
+        self.commitTime = commitTime
+        self.path = path
+        self.kind = kind
+        self.before = before
+        self.after = after
+    }
+}

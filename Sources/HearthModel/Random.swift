@@ -16,19 +16,30 @@ extension RandomSource {
     public func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
 
     /// A 20-character auto id (Firestore's shape).
-    public func autoID() -> String {
+    public func autoID() -> String { autoID(length: AutoID.length) }
+
+    /// An id of `length` characters from [A-Za-z0-9].
+    public func autoID(length: Int) -> String {
         var generator = RandomSourceGenerator(source: self)
-        return AutoID.make(using: &generator)
+        return AutoID.make(length: length, using: &generator)
     }
 
     /// A seed for an invocation's own generator.
     public func seed() -> RandomSeed { RandomSeed(high: next(), low: next()) }
+
+    /// `count` random bytes.
+    public func bytes(_ count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(count + 8)
+        while out.count < count { withUnsafeBytes(of: next()) { out.append(contentsOf: $0) } }
+        return Array(out.prefix(count))
+    }
 }
 
 /// Adapts a `RandomSource` to the standard library's generator protocol.
-public struct RandomSourceGenerator<Source: RandomSource>: RandomNumberGenerator {
-    let source: Source
-    public init(source: Source) { self.source = source }
+public struct RandomSourceGenerator: RandomNumberGenerator {
+    let source: any RandomSource
+    public init(source: any RandomSource) { self.source = source }
     public mutating func next() -> UInt64 { source.next() }
 }
 

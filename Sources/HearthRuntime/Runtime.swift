@@ -6,10 +6,15 @@ import Synchronization
 
 /// The host: loads the configured units, keeps the function table, and runs functions with the
 /// services units call back into.
+///
+/// What the CLI, the testing library and tools reach is its facade: `documents`, `users`,
+/// `keys`, the delivery methods below, `call` and `enqueue`. The parts below it (the document
+/// store, the auth service, the storage engine) are for the runtime itself, its tests and
+/// benchmarks (`@_spi(Internals) import HearthRuntime`).
 public final class Runtime: Sendable {
     public let config: RuntimeConfig
-    public let store: DocumentStore
-    public let auth: AuthService
+    @_spi(Internals) public let store: DocumentStore
+    @_spi(Internals) public let auth: AuthService
     public let clock: any Clock
     /// Where ids, seeds and retry jitter come from (`SeededRandom` in tests and replay).
     public let random: any RandomSource
@@ -17,7 +22,7 @@ public final class Runtime: Sendable {
     public let invoker: Invoker
     public let services: HostServices
     /// The delivery queue (deliveries, task ids, schedule state) in the runtime's database.
-    public let deliveries: DeliveryStore
+    let deliveries: any DeliveryStorage
     /// Secrets units declare and the admin token (environment first, then the secrets file).
     public let secrets: Secrets
     /// Runs triggers, tasks and schedules; started by `startDeliveries`.
@@ -49,15 +54,16 @@ public final class Runtime: Sendable {
         self.secrets = secrets
         let log = log ?? RuntimeLog(format: config.log.format, level: config.log.level, clock: clock)
         self.log = log
-        let users = StoreUserRepository(table: UserTable(engine: store.engine as! SQLiteEngine))
+        // The storage engine is all the runtime knows of the database: documents and the feed,
+        // deliveries, users.
+        let storage = store.engine
         let auth = AuthService(configuration: .init(projectID: config.project, emulatorMode: config.emulatorMode,
                                                      clockSkew: .seconds(double: config.auth.clockSkewSeconds)),
-                               users: users, keys: keys, clock: clock, log: { message in log.info(message) })
+                               users: storage.users, keys: keys, clock: clock, random: random, log: { message in log.info(message) })
         self.auth = auth
         let invoker = Invoker(clock: clock, random: random, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })
         self.invoker = invoker
-        let sqlite = store.engine as! SQLiteEngine
-        let deliveries = DeliveryStore(engine: sqlite)
+        let deliveries = storage.deliveries
         self.deliveries = deliveries
         let state = SharedState()
         self.state = state
@@ -73,8 +79,7 @@ public final class Runtime: Sendable {
             taskDedupeWindow: .seconds(double: config.delivery.taskDedupeWindowHours * 3600), defaultConcurrency: config.delivery.defaultConcurrency,
             feedRetention: .seconds(double: config.store.changeRetentionHours * 3600),
             recordsTriggerLatency: config.delivery.recordsTriggerLatency)
-        engine = DeliveryEngine(configuration: engineConfiguration, deliveries: deliveries, users: UserTable(engine: sqlite), feed: sqlite,
-                                invoker: invoker, clock: clock, random: random, log: log)
+        engine = DeliveryEngine(configuration: engineConfiguration, storage: storage, invoker: invoker, clock: clock, random: random, log: log)
     }
 
     /// Checks task requests (from units, the CLI and the admin API).
@@ -317,7 +322,7 @@ public final class Runtime: Sendable {
     /// The services units can call: the clock, logs, secrets, stream chunks, documents,
     /// transactions, tasks and auth.
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
-                             tasks: TaskRequests, deliveries: DeliveryStore, secrets: Secrets,
+                             tasks: TaskRequests, deliveries: any DeliveryStorage, secrets: Secrets,
                              declaredSecrets: @escaping @Sendable (String) -> [String]) -> HostServices {
         var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0) != nil })
         services.answer(Boundary.ClockNow.self) { _, _ in clock.now() }

@@ -23,10 +23,12 @@ public final class SQLiteEngine: StorageEngine {
     let collections = CollectionRegistry()
     let indexes = IndexRegistry()
     let notifier: ChangeNotifier
-    /// Notified after commits that may give the delivery engine work (deliveries queued, user
-    /// events logged, document changes committed), with the functions whose queues changed when
-    /// known; the delivery engine waits on it.
     public let activity = WorkSignal()
+    /// The delivery queue and the users, in the same database (and the same writer).
+    let deliveryTables: SQLiteDeliveries
+    public let userTable: UserTable
+    public var deliveries: any DeliveryStorage { deliveryTables }
+    public var users: any UserStorage { userTable }
 
     public init(path: String, options: Options = Options(), clock: any Clock) async throws {
         self.path = path
@@ -35,6 +37,8 @@ public final class SQLiteEngine: StorageEngine {
         writer = try Writer(path: path, synchronous: options.synchronous.rawValue, collections: collections, indexes: indexes, clock: clock)
         readers = ReaderPool(path: path, capacity: options.readers)
         notifier = ChangeNotifier(last: await writer.lastSequence)
+        deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
+        userTable = UserTable(writer: writer, readers: readers, activity: activity)
     }
 
     public var lastSequence: Int64 { notifier.last }

@@ -1,11 +1,14 @@
 import HearthModel
 
-/// Where documents and the change feed are kept. `SQLiteEngine` is the embedded one; a PostgreSQL
-/// engine for several nodes implements the same operations (with row locks and LISTEN/NOTIFY in
-/// place of the in-process writer and notifier).
+/// Everything Hearth keeps in its database, as the runtime sees it: documents and the change feed
+/// (here), the delivery queue (`deliveries`: deliveries, task ids, schedules, trigger cursors) and
+/// auth's users with their event log (`users`). `SQLiteEngine` is the embedded engine; a PostgreSQL
+/// engine for several nodes implements the same three parts (row locks and LISTEN/NOTIFY in place of
+/// the in-process writer and notifier) and nothing above this protocol changes.
 ///
 /// Every commit appends its changes to the feed in the same database transaction, so a change is in
-/// the feed if and only if its write committed.
+/// the feed if and only if its write committed; tasks enqueued with a commit and user events logged
+/// with a user's creation or deletion commit with it, or not at all.
 public protocol StorageEngine: Sendable {
     func getAll(_ paths: [DocumentPath]) async throws -> [StoredDocument?]
     /// Applies writes atomically after checking `validations` (aborting on a mismatch), together with
@@ -34,6 +37,16 @@ public protocol StorageEngine: Sendable {
     func pruneChanges(committedBefore cutoff: Timestamp, limit: Int) async throws -> Int
     /// Problems the database's own consistency check finds (empty when sound).
     func integrityCheck() async throws -> [String]
+
+    /// The delivery queue in this database.
+    var deliveries: any DeliveryStorage { get }
+    /// Auth's users, refresh tokens and user event log in this database.
+    var users: any UserStorage { get }
+    /// Signalled after commits that may give the delivery engine work (deliveries queued, user
+    /// events logged, document changes committed), with the functions whose queues changed when
+    /// known. The delivery engine waits on it.
+    var activity: WorkSignal { get }
+
     func close()
 }
 
@@ -44,5 +57,31 @@ extension StorageEngine {
 
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange]) {
         try await commit(writes, validations: validations, enqueues: [])
+    }
+}
+
+/// Auth's users as the storage engine keeps them (see `UserRepository`), with the log of user
+/// events that `onUserCreated` and `onUserDeleted` triggers read.
+public protocol UserStorage: UserRepository {
+    /// User events after `sequence`, oldest first.
+    func events(after sequence: Int64, limit: Int) async throws -> [UserEventRecord]
+    /// How many users there are.
+    func count() async throws -> Int
+}
+
+/// A user created or deleted, logged in the same transaction as the change so `onUserCreated` and
+/// `onUserDeleted` run at least once even across a crash.
+public struct UserEventRecord: Sendable, Equatable {
+    public var sequence: Int64
+    public var time: Timestamp
+    public var kind: UserEventKind
+    /// The user (as it was before, for a deletion).
+    public var user: UserRecord
+
+    public init(sequence: Int64, time: Timestamp, kind: UserEventKind, user: UserRecord) {
+        self.sequence = sequence
+        self.time = time
+        self.kind = kind
+        self.user = user
     }
 }

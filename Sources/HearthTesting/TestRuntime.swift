@@ -1,8 +1,6 @@
 import Foundation
-import HearthAuth
 import HearthModel
 import HearthRuntime
-import HearthStore
 import Synchronization
 
 /// The real runtime, in-process, for tests: a temporary store, a `ManualClock`, and the named units
@@ -18,7 +16,12 @@ public final class TestRuntime: Sendable {
     public let directory: String
 
     /// Boots a runtime with `units`; fails if any unit is refused.
-    public init(units: [String], start: Timestamp = Timestamp(seconds: 1_767_225_600), configure: (inout RuntimeConfig) -> Void = { _ in }) async throws {
+    /// Where the runtime's ids, seeds and retry jitter come from: seeded, so a test's ids and
+    /// backoffs are the same on every run.
+    public let random: SeededRandom
+
+    public init(units: [String], start: Timestamp = Timestamp(seconds: 1_767_225_600), seed: UInt64 = 0x4845_4152_5448,
+                configure: (inout RuntimeConfig) -> Void = { _ in }) async throws {
         directory = NSTemporaryDirectory() + "hearth-test-" + UUID().uuidString
         var config = RuntimeConfig()
         config.units = units.map { RuntimeConfig.Unit(name: $0) }
@@ -27,8 +30,9 @@ public final class TestRuntime: Sendable {
         config.log.level = .warning
         configure(&config)
         clock = ManualClock(start)
+        random = SeededRandom(seed: seed)
         try TestKeys.install(for: config)
-        runtime = try await Runtime.open(config: config, clock: clock)
+        runtime = try await Runtime.open(config: config, clock: clock, random: random)
         await runtime.loadUnits()
         if let refused = runtime.loadErrors.first { throw refused }
         try await runtime.startDeliveries(driving: false)
@@ -71,12 +75,12 @@ public final class TestRuntime: Sendable {
             guard case .map(let fields) = value else { throw HTTPSError(.invalidArgument, "data for \(path) must be a map") }
             writes.append(merge ? .merge(try DocumentPath(path), fields) : .set(try DocumentPath(path), fields))
         }
-        try await store.commit(writes)
+        try await runtime.documents.commit(writes)
     }
 
     /// Deletes a document (its triggers run at the next `settle`/`advance`).
     public func delete(_ path: String) async throws {
-        try await store.commit([.delete(try DocumentPath(path))])
+        try await documents.commit([.delete(try DocumentPath(path))])
     }
 
     /// Enqueues a task as `tasks.queue(queue).enqueue(data, …)` would; returns its id.
@@ -88,20 +92,21 @@ public final class TestRuntime: Sendable {
     /// Creates an auth user (its `onUserCreated` triggers run at the next `settle`/`advance`).
     @discardableResult
     public func createUser(_ user: NewUser) async throws -> UserRecord {
-        try await runtime.auth.createUser(user)
+        try await runtime.users.create(user)
     }
 
     /// Deletes an auth user (its `onUserDeleted` triggers run at the next `settle`/`advance`).
     public func deleteUser(_ uid: String) async throws {
-        try await runtime.auth.deleteUser(uid: uid)
+        try await runtime.users.delete(uid: uid)
     }
 
     /// Deliveries waiting, running or dead, optionally only one function's.
     public func deliveries(function: String? = nil, state: DeliveryState? = nil) throws -> [Delivery] {
-        try runtime.deliveries.list(function: function, state: state, limit: 100_000)
+        try runtime.deliveryList(function: function, state: state, limit: 100_000)
     }
 
-    public var store: DocumentStore { runtime.store }
+    /// The runtime's documents (reads, writes and the change feed, without rules).
+    public var documents: RuntimeDocuments { runtime.documents }
 
     /// Calls a callable as `uid` (signed in with a real ID token minted and verified by the runtime's
     /// auth, with the user's custom claims and `claims`) or anonymously; returns its result or throws
@@ -137,12 +142,12 @@ public final class TestRuntime: Sendable {
 
     /// The document at `path`, or nil.
     public func document(_ path: String) async throws -> StoredDocument? {
-        try await store.get(try DocumentPath(path))
+        try await documents.get(try DocumentPath(path))
     }
 
     /// Every document of a collection, ordered by id.
     public func documents(in collection: String) async throws -> [StoredDocument] {
-        try await store.query(QuerySpec(collection: try CollectionPath(collection)))
+        try await documents.query(QuerySpec(collection: try CollectionPath(collection)))
     }
 
     /// Writes documents directly (test setup), bypassing functions.
@@ -152,7 +157,7 @@ public final class TestRuntime: Sendable {
             guard case .map(let fields) = value else { throw HTTPSError(.invalidArgument, "seed data for \(path) must be a map") }
             writes.append(.set(try DocumentPath(path), fields))
         }
-        try await store.commit(writes)
+        try await runtime.documents.commit(writes)
     }
 
     deinit {

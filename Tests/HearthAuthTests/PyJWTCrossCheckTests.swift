@@ -1,6 +1,7 @@
 import Foundation
 @testable import HearthAuth
 import HearthModel
+@_spi(Internals) import HearthRuntime
 import HearthTesting
 import Testing
 

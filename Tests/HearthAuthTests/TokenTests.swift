@@ -1,6 +1,6 @@
 @testable import HearthAuth
 import HearthModel
-import HearthRuntime
+@_spi(Internals) import HearthRuntime
 import HearthTesting
 import Testing
 
@@ -75,7 +75,7 @@ struct TokenTests {
         let app = try await app()
         let auth = app.runtime.auth
         let signIn = try await auth.signInWithCustomToken(try auth.createCustomToken(uid: "carol"))
-        let rows = try (app.store.engine as! SQLiteEngineProbe).rawRefreshTokens()
+        let rows = try (app.runtime.store.engine as! SQLiteEngineProbe).rawRefreshTokens()
         #expect(!rows.contains(signIn.refreshToken), "the token itself is never stored")
         app.clock.advance(by: .seconds(5))
         try await auth.revokeRefreshTokens(uid: "carol")

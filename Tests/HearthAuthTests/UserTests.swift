@@ -1,5 +1,6 @@
 @testable import HearthAuth
 import HearthModel
+@_spi(Internals) import HearthRuntime
 @testable import HearthStore
 import HearthTesting
 import Testing
@@ -44,9 +45,9 @@ struct UserTests {
         let auth = app.runtime.auth
         _ = try await auth.createUser(NewUser(uid: "u1", email: "a@example.com", phoneNumber: "+15555550100",
                                               providerToLink: .init(providerId: "apple.com", uid: "ap-1")))
-        let events = try UserTable(engine: app.store.engine as! SQLiteEngine).lastEventSequence()
+        let events = try UserTable(engine: app.runtime.store.engine as! SQLiteEngine).lastEventSequence()
         await #expect { try await auth.createUser(second) } throws: { ($0 as? HTTPSError)?.code == .alreadyExists }
-        #expect(try UserTable(engine: app.store.engine as! SQLiteEngine).lastEventSequence() == events, "a refused create logs no event")
+        #expect(try UserTable(engine: app.runtime.store.engine as! SQLiteEngine).lastEventSequence() == events, "a refused create logs no event")
     }
 
     @Test("bad fields are invalid-argument", arguments: [
@@ -118,7 +119,7 @@ struct UserTests {
     func events() async throws {
         let app = try await app()
         let auth = app.runtime.auth
-        let table = UserTable(engine: app.store.engine as! SQLiteEngine)
+        let table = UserTable(engine: app.runtime.store.engine as! SQLiteEngine)
         _ = try await auth.createUser(NewUser(uid: "e", email: "e@example.com"))
         _ = try await auth.updateUser(uid: "e", UserUpdate(displayName: "Before delete"))
         try await auth.deleteUser(uid: "e")
@@ -155,11 +156,11 @@ struct DeletedUserRefreshTokenTests {
         let signIn = try await auth.signInWithCustomToken(try auth.createCustomToken(uid: "ann", claims: ["role": "admin"]))
         let table = UserTable(engine: app.runtime.store.engine as! SQLiteEngine)
         let hash = Crypto.sha256(Array(signIn.refreshToken.utf8))
-        #expect(try table.refreshToken(hash: hash)?.claims == ["role": "admin"])
-        #expect(try table.refreshToken(hash: hash)?.revokedTime == nil)
+        #expect(try table.refreshTokenRecord(hash: hash)?.claims == ["role": "admin"])
+        #expect(try table.refreshTokenRecord(hash: hash)?.revokedTime == nil)
 
         try await auth.deleteUser(uid: "ann")
-        let kept = try #require(try table.refreshToken(hash: hash))
+        let kept = try #require(try table.refreshTokenRecord(hash: hash))
         #expect(kept.revokedTime != nil)
         #expect(kept.claims.isEmpty, "a deleted user's claims are not kept")
         await #expect(throws: HTTPSError.self) { _ = try await auth.refresh(signIn.refreshToken) }

@@ -1,7 +1,7 @@
 import Foundation
 @testable import HearthCLI
 import HearthModel
-import HearthRuntime
+@_spi(Internals) import HearthRuntime
 import HearthTesting
 import Synchronization
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import HearthModel
 import HearthTesting
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import Synchronization
 import Testing
 

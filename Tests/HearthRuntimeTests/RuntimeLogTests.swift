@@ -1,6 +1,6 @@
 import Foundation
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import Testing
 
 /// Log lines stay one line per event whatever the values hold: fields from outside (a token's

@@ -1,7 +1,7 @@
 import Foundation
 @_exported import HearthTesting
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import Synchronization
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import HearthModel
-import HearthRuntime
+@_spi(Internals) import HearthRuntime
 import Testing
 
 @Suite("TOML parser")

@@ -1,6 +1,6 @@
 import Foundation
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import Testing
 
 @Suite("Loading units through dlopen")

@@ -111,11 +111,11 @@ struct SchemaTests {
             let store = try await DocumentStore.open(path: path, clock: ManualClock())
             defer { store.close() }
             let users = UserTable(engine: store.sqlite)
-            let migrated = try #require(try users.refreshToken(hash: hash))
+            let migrated = try #require(try users.refreshTokenRecord(hash: hash))
             #expect(migrated == RefreshTokenRecord(uid: "u1", claims: ["role": "admin"], authTime: Timestamp(seconds: 100), createTime: Timestamp(seconds: 100)))
-            #expect(try await users.revokeRefreshTokens(uid: "u1") == 1)
-            #expect(try users.refreshToken(hash: hash)?.revokedTime != nil)
-            #expect(try await users.revokeRefreshTokens(uid: "u1") == 0, "a revoked token is not revoked again")
+            #expect(try await users.revokeAllRefreshTokens(uid: "u1") == 1)
+            #expect(try users.refreshTokenRecord(hash: hash)?.revokedTime != nil)
+            #expect(try await users.revokeAllRefreshTokens(uid: "u1") == 0, "a revoked token is not revoked again")
         }
     }
 
@@ -167,7 +167,7 @@ struct SchemaTests {
             }
             let store = try await DocumentStore.open(path: path, clock: ManualClock())
             defer { store.close() }
-            let rows = Dictionary(uniqueKeysWithValues: try DeliveryStore(engine: store.sqlite).list(limit: 10).map { ($0.function, $0) })
+            let rows = Dictionary(uniqueKeysWithValues: try store.engine.deliveries.list(function: nil, state: nil, limit: 10).map { ($0.function, $0) })
             #expect(try rows["onItem"]?.event() == .document(Boundary.DocumentEvent(id: "7", time: t, kind: .created, path: doc.path,
                                                                                      params: ["itemId": "a"], before: nil, after: doc)))
             #expect(try rows["work"]?.event() == .task(Boundary.TaskEvent(queueName: "work", id: "t1", data: ["n": 1], scheduledTime: t)))

@@ -68,7 +68,7 @@ struct ItemNumberingTests {
         #expect(stored.count == 2000)
         #expect(Set(stored) == Set(1...2000))
         #expect(try await app.document("members/alice/counters/item")?.fields["nextSequence"] == 2001)
-        #expect(app.store.transactions.openCount == 0)
+        #expect(app.documents.openTransactions == 0)
     }
 
     @Test("bad input is refused with invalid-argument and nothing is written", arguments: [
@@ -80,14 +80,14 @@ struct ItemNumberingTests {
     func badCreate(data: Value) async throws {
         let app = try await TestRuntime(units: ["Members", "Items"])
         try await member(app)
-        let sequence = app.store.engine.lastSequence
+        let sequence = app.documents.lastSequence
         do {
             try await app.call("createItem", data, as: "alice")
             Issue.record("accepted \(data)")
         } catch let e as HTTPSError {
             #expect(e.code == .invalidArgument)
         }
-        #expect(app.store.engine.lastSequence == sequence)
+        #expect(app.documents.lastSequence == sequence)
     }
 
     @Test("creating before initialization is failed-precondition; updating a missing item is not-found; signed-out is unauthenticated")

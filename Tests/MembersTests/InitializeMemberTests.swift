@@ -26,12 +26,12 @@ struct InitializeMemberTests {
         let app = try await TestRuntime(units: ["Members"])
         try await app.call("initializeMember", ["timeZone": "Asia/Seoul"], as: "alice")
         let before = try await app.documents(in: "members/alice/profiles")
-        let sequence = app.store.engine.lastSequence
+        let sequence = app.documents.lastSequence
         app.clock.advance(by: .seconds(60))
         let again = try await app.call("initializeMember", ["timeZone": "Europe/Berlin", "displayName": "Other"], as: "alice")
         #expect(again == ["created": false])
         #expect(try await app.documents(in: "members/alice/profiles") == before)
-        #expect(app.store.engine.lastSequence == sequence)
+        #expect(app.documents.lastSequence == sequence)
     }
 
     @Test("two devices initializing at once create each document exactly once")
@@ -42,7 +42,7 @@ struct InitializeMemberTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(replies.filter { $0 == ["created": true] }.count == 1)
-        let changes = try await app.store.engine.changes(after: 0, limit: 100)
+        let changes = try await app.documents.changes(after: 0, limit: 100)
         #expect(changes.count == 4, "four documents, each created once")
         #expect(changes.allSatisfy { $0.kind == .created })
     }
@@ -58,6 +58,6 @@ struct InitializeMemberTests {
         do { try await app.call("initializeMember", ["timeZone": .string(zone)], as: uid) } catch let e as HTTPSError {
             #expect(e.code == code)
         }
-        #expect(app.store.engine.lastSequence == 0, "nothing is written")
+        #expect(app.documents.lastSequence == 0, "nothing is written")
     }
 }

@@ -33,16 +33,6 @@ public enum Crypto {
         return out
     }
 
-    /// `count` bytes from OpenSSL's CSPRNG.
-    public static func randomBytes(_ count: Int) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
-        precondition(RAND_bytes(&out, Int32(count)) == 1, "OpenSSL's random generator failed")
-        return out
-    }
-
-    /// A random token: `bytes` random bytes in base64url (no padding).
-    public static func randomToken(bytes: Int = 32) -> String { Base64.encodeURL(randomBytes(bytes)) }
-
     /// HMAC-SHA256 (for interoperating with symmetric schemes; Hearth's own tokens never use it).
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)

@@ -94,7 +94,7 @@ extension AuthService {
         let now = secondsNow()
         user = try await users.update(uid: uid) { $0.metadata.lastSignInTime = now }
         let idToken = try mintIDToken(for: user, signInProvider: "custom", authTime: now, developerClaims: developerClaims)
-        let refresh = Crypto.randomToken(bytes: 48)
+        let refresh = Base64.encodeURL(random.bytes(48))
         try await users.storeRefreshToken(hash: Crypto.sha256(Array(refresh.utf8)), uid: uid, claims: developerClaims, authTime: now, createTime: now)
         return SignInResult(idToken: idToken, refreshToken: refresh, expiresIn: Int(configuration.idTokenLifetime.components.seconds), uid: uid, isNewUser: isNew)
     }

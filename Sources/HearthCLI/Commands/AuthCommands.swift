@@ -1,8 +1,6 @@
 import Foundation
-import HearthAuth
 import HearthModel
 import HearthRuntime
-import HearthStore
 
 /// Opening just what auth needs: the store (for users) and the key ring, without loading units.
 enum AuthSetup {
@@ -104,31 +102,31 @@ struct UsersCommand: Command {
 
     func run(_ io: CommandIO) async -> Int32 {
         guard let runtime = await AuthSetup.open(common, io: io) else { return ExitCode.failure }
-        let auth = runtime.auth
+        let users = runtime.users
         do {
             switch action {
             case .list(let max, let token):
-                let page = try await auth.listUsers(maxResults: max, pageToken: token)
+                let page = try await users.list(maxResults: max, pageToken: token)
                 var out: [String: Value] = ["users": try ValueEncoder().encode(page.users)]
                 if let next = page.nextPageToken { out["nextPageToken"] = .string(next) }
                 io.out(JSONWriter.string(.map(out), options: JSONWriteOptions(style: .tagged, sortKeys: true, pretty: true)))
             case .get(let uid, let email, let phone, let provider, let providerUID):
-                let user: UserRecord
-                if let uid { user = try await auth.getUser(uid: uid) }
-                else if let email { user = try await auth.getUser(email: email) }
-                else if let phone { user = try await auth.getUser(phoneNumber: phone) }
-                else { user = try await auth.getUser(provider: provider!, providerUID: providerUID!) }
-                try AuthSetup.printUser(user, io)
+                let lookup: UserLookup
+                if let uid { lookup = .uid(uid) }
+                else if let email { lookup = .email(email) }
+                else if let phone { lookup = .phoneNumber(phone) }
+                else { lookup = .provider(provider!, uid: providerUID!) }
+                try AuthSetup.printUser(try await users.get(lookup), io)
             case .create(let request):
-                try AuthSetup.printUser(try await auth.createUser(request), io)
+                try AuthSetup.printUser(try await users.create(request), io)
             case .update(let uid, let update):
-                try AuthSetup.printUser(try await auth.updateUser(uid: uid, update), io)
+                try AuthSetup.printUser(try await users.update(uid: uid, update), io)
             case .delete(let uid):
-                try await auth.deleteUser(uid: uid)
+                try await users.delete(uid: uid)
                 io.out(JSONWriter.string(["deleted": .string(uid)]))
             case .claims(let uid, let claims):
-                try await auth.setCustomClaims(uid: uid, claims)
-                try AuthSetup.printUser(try await auth.getUser(uid: uid), io)
+                try await users.setCustomClaims(uid: uid, claims)
+                try AuthSetup.printUser(try await users.get(.uid(uid)), io)
             }
             return ExitCode.success
         } catch {
@@ -215,16 +213,16 @@ struct AuthCommand: Command {
         do {
             switch action {
             case .jwks:
-                io.out(JSONWriter.string(try runtime.auth.keys.jwks(), options: .pretty))
+                io.out(JSONWriter.string(try runtime.users.jwks(), options: .pretty))
             case .rotate:
-                let entry = try runtime.auth.keys.rotate(clock: runtime.clock)
-                io.out(JSONWriter.string(["activeKid": .string(entry.kid), "keys": .int(Int64(runtime.auth.keys.entries.count))], options: .pretty))
+                let rotated = try runtime.users.rotateSigningKey()
+                io.out(JSONWriter.string(["activeKid": .string(rotated.activeKid), "keys": .int(Int64(rotated.keys))], options: .pretty))
             case .verify(let token):
                 do {
-                    let verified = try await runtime.auth.verifyIDToken(token)
+                    let verified = try await runtime.users.verify(idToken: token)
                     io.out(JSONWriter.string(.map(verified.claims), options: .pretty))
-                } catch {
-                    io.err("refused: \(error)")
+                } catch let refusal as HTTPSError {
+                    io.err("refused: \(refusal.message)")
                     return ExitCode.failure
                 }
             }

@@ -1,7 +1,6 @@
 import Foundation
 import HearthModel
 import HearthRuntime
-import HearthStore
 
 /// `hearth deliveries list|retry|drop`: the delivery queue and its dead letters.
 struct DeliveriesCommand: Command {
@@ -41,7 +40,7 @@ struct DeliveriesCommand: Command {
             _ = try args.requirePositionals([])
             var state: DeliveryState?
             if let name = args.value("state") {
-                guard let s = [DeliveryState.pending, .running, .dead].first(where: { $0.name == name }) else {
+                guard let s = DeliveryState(name: name) else {
                     throw UsageError("--state must be pending, running or dead (got '\(name)')")
                 }
                 state = s
@@ -61,11 +60,11 @@ struct DeliveriesCommand: Command {
 
     func run(_ io: CommandIO) async -> Int32 {
         guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning) else { return ExitCode.failure }
-        defer { runtime.store.close() }
+        defer { runtime.close() }
         do {
             switch action {
             case .list(let state, let function, let limit):
-                for d in try runtime.deliveries.list(function: function, state: state, limit: limit) {
+                for d in try runtime.deliveryList(function: function, state: state, limit: limit) {
                     io.out(JSONWriter.string(d.summary, options: .tagged))
                 }
             case .retry(let id):
@@ -129,7 +128,7 @@ struct TasksCommand: Command {
 
     func run(_ io: CommandIO) async -> Int32 {
         guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning) else { return ExitCode.failure }
-        defer { runtime.store.close() }
+        defer { runtime.close() }
         do {
             switch action {
             case .enqueue(let queue, let source, let id, let delay, let at, let deadline):
@@ -146,10 +145,7 @@ struct TasksCommand: Command {
                 let task = TaskSpec(queue: queue, data: data, id: id, start: start, dispatchDeadline: deadline.map { .seconds(double: $0) })
                 io.out(try await runtime.enqueue([task])[0])
             case .delete(let queue, let id):
-                guard try await runtime.deliveries.deleteTask(queue: queue, id: id) else {
-                    io.err("error: not-found: no pending task '\(id)' in queue '\(queue)'")
-                    return ExitCode.failure
-                }
+                try await runtime.deleteTask(queue: queue, id: id)
                 io.out("task \(id) deleted")
             }
             return ExitCode.success
@@ -199,7 +195,7 @@ struct ScheduleCommand: Command {
 
     func run(_ io: CommandIO) async -> Int32 {
         guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning) else { return ExitCode.failure }
-        defer { runtime.store.close() }
+        defer { runtime.close() }
         do {
             switch action {
             case .list(let json):

@@ -1,7 +1,6 @@
 import Foundation
 import HearthModel
 import HearthRuntime
-import HearthStore
 
 /// Document JSON for the CLI: tagged JSON (timestamps as {"$timestamp": …}) so it reads back exactly.
 enum DocsJSON {
@@ -269,7 +268,7 @@ struct DocsExportCommand: Command {
             var roots: [[String]]
             if let root { roots = [root] } else { roots = try await store.listCollections(under: nil).map(\.segments) }
             for r in roots {
-                let paths = try await store.engine.documents(under: r, limit: Int.max).sorted()
+                let paths = try await store.paths(under: r).sorted()
                 for chunk in stride(from: 0, to: paths.count, by: 500) {
                     for doc in try await store.getAll(Array(paths[chunk..<min(chunk + 500, paths.count)])).compactMap({ $0 }) {
                         DocsJSON.print(DocsJSON.document(doc), io, pretty: false)

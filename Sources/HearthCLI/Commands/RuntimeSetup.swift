@@ -1,7 +1,6 @@
 import Foundation
 import HearthModel
 import HearthRuntime
-import HearthStore
 
 /// Loading the configuration and starting a runtime, shared by the commands that need one.
 enum RuntimeSetup {
@@ -55,10 +54,10 @@ func formatTable(_ rows: [[String]]) -> String {
 
 /// Opening the configured store without loading units, for commands that only touch documents.
 enum StoreSetup {
-    static func open(_ options: CommonOptions, io: CommandIO) async -> (RuntimeConfig, DocumentStore)? {
+    static func open(_ options: CommonOptions, io: CommandIO) async -> (RuntimeConfig, RuntimeDocuments)? {
         guard let config = RuntimeSetup.loadConfig(options, io: io) else { return nil }
         do {
-            return (config, try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: SystemClock()))
+            return (config, try await RuntimeDocuments.open(config: config))
         } catch {
             io.err("error: cannot open the store at \(config.storePath): \(error)")
             return nil

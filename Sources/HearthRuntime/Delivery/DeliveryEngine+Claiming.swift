@@ -29,7 +29,7 @@ extension DeliveryEngine {
 
     func claimAndStart(now: Timestamp) async throws {
         refreshDirtyLanes()
-        var requests: [DeliveryStore.ClaimRequest] = []
+        var requests: [ClaimRequest] = []
         for (name, var lane) in lanes {
             lane.refill(at: now)
             lanes[name] = lane

@@ -77,7 +77,7 @@ extension DeliveryEngine {
     /// Queues deliveries for one batch of user events; true when there may be more.
     func routeUserEvents(now: Timestamp) async throws -> Bool {
         guard let floor = userRoutes.map(\.cursor).min() else { return false }
-        let events = try users.events(after: floor, limit: configuration.routeBatch)
+        let events = try await users.events(after: floor, limit: configuration.routeBatch)
         guard let last = events.last else { return false }
         var routes: [FeedRoute] = []
         for route in userRoutes where route.cursor < last.sequence {

@@ -1,8 +1,12 @@
 import HearthModel
 import HearthStore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs everything asynchronous: document and user triggers, task queues and schedules. Each is a
-/// delivery in the database (see `DeliveryStore`): queued once per function and event, claimed
+/// delivery in the database (see `DeliveryStorage`): queued once per function and event, claimed
 /// under a lease, run through the invoker, then deleted, retried by the function's `RetryPolicy`,
 /// or kept as a dead letter.
 ///
@@ -28,8 +32,14 @@ public actor DeliveryEngine {
             self.owned = owned
         }
 
-        /// A fresh id of this process alone, owning no earlier leases.
-        public static func ephemeral(_ random: any RandomSource) -> Node { Node(id: "node-" + random.autoID().lowercased(), owned: false) }
+        /// A fresh id of this process alone, owning no earlier leases: unique on this machine (the
+        /// process id and a count of the process's nodes) whatever the generator, and random beyond it.
+        public static func ephemeral(_ random: any RandomSource) -> Node {
+            let n = Node.created.wrappingAdd(1, ordering: .relaxed).newValue
+            return Node(id: "node-\(getpid())-\(n)-" + random.autoID(length: 12).lowercased(), owned: false)
+        }
+
+        private static let created = Atomic<Int>(0)
     }
 
     public struct Configuration: Sendable {
@@ -85,9 +95,10 @@ public actor DeliveryEngine {
     public nonisolated let configuration: Configuration
     /// The node this engine claims under, set by `start`.
     public private(set) var node: Node
-    let deliveries: DeliveryStore
-    let users: UserTable
+    /// The database: `feed` for document changes, `deliveries` for the queue, `users` for the user event log.
     let feed: any StorageEngine
+    let deliveries: any DeliveryStorage
+    let users: any UserStorage
     let invoker: Invoker
     let clock: any Clock
     /// Retry jitter comes from here (seeded in tests and replay).
@@ -112,15 +123,16 @@ public actor DeliveryEngine {
     var inPass = false
     /// Where the store (and the engine itself) signal work: the loop waits on it, and reads from
     /// it which functions' queues changed.
-    nonisolated var work: WorkSignal { deliveries.activity }
+    nonisolated let work: WorkSignal
     private var driver: Task<Void, Never>?
 
-    public init(configuration: Configuration, deliveries: DeliveryStore, users: UserTable, feed: any StorageEngine,
-                invoker: Invoker, clock: any Clock, random: any RandomSource, log: RuntimeLog) {
+    public init(configuration: Configuration, storage: any StorageEngine, invoker: Invoker, clock: any Clock,
+                random: any RandomSource, log: RuntimeLog) {
         self.configuration = configuration
-        self.deliveries = deliveries
-        self.users = users
-        self.feed = feed
+        self.feed = storage
+        self.deliveries = storage.deliveries
+        self.users = storage.users
+        work = storage.activity
         self.invoker = invoker
         self.clock = clock
         self.random = random

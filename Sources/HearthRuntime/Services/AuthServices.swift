@@ -2,32 +2,6 @@ import HearthAuth
 import HearthModel
 import HearthStore
 
-/// The auth service's users, kept in the runtime's database.
-struct StoreUserRepository: UserRepository {
-    let table: UserTable
-
-    func create(_ user: UserRecord, time: Timestamp) async throws { try await table.create(user, time: time) }
-    func user(uid: String) async throws -> UserRecord? { try table.get(uid: uid) }
-    func tokenState(uid: String) async throws -> UserTokenState? { try table.tokenState(uid: uid) }
-    func user(email: String) async throws -> UserRecord? { try table.get(email: email) }
-    func user(phoneNumber: String) async throws -> UserRecord? { try table.get(phoneNumber: phoneNumber) }
-    func user(provider: String, providerUID: String) async throws -> UserRecord? { try table.get(provider: provider, providerUID: providerUID) }
-    func update(uid: String, _ change: @escaping @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord {
-        try await table.update(uid: uid, change)
-    }
-    func delete(uid: String, time: Timestamp) async throws -> UserRecord { try await table.delete(uid: uid, time: time) }
-    func list(maxResults: Int, pageToken: String?) async throws -> (users: [UserRecord], nextPageToken: String?) {
-        try table.list(maxResults: maxResults, pageToken: pageToken)
-    }
-    func storeRefreshToken(hash: [UInt8], uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) async throws {
-        try await table.storeRefreshToken(hash: hash, RefreshTokenRecord(uid: uid, claims: claims, authTime: authTime, createTime: createTime))
-    }
-    func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp, revoked: Bool)? {
-        try table.refreshToken(hash: hash).map { ($0.uid, $0.claims, $0.authTime, $0.revokedTime != nil) }
-    }
-    func revokeRefreshTokens(uid: String) async throws { try await table.revokeRefreshTokens(uid: uid) }
-}
-
 /// The auth services: the Admin SDK's auth operations as units reach them.
 enum AuthServices {
     static func register(_ services: inout HostServices.Builder, auth: AuthService) {

@@ -106,7 +106,7 @@ extension TaskSpec {
 }
 
 enum TaskServices {
-    static func register(_ services: inout HostServices.Builder, requests: TaskRequests, deliveries: DeliveryStore) {
+    static func register(_ services: inout HostServices.Builder, requests: TaskRequests, deliveries: any DeliveryStorage) {
         services.serve(Boundary.EnqueueTasks.self) { _, request in
             let tasks = try requests.check(request.tasks)
             try await deliveries.enqueue(tasks)

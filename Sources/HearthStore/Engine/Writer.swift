@@ -174,7 +174,7 @@ actor Writer {
                     changes.append(record)
                 }
             }
-            for task in enqueues { try DeliveryStore.insertTask(db, task, now: commitTime) }
+            for task in enqueues { try SQLiteDeliveries.insertTask(db, task, now: commitTime) }
             let results = zip(writes, transformResults).map { write, transforms in
                 WriteResult(updateTime: finalTimes[write.path] ?? nil, transformResults: transforms)
             }

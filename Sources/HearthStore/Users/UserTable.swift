@@ -18,23 +18,25 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     }
 }
 
-/// A user created or deleted, logged in the same transaction as the change so `onUserCreated` and
-/// `onUserDeleted` run at least once even across a crash.
-public struct UserEventRecord: Sendable, Equatable {
-    public var sequence: Int64
-    public var time: Timestamp
-    public var kind: UserEventKind
-    /// The user (as it was before, for a deletion).
-    public var user: UserRecord
-}
-
 /// Auth users in the runtime's database. Uniqueness of uid, email (case-insensitively), phone number
 /// and provider identities is enforced by the database, so of two concurrent creations with one
 /// email exactly one succeeds; the other gets `already-exists`.
 public final class UserTable: Sendable {
-    let engine: SQLiteEngine
+    let writer: Writer
+    let readers: ReaderPool
+    /// Notified when a user event is logged (the delivery engine routes it).
+    let activity: WorkSignal
 
-    public init(engine: SQLiteEngine) { self.engine = engine }
+    init(writer: Writer, readers: ReaderPool, activity: WorkSignal) {
+        self.writer = writer
+        self.readers = readers
+        self.activity = activity
+    }
+
+    /// The users of an engine (`engine.users`, as its concrete type, for the store's own tests).
+    public convenience init(engine: SQLiteEngine) {
+        self.init(writer: engine.writer, readers: engine.readers, activity: engine.activity)
+    }
 
     static func encode(_ user: UserRecord) throws -> [UInt8] {
         BinaryValueCodec.encode(try ValueEncoder().encode(user))
@@ -52,7 +54,7 @@ public final class UserTable: Sendable {
     /// What verifying a token needs of a user (disabled, tokens revoked before), read from the stored
     /// record without decoding all of it: every request with an ID token asks.
     public func tokenState(uid: String) throws -> UserTokenState? {
-        try engine.readers.withReader { db in
+        try readers.withReader { db in
             try db.query("SELECT record FROM users WHERE uid = ?", [.text(uid)]) { s in
                 let record = try BinaryValueCodec.decode(s.blob(0))
                 let after: Timestamp?
@@ -63,19 +65,19 @@ public final class UserTable: Sendable {
     }
 
     public func get(uid: String) throws -> UserRecord? {
-        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) }
+        try readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) }
     }
 
     public func get(email: String) throws -> UserRecord? {
-        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE email = ?", [.text(EmailKey.of(email))]) }
+        try readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE email = ?", [.text(EmailKey.of(email))]) }
     }
 
     public func get(phoneNumber: String) throws -> UserRecord? {
-        try engine.readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE phone = ?", [.text(phoneNumber)]) }
+        try readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE phone = ?", [.text(phoneNumber)]) }
     }
 
     public func get(provider: String, providerUID: String) throws -> UserRecord? {
-        try engine.readers.withReader { db in
+        try readers.withReader { db in
             try UserTable.read(db, "SELECT u.record FROM user_providers AS p JOIN users AS u ON u.uid = p.uid WHERE p.provider = ? AND p.provider_uid = ?",
                                [.text(provider), .text(providerUID)])
         }
@@ -87,7 +89,7 @@ public final class UserTable: Sendable {
 
     /// Users ordered by uid, `maxResults` at a time; pass the returned token for the next page.
     public func list(maxResults: Int, pageToken: String?) throws -> (users: [UserRecord], nextPageToken: String?) {
-        try engine.readers.withReader { db in
+        try readers.withReader { db in
             let users = try db.query("SELECT record FROM users WHERE uid > ? ORDER BY uid LIMIT ?",
                                      [.text(pageToken ?? ""), .integer(Int64(maxResults + 1))]) { try UserTable.decode($0.blob(0)) }
             if users.count > maxResults {
@@ -99,7 +101,7 @@ public final class UserTable: Sendable {
     }
 
     public func count() throws -> Int {
-        try engine.readers.withReader { db in Int(try db.scalarInt("SELECT count(*) FROM users") ?? 0) }
+        try readers.withReader { db in Int(try db.scalarInt("SELECT count(*) FROM users") ?? 0) }
     }
 
     // MARK: writes
@@ -107,7 +109,7 @@ public final class UserTable: Sendable {
     /// Stores a new user and logs its creation; `already-exists` names what is taken.
     public func create(_ user: UserRecord, time: Timestamp) async throws {
         let record = try UserTable.encode(user)
-        try await engine.writer.withTransaction { db in
+        try await writer.withTransaction { db in
             try UserTable.checkUnique(db, user, except: nil)
             try db.run("INSERT INTO users(uid, email, phone, record, create_time) VALUES (?, ?, ?, ?, ?)", [
                 .text(user.uid), UserTable.normalizedEmail(user.email).map { .text($0) } ?? .null,
@@ -116,12 +118,12 @@ public final class UserTable: Sendable {
             try UserTable.writeProviders(db, user)
             try UserTable.logEvent(db, .created, user, time: time)
         }
-        engine.activity.notify()
+        activity.notify()
     }
 
     /// Applies `change` to a user atomically and returns the result; `not-found` for an unknown uid.
     public func update(uid: String, _ change: @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord {
-        try await engine.writer.withTransaction { db in
+        try await writer.withTransaction { db in
             guard var user = try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) else {
                 throw HTTPSError(.notFound, "no user record for uid \(uid)")
             }
@@ -141,8 +143,8 @@ public final class UserTable: Sendable {
     /// Deletes a user with its refresh tokens and logs the deletion (with the record as it was).
     @discardableResult
     public func delete(uid: String, time: Timestamp) async throws -> UserRecord {
-        defer { engine.activity.notify() }
-        return try await engine.writer.withTransaction { db in
+        defer { activity.notify() }
+        return try await writer.withTransaction { db in
             guard let user = try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) else {
                 throw HTTPSError(.notFound, "no user record for uid \(uid)")
             }
@@ -193,7 +195,7 @@ public final class UserTable: Sendable {
 
     /// Events after `sequence`, oldest first.
     public func events(after sequence: Int64, limit: Int) throws -> [UserEventRecord] {
-        try engine.readers.withReader { db in
+        try readers.withReader { db in
             try db.query("SELECT seq, time, kind, record FROM user_events WHERE seq > ? ORDER BY seq LIMIT ?", [.integer(sequence), .integer(Int64(limit))]) { s in
                 UserEventRecord(sequence: s.int64(0), time: RowEncoding.time(s.int64(1)), kind: s.int64(2) == 0 ? .created : .deleted, user: try UserTable.decode(s.blob(3)))
             }
@@ -201,22 +203,22 @@ public final class UserTable: Sendable {
     }
 
     public func lastEventSequence() throws -> Int64 {
-        try engine.readers.withReader { db in try db.scalarInt("SELECT max(seq) FROM user_events") ?? 0 }
+        try readers.withReader { db in try db.scalarInt("SELECT max(seq) FROM user_events") ?? 0 }
     }
 
     // MARK: refresh tokens
 
     public func storeRefreshToken(hash: [UInt8], _ record: RefreshTokenRecord) async throws {
         let claims = BinaryValueCodec.encode(.map(record.claims))
-        try await engine.writer.withTransaction { db in
+        try await writer.withTransaction { db in
             try db.run("INSERT INTO refresh_tokens(hash, uid, claims, auth_time, create_time) VALUES (?, ?, ?, ?, ?)", [
                 .blob(hash), .text(record.uid), .blob(claims), .integer(RowEncoding.micros(record.authTime)), .integer(RowEncoding.micros(record.createTime)),
             ])
         }
     }
 
-    public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
-        try engine.readers.withReader { db in
+    public func refreshTokenRecord(hash: [UInt8]) throws -> RefreshTokenRecord? {
+        try readers.withReader { db in
             try db.query("SELECT uid, claims, auth_time, create_time, revoked_time FROM refresh_tokens WHERE hash = ?", [.blob(hash)]) { s in
                 RefreshTokenRecord(uid: s.text(0), claims: (try BinaryValueCodec.decode(s.blob(1))).mapValue ?? [:],
                                    authTime: RowEncoding.time(s.int64(2)), createTime: RowEncoding.time(s.int64(3)),
@@ -227,9 +229,9 @@ public final class UserTable: Sendable {
 
     /// Revokes every live refresh token of a user; returns how many there were.
     @discardableResult
-    public func revokeRefreshTokens(uid: String) async throws -> Int {
-        let now = engine.writer.clock.now()
-        return try await engine.writer.withTransaction { db in try UserTable.revokeRefreshTokens(db, uid: uid, time: now) }
+    public func revokeAllRefreshTokens(uid: String) async throws -> Int {
+        let now = writer.clock.now()
+        return try await writer.withTransaction { db in try UserTable.revokeRefreshTokens(db, uid: uid, time: now) }
     }
 
     static func revokeRefreshTokens(_ db: Connection, uid: String, time: Timestamp) throws -> Int {
@@ -237,4 +239,19 @@ public final class UserTable: Sendable {
                    [.integer(RowEncoding.micros(time)), .text(uid)])
         return db.changes
     }
+}
+
+/// The auth service's view of the table (`UserRepository`), and the user event log's.
+extension UserTable: UserStorage {
+    public func user(uid: String) async throws -> UserRecord? { try get(uid: uid) }
+    public func user(email: String) async throws -> UserRecord? { try get(email: email) }
+    public func user(phoneNumber: String) async throws -> UserRecord? { try get(phoneNumber: phoneNumber) }
+    public func user(provider: String, providerUID: String) async throws -> UserRecord? { try get(provider: provider, providerUID: providerUID) }
+    public func storeRefreshToken(hash: [UInt8], uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) async throws {
+        try await storeRefreshToken(hash: hash, RefreshTokenRecord(uid: uid, claims: claims, authTime: authTime, createTime: createTime))
+    }
+    public func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp, revoked: Bool)? {
+        try refreshTokenRecord(hash: hash).map { ($0.uid, $0.claims, $0.authTime, $0.revokedTime != nil) }
+    }
+    public func revokeRefreshTokens(uid: String) async throws { try await revokeAllRefreshTokens(uid: uid) }
 }

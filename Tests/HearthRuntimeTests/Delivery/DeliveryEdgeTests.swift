@@ -1,7 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import HearthStore
 import HearthTesting
 import Testing
@@ -91,21 +91,21 @@ struct DeliveryEdgeTests {
     @Test("user-trigger cursors live apart from the change feed's, so they never hold back pruning")
     func userCursorsDoNotBlockPruning() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
-        let feedCursors = try await app.store.engine.cursors()
+        let feedCursors = try await app.runtime.store.engine.cursors()
         #expect(!feedCursors.keys.contains { $0.hasPrefix("user-trigger:") })
         #expect(try app.runtime.deliveries.userEventCursors().keys.sorted() == ["user-trigger:purge", "user-trigger:welcome"])
         try await app.write(["items/p": ["n": 1]])
         try await app.createUser(NewUser(uid: "prune"))
         await app.settle()
         await app.advance(by: .seconds(7200))
-        let pruned = try await app.store.engine.pruneChanges(committedBefore: app.clock.now())
+        let pruned = try await app.runtime.store.engine.pruneChanges(committedBefore: app.clock.now())
         #expect(pruned > 0, "every change was consumed by every feed cursor")
     }
 
     @Test("the engine prunes routed changes and user events past the retention, in batches, never one a cursor has not passed")
     func feedsPrunedByRetention() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"], configure: { $0.store.changeRetentionHours = 24 })
-        let engine = app.store.engine
+        let engine = app.runtime.store.engine
         func changeCount() async throws -> Int { try await engine.changes(after: 0, limit: 1_000_000).count }
         for n in 1...5 { try await app.write(["items/p": ["n": .int(Int64(n))]]) }
         await app.settle()
@@ -139,7 +139,7 @@ struct DeliveryEdgeTests {
         try await app.deleteUser("a")
         await app.settle()
         await app.advance(by: .seconds(7200))
-        let users = UserTable(engine: app.store.engine as! SQLiteEngine)
+        let users = UserTable(engine: app.runtime.store.engine as! SQLiteEngine)
         let events = try users.events(after: 0, limit: 100)
         #expect(events.map(\.sequence) == [4])
         try await app.deleteUser("b")

@@ -1,7 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import HearthStore
 import HearthTesting
 import Testing

@@ -2,7 +2,7 @@ import Foundation
 import HearthAuth
 import HearthHTTP
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import Testing
 
 /// One request of the callable protocol table and what must come back.

@@ -1,7 +1,7 @@
 import Foundation
 import HearthHTTP
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import Testing
 
 /// A runtime with the EchoUnit behind a real front door on an ephemeral 127.0.0.1 port.

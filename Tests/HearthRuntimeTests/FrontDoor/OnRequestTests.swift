@@ -1,7 +1,7 @@
 import Foundation
 import HearthHTTP
 import HearthModel
-@testable import HearthRuntime
+@_spi(Internals) @testable import HearthRuntime
 import Testing
 
 @Suite("onRequest functions and rewrites")

@@ -1,7 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthModel
-import HearthRuntime
+@_spi(Internals) import HearthRuntime
 
 /// Signatures and verifications per second, RS256 and ES256, and verification of a cached ID token.
 func runAuthBenchmark() async throws {
@@ -31,5 +31,5 @@ func runAuthBenchmark() async throws {
         _ = try await runtime.auth.verifyIDToken(idToken, checkRevoked: false)
     }
     print("ID token verification (RS256): first time \(fmt(uncached, 0))/s   cached \(fmt(cached, 0))/s   cached + revocation check (user read) \(fmt(cachedRevocation, 0))/s")
-    runtime.store.close()
+    runtime.close()
 }

@@ -41,7 +41,7 @@ func runDeliveryBenchmark() async throws {
     var nextDoc = 0
     func write() async throws {
         nextDoc += 1
-        try await runtime.store.commit([.create(try collection.document("d\(nextDoc)"), ["n": .int(Int64(nextDoc))])])
+        try await runtime.documents.commit([.create(try collection.document("d\(nextDoc)"), ["n": .int(Int64(nextDoc))])])
     }
 
     // 1. Steady 1,000 writes per second for 5 s, each on its own schedule (no catching up in bursts).
@@ -66,7 +66,7 @@ func runDeliveryBenchmark() async throws {
             group.addTask {
                 var n = 0
                 while clock.now - burstStart < .seconds(5) {
-                    _ = try? await runtime.store.commit([.create(try! collection.document("w\(w)-\(n)"), ["n": .int(Int64(n))])])
+                    _ = try? await runtime.documents.commit([.create(try! collection.document("w\(w)-\(n)"), ["n": .int(Int64(n))])])
                     n += 1
                 }
                 return n
@@ -111,5 +111,5 @@ func runDeliveryBenchmark() async throws {
     print("schedule fan-out: one tick enqueued 100,000 tasks in \(fmt(tickSeconds, 2)) s; all 100,000 ran \(fmt(drainSeconds, 2)) s after the tick started")
 
     await runtime.engine.stop(grace: .seconds(5))
-    runtime.store.close()
+    runtime.close()
 }

@@ -1,60 +1,36 @@
 import HearthModel
 import Synchronization
 
-/// The two feeds trigger functions read: document changes and user events.
-public enum Feed: Sendable, Hashable {
-    case changes
-    case userEvents
+/// The delivery queue in the SQLite database: deliveries, reserved task ids, schedule state and
+/// the feed cursors of trigger functions. Every change goes through the store's single writer, so
+/// claims, completions and enqueues are atomic; a claim is a lease in the database, so two
+/// processes sharing the file never run one delivery at once.
+final class SQLiteDeliveries: DeliveryStorage {
+    let writer: Writer
+    let readers: ReaderPool
+    /// Notified after the database gains deliveries (from this process).
+    let activity: WorkSignal
 
-    /// Where consumers' positions are kept: apart, because change-feed cursors decide how far the
-    /// change feed may be pruned.
-    var cursorTable: String {
-        switch self {
-        case .changes: return "consumers"
-        case .userEvents: return "user_event_cursors"
-        }
+    init(writer: Writer, readers: ReaderPool, activity: WorkSignal) {
+        self.writer = writer
+        self.readers = readers
+        self.activity = activity
     }
-}
 
-/// What one trigger function routed from a feed: its deliveries, each with the feed sequence it
-/// came from, and the position it read through (its cursor's new place).
-public struct FeedRoute: Sendable {
-    public var feed: Feed
-    public var cursor: String
-    public var through: Int64
-    public var deliveries: [(sequence: Int64, delivery: NewDelivery)]
-
-    public init(feed: Feed, cursor: String, through: Int64, deliveries: [(sequence: Int64, delivery: NewDelivery)]) {
-        self.feed = feed
-        self.cursor = cursor
-        self.through = through
-        self.deliveries = deliveries
-    }
-}
-
-/// The delivery queue in the runtime's SQLite database: deliveries, reserved task ids, schedule
-/// state and the feed cursors of trigger functions. Every change goes through the store's single
-/// writer, so claims, completions and enqueues are atomic; a claim is a lease in the database,
-/// so two processes sharing the file never run one delivery at once.
-public final class DeliveryStore: Sendable {
-    let engine: SQLiteEngine
-
-    public init(engine: SQLiteEngine) { self.engine = engine }
-
-    /// Called after the database gains deliveries, user events or changes (from this process).
-    public var activity: WorkSignal { engine.activity }
+    /// SQL for a delivery's state, from its named case.
+    static let pending = DeliveryState.pending.rawValue, running = DeliveryState.running.rawValue, dead = DeliveryState.dead.rawValue
 
     // MARK: adding
 
     /// Queues deliveries (those already queued, by function and event id, are skipped). Returns how
     /// many were new.
     @discardableResult
-    public func add(_ deliveries: [NewDelivery]) async throws -> Int {
+    func add(_ deliveries: [NewDelivery]) async throws -> Int {
         guard !deliveries.isEmpty else { return 0 }
-        let now = RowEncoding.micros(engine.writer.clock.now())
-        let added = try await engine.writer.withTransaction { db -> Int in
+        let now = RowEncoding.micros(writer.clock.now())
+        let added = try await writer.withTransaction { db -> Int in
             var added = 0
-            for d in deliveries { added += try DeliveryStore.insert(db, d, createTime: now, ifNew: true) ? 1 : 0 }
+            for d in deliveries { added += try SQLiteDeliveries.insert(db, d, createTime: now, ifNew: true) ? 1 : 0 }
             return added
         }
         if added > 0 { activity.notify(Set(deliveries.map(\.function))) }
@@ -67,20 +43,20 @@ public final class DeliveryStore: Sendable {
     /// one of them already routed (at or below the stored cursor) is skipped, so it is never queued
     /// twice, nor again after its delivery ran and was deleted. A cursor never moves back. Returns
     /// the deliveries queued and every named cursor's position after the transaction.
-    public func route(_ routes: [FeedRoute]) async throws -> (added: [NewDelivery], cursors: [String: Int64]) {
+    func route(_ routes: [FeedRoute]) async throws -> (added: [NewDelivery], cursors: [String: Int64]) {
         guard !routes.isEmpty else { return ([], [:]) }
-        let now = RowEncoding.micros(engine.writer.clock.now())
-        let result = try await engine.writer.withTransaction { db -> ([NewDelivery], [String: Int64]) in
+        let now = RowEncoding.micros(writer.clock.now())
+        let result = try await writer.withTransaction { db -> ([NewDelivery], [String: Int64]) in
             var added: [NewDelivery] = []
             var positions: [String: Int64] = [:]
             for route in routes {
                 let table = route.feed.cursorTable
                 let stored = try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(route.cursor)])
                 for (sequence, delivery) in route.deliveries where sequence > (stored ?? Int64.min) {
-                    if try DeliveryStore.insert(db, delivery, createTime: now, ifNew: true) { added.append(delivery) }
+                    if try SQLiteDeliveries.insert(db, delivery, createTime: now, ifNew: true) { added.append(delivery) }
                 }
                 let position = max(stored ?? route.through, route.through)
-                if position != stored { try DeliveryStore.setCursor(db, table, route.cursor, position, now: now) }
+                if position != stored { try SQLiteDeliveries.setCursor(db, table, route.cursor, position, now: now) }
                 positions[route.cursor] = position
             }
             return (added, positions)
@@ -91,11 +67,11 @@ public final class DeliveryStore: Sendable {
 
     /// Adds tasks to their queues in one transaction (all or none). A task id used in its queue
     /// within the dedupe window, or still queued, is `already-exists`.
-    public func enqueue(_ tasks: [TaskEnqueue]) async throws {
+    func enqueue(_ tasks: [TaskEnqueue]) async throws {
         guard !tasks.isEmpty else { return }
-        let now = engine.writer.clock.now()
-        try await engine.writer.withTransaction { db in
-            for task in tasks { try DeliveryStore.insertTask(db, task, now: now) }
+        let now = writer.clock.now()
+        try await writer.withTransaction { db in
+            for task in tasks { try SQLiteDeliveries.insertTask(db, task, now: now) }
         }
         activity.notify(Set(tasks.map(\.queue)))
     }
@@ -113,7 +89,7 @@ public final class DeliveryStore: Sendable {
             guard state == DeliveryState.dead.rawValue else {
                 throw HTTPSError(.alreadyExists, "a task with id '\(task.id)' is still queued in '\(task.queue)'")
             }
-            try db.run("DELETE FROM deliveries WHERE function = ? AND event_id = ? AND state = 2", [.text(task.queue), .text(task.id)])
+            try db.run("DELETE FROM deliveries WHERE function = ? AND event_id = ? AND state = \(Self.dead)", [.text(task.queue), .text(task.id)])
         }
         try db.run("INSERT OR REPLACE INTO task_ids(queue, id, enqueue_time) VALUES (?, ?, ?)",
                    [.text(task.queue), .text(task.id), .integer(RowEncoding.micros(now))])
@@ -132,9 +108,9 @@ public final class DeliveryStore: Sendable {
     }
 
     /// Removes a task that has not started yet; false when the queue has no such pending task.
-    public func deleteTask(queue: String, id: String) async throws -> Bool {
-        try await engine.writer.withTransaction { db in
-            try db.run("DELETE FROM deliveries WHERE function = ? AND event_id = ? AND state = 0", [.text(queue), .text(id)])
+    func deleteTask(queue: String, id: String) async throws -> Bool {
+        try await writer.withTransaction { db in
+            try db.run("DELETE FROM deliveries WHERE function = ? AND event_id = ? AND state = \(Self.pending)", [.text(queue), .text(id)])
             return db.changes > 0
         }
     }
@@ -143,8 +119,8 @@ public final class DeliveryStore: Sendable {
     /// `limit`, oldest first; returns how many. The newest event always stays: its sequence is the
     /// log's high-water mark, so sequences are never handed out twice.
     @discardableResult
-    public func pruneUserEvents(loggedBefore cutoff: Timestamp, limit: Int) async throws -> Int {
-        try await engine.writer.withTransaction { db in
+    func pruneUserEvents(loggedBefore cutoff: Timestamp, limit: Int) async throws -> Int {
+        try await writer.withTransaction { db in
             guard let last = try db.scalarInt("SELECT max(seq) FROM user_events"),
                   let first = try db.scalarInt("SELECT seq FROM user_events ORDER BY seq LIMIT 1") else { return 0 }
             let floor = try db.scalarInt("SELECT min(cursor) FROM user_event_cursors") ?? Int64.max
@@ -157,8 +133,8 @@ public final class DeliveryStore: Sendable {
 
     /// Forgets task ids reserved before `cutoff`; returns how many.
     @discardableResult
-    public func pruneTaskIDs(enqueuedBefore cutoff: Timestamp) async throws -> Int {
-        try await engine.writer.withTransaction { db in
+    func pruneTaskIDs(enqueuedBefore cutoff: Timestamp) async throws -> Int {
+        try await writer.withTransaction { db in
             try db.run("DELETE FROM task_ids WHERE enqueue_time < ?", [.integer(RowEncoding.micros(cutoff))])
             return db.changes
         }
@@ -166,49 +142,22 @@ public final class DeliveryStore: Sendable {
 
     // MARK: claiming and completing
 
-    /// What one function may claim: at most `limit` (this process's room), at most `concurrency`
-    /// running at once across every process sharing the database, and at most what the function's
-    /// shared token bucket (`rate` per second, holding up to `burst`) allows.
-    public struct ClaimRequest: Sendable {
-        public var function: String
-        public var limit: Int
-        public var concurrency: Int?
-        public var rate: Double?
-        public var burst: Double
-
-        public init(function: String, limit: Int, concurrency: Int? = nil, rate: Double? = nil, burst: Double = 1) {
-            self.function = function
-            self.limit = limit
-            self.concurrency = concurrency
-            self.rate = rate
-            self.burst = burst
-        }
-    }
-
-    /// What a claim found: the deliveries, and per function how many run now in all processes and
-    /// the tokens its shared bucket has left (nil without a rate).
-    public struct Claim: Sendable {
-        public var deliveries: [Delivery]
-        public var running: [String: Int]
-        public var tokens: [String: Double]
-    }
-
     /// Claims due deliveries (never one whose ordering key has an earlier delivery pending or
     /// running), marking them running under a lease held by `owner` until `leaseUntil`, and counting
     /// the attempt. Oldest due first. Limits hold across processes: running deliveries are counted
     /// in the database and token buckets live there, all inside the claim's transaction.
-    public func claim(_ requests: [ClaimRequest], now: Timestamp, owner: String,
-                      leaseUntil: (String) -> Timestamp) async throws -> Claim {
+    func claim(_ requests: [ClaimRequest], now: Timestamp, owner: String,
+               leaseUntil: (String) -> Timestamp) async throws -> Claim {
         let wanted = requests.filter { $0.limit > 0 }
         guard !wanted.isEmpty else { return Claim(deliveries: [], running: [:], tokens: [:]) }
         let nowMicros = RowEncoding.micros(now)
         let leases = Dictionary(wanted.map { ($0.function, RowEncoding.micros(leaseUntil($0.function))) }, uniquingKeysWith: { a, _ in a })
-        return try await engine.writer.withTransaction { db in
+        return try await writer.withTransaction { db in
             var result = Claim(deliveries: [], running: [:], tokens: [:])
             for request in wanted {
                 let function = request.function
                 var limit = request.limit
-                let running = Int(try db.scalarInt("SELECT count(*) FROM deliveries WHERE function = ? AND state = 1", [.text(function)]) ?? 0)
+                let running = Int(try db.scalarInt("SELECT count(*) FROM deliveries WHERE function = ? AND state = \(Self.running)", [.text(function)]) ?? 0)
                 if let concurrency = request.concurrency { limit = min(limit, max(0, concurrency - running)) }
                 var tokens: Double?
                 if let rate = request.rate {
@@ -224,19 +173,19 @@ public final class DeliveryStore: Sendable {
                 var claimed = 0
                 if limit > 0 {
                     let rows = try db.query("""
-                        SELECT \(DeliveryStore.columns) FROM deliveries AS d
-                        WHERE d.function = ? AND d.state = 0 AND d.due_time <= ?
+                        SELECT \(SQLiteDeliveries.columns) FROM deliveries AS d
+                        WHERE d.function = ? AND d.state = \(Self.pending) AND d.due_time <= ?
                           AND (d.ordering_key IS NULL OR NOT EXISTS (
                               SELECT 1 FROM deliveries AS e
-                              WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (0, 1)))
+                              WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (\(Self.pending), \(Self.running))))
                         ORDER BY d.due_time, d.id LIMIT ?
-                        """, [.text(function), .integer(nowMicros), .integer(Int64(limit))], DeliveryStore.row)
+                        """, [.text(function), .integer(nowMicros), .integer(Int64(limit))], SQLiteDeliveries.row)
                     for var d in rows {
                         d.attempts += 1
                         d.firstAttemptTime = d.firstAttemptTime ?? now
                         d.state = .running
                         try db.run("""
-                            UPDATE deliveries SET state = 1, attempts = ?, first_attempt_time = ?, lease_owner = ?, lease_until = ? WHERE id = ?
+                            UPDATE deliveries SET state = \(Self.running), attempts = ?, first_attempt_time = ?, lease_owner = ?, lease_until = ? WHERE id = ?
                             """, [.integer(Int64(d.attempts)), .integer(RowEncoding.micros(d.firstAttemptTime!)), .text(owner),
                                   .integer(leases[function]!), .integer(d.id)])
                         result.deliveries.append(d)
@@ -261,24 +210,24 @@ public final class DeliveryStore: Sendable {
     /// Records what became of attempts made under `owner`'s lease, in one transaction. An outcome
     /// for a delivery no longer running that attempt under that lease (dropped, or taken over after
     /// the lease ended) changes nothing.
-    public func complete(_ outcomes: [DeliveryOutcome], owner: String) async throws {
+    func complete(_ outcomes: [DeliveryOutcome], owner: String) async throws {
         guard !outcomes.isEmpty else { return }
-        let mine = "id = ? AND state = 1 AND lease_owner = ? AND attempts = ?"
-        try await engine.writer.withTransaction { db in
+        let mine = "id = ? AND state = \(Self.running) AND lease_owner = ? AND attempts = ?"
+        try await writer.withTransaction { db in
             for outcome in outcomes {
                 switch outcome {
                 case .succeeded(let id, let attempt):
                     try db.run("DELETE FROM deliveries WHERE \(mine)", [.integer(id), .text(owner), .integer(Int64(attempt))])
                 case .retry(let id, let attempt, let due, let error, let status):
                     try db.run("""
-                        UPDATE deliveries SET state = 0, due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
+                        UPDATE deliveries SET state = \(Self.pending), due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
                             executions = executions + ?
                         WHERE \(mine)
                         """, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(Self.executed(status)),
                               .integer(id), .text(owner), .integer(Int64(attempt))])
                 case .dead(let id, let attempt, let error, let status):
                     try db.run("""
-                        UPDATE deliveries SET state = 2, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
+                        UPDATE deliveries SET state = \(Self.dead), last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
                             executions = executions + ?
                         WHERE \(mine)
                         """, [.text(error), .integer(Int64(status)), .integer(Self.executed(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
@@ -296,11 +245,11 @@ public final class DeliveryStore: Sendable {
     /// dead-lettered instead ("process died during attempt N"), so a handler that kills its process
     /// is not run again forever. Functions `policy` does not know (nil) are made pending.
     @discardableResult
-    public func recoverLeases(owner: String?, now: Timestamp, policy: @Sendable (String) -> RetryPolicy? = { _ in nil }) async throws -> (pending: Int, dead: Int) {
-        try await engine.writer.withTransaction { db in
+    func recoverLeases(owner: String?, now: Timestamp, policy: @Sendable (String) -> RetryPolicy?) async throws -> (pending: Int, dead: Int) {
+        try await writer.withTransaction { db in
             let rows = try db.query("""
                 SELECT id, function, attempts, first_attempt_time FROM deliveries
-                WHERE state = 1 AND (lease_until <= ? OR lease_owner = ?)
+                WHERE state = \(Self.running) AND (lease_until <= ? OR lease_owner = ?)
                 """, [.integer(RowEncoding.micros(now)), owner.map { .text($0) } ?? .null]) { s in
                 (s.int64(0), s.text(1), Int(s.int64(2)), s.isNull(3) ? now : RowEncoding.time(s.int64(3)))
             }
@@ -308,11 +257,11 @@ public final class DeliveryStore: Sendable {
             for (id, function, attempts, first) in rows {
                 if let retry = policy(function), !retry.allowsRetry(afterAttempts: attempts, firstAttempt: first, next: now) {
                     try db.run("""
-                        UPDATE deliveries SET state = 2, last_error = ?, last_status = 500, lease_owner = NULL, lease_until = NULL WHERE id = ?
+                        UPDATE deliveries SET state = \(Self.dead), last_error = ?, last_status = 500, lease_owner = NULL, lease_until = NULL WHERE id = ?
                         """, [.text(DeliveryErrors.died(attempt: attempts)), .integer(id)])
                     recovered.dead += 1
                 } else {
-                    try db.run("UPDATE deliveries SET state = 0, lease_owner = NULL, lease_until = NULL WHERE id = ?", [.integer(id)])
+                    try db.run("UPDATE deliveries SET state = \(Self.pending), lease_owner = NULL, lease_until = NULL WHERE id = ?", [.integer(id)])
                     recovered.pending += 1
                 }
             }
@@ -324,48 +273,48 @@ public final class DeliveryStore: Sendable {
 
     /// When a function's earliest claimable delivery is due: a pending one with no earlier pending or
     /// running delivery of its ordering key (those wait their turn). Nil when none is pending.
-    public func nextClaimableDue(function: String) throws -> Timestamp? {
-        try engine.readers.withReader { db in
+    func nextClaimableDue(function: String) throws -> Timestamp? {
+        try readers.withReader { db in
             try db.query("""
                 SELECT d.due_time FROM deliveries AS d
-                WHERE d.function = ? AND d.state = 0
+                WHERE d.function = ? AND d.state = \(Self.pending)
                   AND (d.ordering_key IS NULL OR NOT EXISTS (
                       SELECT 1 FROM deliveries AS e
-                      WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (0, 1)))
+                      WHERE e.function = d.function AND e.ordering_key = d.ordering_key AND e.id < d.id AND e.state IN (\(Self.pending), \(Self.running))))
                 ORDER BY d.due_time LIMIT 1
                 """, [.text(function)]) { RowEncoding.time($0.int64(0)) }.first
         }
     }
 
     /// The earliest end of a lease among running deliveries.
-    public func nextLeaseEnd() throws -> Timestamp? {
-        try engine.readers.withReader { db in
-            try db.scalarInt("SELECT min(lease_until) FROM deliveries WHERE state = 1").map(RowEncoding.time)
+    func nextLeaseEnd() throws -> Timestamp? {
+        try readers.withReader { db in
+            try db.scalarInt("SELECT min(lease_until) FROM deliveries WHERE state = \(Self.running)").map(RowEncoding.time)
         }
     }
 
-    public func delivery(id: Int64) throws -> Delivery? {
-        try engine.readers.withReader { db in
-            try db.query("SELECT \(DeliveryStore.columns) FROM deliveries AS d WHERE d.id = ?", [.integer(id)], DeliveryStore.row).first
+    func delivery(id: Int64) throws -> Delivery? {
+        try readers.withReader { db in
+            try db.query("SELECT \(SQLiteDeliveries.columns) FROM deliveries AS d WHERE d.id = ?", [.integer(id)], SQLiteDeliveries.row).first
         }
     }
 
     /// Deliveries, oldest first, optionally only one function's and only one state's.
-    public func list(function: String? = nil, state: DeliveryState? = nil, limit: Int = 100) throws -> [Delivery] {
+    func list(function: String?, state: DeliveryState?, limit: Int) throws -> [Delivery] {
         var conditions: [String] = []
         var values: [SQLiteValue] = []
         if let function { conditions.append("d.function = ?"); values.append(.text(function)) }
         if let state { conditions.append("d.state = ?"); values.append(.integer(state.rawValue)) }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         values.append(.integer(Int64(limit)))
-        return try engine.readers.withReader { db in
-            try db.query("SELECT \(DeliveryStore.columns) FROM deliveries AS d \(whereClause) ORDER BY d.id LIMIT ?", values, DeliveryStore.row)
+        return try readers.withReader { db in
+            try db.query("SELECT \(SQLiteDeliveries.columns) FROM deliveries AS d \(whereClause) ORDER BY d.id LIMIT ?", values, SQLiteDeliveries.row)
         }
     }
 
     /// Counts by function and state, and each function's oldest pending due time.
-    public func counts() throws -> [String: DeliveryCounts] {
-        try engine.readers.withReader { db in
+    func counts() throws -> [String: DeliveryCounts] {
+        try readers.withReader { db in
             var out: [String: DeliveryCounts] = [:]
             let rows = try db.query("SELECT function, state, count(*), min(due_time) FROM deliveries GROUP BY function, state") {
                 ($0.text(0), $0.int64(1), Int($0.int64(2)), $0.int64(3))
@@ -390,10 +339,10 @@ public final class DeliveryStore: Sendable {
 
     /// Makes a dead delivery pending again, due at `now`, with its attempts reset. False when there
     /// is no dead delivery with that id.
-    public func retryDead(id: Int64, now: Timestamp) async throws -> Bool {
-        let done = try await engine.writer.withTransaction { db in
+    func retryDead(id: Int64, now: Timestamp) async throws -> Bool {
+        let done = try await writer.withTransaction { db in
             try db.run("""
-                UPDATE deliveries SET state = 0, attempts = 0, executions = 0, first_attempt_time = NULL, due_time = ? WHERE id = ? AND state = 2
+                UPDATE deliveries SET state = \(Self.pending), attempts = 0, executions = 0, first_attempt_time = NULL, due_time = ? WHERE id = ? AND state = \(Self.dead)
                 """, [.integer(RowEncoding.micros(now)), .integer(id)])
             return db.changes > 0
         }
@@ -402,9 +351,9 @@ public final class DeliveryStore: Sendable {
     }
 
     /// Deletes a delivery that is not running; false when there is none with that id (or it is running).
-    public func drop(id: Int64) async throws -> Bool {
-        try await engine.writer.withTransaction { db in
-            try db.run("DELETE FROM deliveries WHERE id = ? AND state != 1", [.integer(id)])
+    func drop(id: Int64) async throws -> Bool {
+        try await writer.withTransaction { db in
+            try db.run("DELETE FROM deliveries WHERE id = ? AND state != \(Self.running)", [.integer(id)])
             return db.changes > 0
         }
     }
@@ -412,16 +361,16 @@ public final class DeliveryStore: Sendable {
     // MARK: schedules
 
     /// A schedule's last firing instant, if it ever fired or was registered.
-    public func lastFire(schedule function: String) throws -> Timestamp? {
-        try engine.readers.withReader { db in
+    func lastFire(schedule function: String) throws -> Timestamp? {
+        try readers.withReader { db in
             try db.scalarInt("SELECT last_fire FROM schedules WHERE function = ?", [.text(function)]).map(RowEncoding.time)
         }
     }
 
     /// Records `instant` as a schedule's last firing without queueing anything (a new schedule
     /// starts from now), unless it already has a later one.
-    public func registerSchedule(_ function: String, at instant: Timestamp) async throws {
-        _ = try await engine.writer.withTransaction { db in
+    func registerSchedule(_ function: String, at instant: Timestamp) async throws {
+        _ = try await writer.withTransaction { db in
             try db.run("INSERT INTO schedules(function, last_fire) VALUES (?, ?) ON CONFLICT(function) DO NOTHING",
                        [.text(function), .integer(RowEncoding.micros(instant))])
         }
@@ -429,13 +378,13 @@ public final class DeliveryStore: Sendable {
 
     /// Fires a schedule for `instant`: queues `delivery` and records the instant, atomically, unless
     /// the schedule already fired at or after it (another process did). Returns whether it fired.
-    public func fire(schedule function: String, instant: Timestamp, delivery: NewDelivery) async throws -> Bool {
+    func fire(schedule function: String, instant: Timestamp, delivery: NewDelivery) async throws -> Bool {
         let micros = RowEncoding.micros(instant)
-        let fired = try await engine.writer.withTransaction { db -> Bool in
+        let fired = try await writer.withTransaction { db -> Bool in
             if let last = try db.scalarInt("SELECT last_fire FROM schedules WHERE function = ?", [.text(function)]), last >= micros { return false }
             try db.run("INSERT INTO schedules(function, last_fire) VALUES (?, ?) ON CONFLICT(function) DO UPDATE SET last_fire = excluded.last_fire",
                        [.text(function), .integer(micros)])
-            return try DeliveryStore.insert(db, delivery, createTime: RowEncoding.micros(engine.writer.clock.now()), ifNew: true)
+            return try SQLiteDeliveries.insert(db, delivery, createTime: RowEncoding.micros(writer.clock.now()), ifNew: true)
         }
         if fired { activity.notify([function]) }
         return fired
@@ -446,13 +395,13 @@ public final class DeliveryStore: Sendable {
     /// A consumer's cursor in a feed; a new one is created at the feed's end (read in the same
     /// transaction, so it counts what other processes committed), so a function added later sees
     /// only what happens from now on.
-    public func cursor(_ name: String, in feed: Feed) async throws -> Int64 {
+    func cursor(_ name: String, in feed: Feed) async throws -> Int64 {
         let table = feed.cursorTable
-        if let existing = try engine.readers.withReader({ db in try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(name)]) }) {
+        if let existing = try readers.withReader({ db in try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(name)]) }) {
             return existing
         }
-        let now = RowEncoding.micros(engine.writer.clock.now())
-        return try await engine.writer.withTransaction { db in
+        let now = RowEncoding.micros(writer.clock.now())
+        return try await writer.withTransaction { db in
             let end: Int64
             switch feed {
             case .changes: end = try Writer.feedEnd(db).sequence
@@ -465,14 +414,14 @@ public final class DeliveryStore: Sendable {
     }
 
     /// The user event log's cursors by name.
-    public func userEventCursors() throws -> [String: Int64] {
-        try engine.readers.withReader { db in
+    func userEventCursors() throws -> [String: Int64] {
+        try readers.withReader { db in
             Dictionary(try db.query("SELECT name, cursor FROM user_event_cursors") { ($0.text(0), $0.int64(1)) }, uniquingKeysWith: { a, _ in a })
         }
     }
 
-    public func removeUserEventCursor(_ name: String) async throws {
-        try await engine.writer.withTransaction { db in try db.run("DELETE FROM user_event_cursors WHERE name = ?", [.text(name)]) }
+    func removeUserEventCursor(_ name: String) async throws {
+        try await writer.withTransaction { db in try db.run("DELETE FROM user_event_cursors WHERE name = ?", [.text(name)]) }
     }
 
     static func setCursor(_ db: Connection, _ table: String, _ name: String, _ cursor: Int64, now: Int64) throws {
@@ -496,5 +445,16 @@ public final class DeliveryStore: Sendable {
                  state: DeliveryState(rawValue: s.int64(8)) ?? .pending, lastError: s.isNull(9) ? nil : s.text(9),
                  lastStatus: s.isNull(10) ? nil : Int(s.int64(10)), dispatchDeadline: s.isNull(11) ? nil : .seconds(double: s.double(11)),
                  createTime: RowEncoding.time(s.int64(12)), executions: Int(s.int64(13)))
+    }
+}
+
+extension Feed {
+    /// Where consumers' positions are kept: apart, because change-feed cursors decide how far the
+    /// change feed may be pruned.
+    var cursorTable: String {
+        switch self {
+        case .changes: return "consumers"
+        case .userEvents: return "user_event_cursors"
+        }
     }
 }
