@@ -63,7 +63,9 @@ let package = Package(
         .target(name: "HearthStore", dependencies: ["HearthModel", "CSQLite"]),
         .target(name: "HearthHTTP", dependencies: ["HearthModel", "CCurl", "CMicroHTTPD"]),
         .target(name: "HearthAuth", dependencies: ["HearthModel", "COpenSSL"]),
-        .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "HearthStore", "HearthHTTP", "HearthAuth"]),
+        // A TOML 1.0 parser knowing nothing of Hearth; the runtime's config reader uses it.
+        .target(name: "HearthTOML"),
+        .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML"]),
         // The CLI and the testing library use the runtime's facade only: nothing below it.
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel"]),
         .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel"]),
@@ -74,10 +76,11 @@ let package = Package(
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthModel", "HearthStore", "HearthRuntime", "HearthTesting"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "HearthTOMLTests", dependencies: ["HearthTOML", "HearthRuntime", "HearthModel", "HearthTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
-        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore", "HearthHTTP", "HearthAuth"], exclude: ["Fixtures"]),
+        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML"]),
         .testTarget(name: "MembersTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore", "HearthHTTP", "HearthTesting"], exclude: ["Fixtures"]),

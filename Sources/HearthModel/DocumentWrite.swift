@@ -11,19 +11,6 @@ public struct StoredDocument: Sendable, Hashable, Codable {
         self.createTime = createTime
         self.updateTime = updateTime
     }
-
-    /// As it crosses the unit boundary and the change feed.
-    public var value: Value {
-        ["path": .string(path.description), "fields": .map(fields), "createTime": .timestamp(createTime), "updateTime": .timestamp(updateTime)]
-    }
-
-    public init(value: Value) throws(HTTPSError) {
-        guard let p = value["path"]?.stringValue, case .map(let fields)? = value["fields"],
-              let c = value["createTime"]?.timestampValue, let u = value["updateTime"]?.timestampValue else {
-            throw .invalidArgument("malformed document")
-        }
-        self.init(path: try DocumentPath(p), fields: fields, createTime: c, updateTime: u)
-    }
 }
 
 /// A document in a listing: present, or only the parent of documents in its subcollections.

@@ -47,15 +47,4 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     public func hash(into hasher: inout Hasher) {
         for f in fields { hasher.combine(f.name); hasher.combine(f.value) }
     }
-
-    /// As it crosses the unit boundary: an array of [name, value] pairs.
-    public var value: Value { .array(fields.map { .array([.string($0.name), .string($0.value)]) }) }
-
-    public init(value: Value?) {
-        fields = (value?.arrayValue ?? []).compactMap { pair in
-            guard let p = pair.arrayValue, p.count == 2, let n = p[0].stringValue, let v = p[1].stringValue else { return nil }
-            return (n, v)
-        }
-    }
 }
-

@@ -9,6 +9,8 @@ import Synchronization
 public protocol RandomSource: Sendable {
     /// 64 uniformly random bits.
     func next() -> UInt64
+    /// A seed for an invocation's own generator (128 bits).
+    func seed() -> RandomSeed
 }
 
 extension RandomSource {
@@ -24,7 +26,6 @@ extension RandomSource {
         return AutoID.make(length: length, using: &generator)
     }
 
-    /// A seed for an invocation's own generator.
     public func seed() -> RandomSeed { RandomSeed(high: next(), low: next()) }
 
     /// `count` random bytes.
@@ -49,22 +50,24 @@ public final class SystemRandom: RandomSource {
     private struct Pool {
         var words = [UInt64](repeating: 0, count: 64)
         var used = 64
+
+        mutating func take() -> UInt64 {
+            if used == words.count {
+                words.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
+                used = 0
+            }
+            defer { used += 1 }
+            return words[used]
+        }
     }
 
     private let pool = Mutex(Pool())
 
     public init() {}
 
-    public func next() -> UInt64 {
-        pool.withLock { p in
-            if p.used == p.words.count {
-                p.words.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
-                p.used = 0
-            }
-            defer { p.used += 1 }
-            return p.words[p.used]
-        }
-    }
+    public func next() -> UInt64 { pool.withLock { $0.take() } }
+
+    public func seed() -> RandomSeed { pool.withLock { RandomSeed(high: $0.take(), low: $0.take()) } }
 }
 
 /// A deterministic source for tests and replay: the same seed gives the same numbers.

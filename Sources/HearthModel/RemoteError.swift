@@ -39,17 +39,4 @@ public struct RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         "\(code.rawValue): \(message)" + (debug.map { " (\($0))" } ?? "")
     }
-
-    public var value: Value {
-        var m: [String: Value] = ["code": .string(code.rawValue), "message": .string(message)]
-        if let details { m["details"] = details }
-        if let debug { m["debug"] = .string(debug) }
-        return .map(m)
-    }
-
-    public init(value: Value) {
-        let code = value["code"]?.stringValue.flatMap(FunctionsErrorCode.init(name:)) ?? .internal
-        self.init(code: code, message: value["message"]?.stringValue ?? "INTERNAL",
-                  details: value["details"], debug: value["debug"]?.stringValue)
-    }
 }

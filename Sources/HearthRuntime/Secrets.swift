@@ -1,5 +1,6 @@
 import Foundation
 import HearthModel
+import HearthTOML
 
 /// Secrets by name: from the environment first, then from the secrets file (a TOML table of strings
 /// readable only by its owner). Values never reach logs, errors or responses.

@@ -62,22 +62,27 @@ struct ErrorCodeTests {
 
 @Suite("Errors across the unit boundary")
 struct RemoteErrorTests {
-    @Test("a remote error survives its value form, keeping code, message, details and debug")
-    func valueRoundTrip() {
+    @Test("a remote error survives its wire form, keeping code, message, details and debug")
+    func wireRoundTrip() throws {
         let error = RemoteError(code: .permissionDenied, message: "no", details: ["why": "owner"], debug: "uid mismatch")
-        #expect(error.value == ["code": "permission-denied", "message": "no", "details": ["why": "owner"], "debug": "uid mismatch"])
-        #expect(RemoteError(value: error.value) == error)
+        #expect(try RemoteError(wireBytes: error.wireBytes) == error)
         #expect(error.description == "permission-denied: no (uid mismatch)")
         #expect(error.httpsError == HTTPSError(.permissionDenied, "no", details: ["why": "owner"]))
     }
 
-    @Test("a malformed error value falls back to internal")
-    func malformedValue() {
-        let fromNothing = RemoteError(value: .null)
-        #expect(fromNothing.code == .internal)
-        #expect(fromNothing.message == "INTERNAL")
-        #expect(RemoteError(value: ["code": "NOT_FOUND", "message": "gone"]).code == .notFound)
-        #expect(RemoteError(value: ["code": "bogus", "message": "m"]).code == .internal)
+    @Test("an error code the reader does not know becomes internal; canonical names are read too")
+    func unknownCode() throws {
+        func decode(code: String) throws -> RemoteError {
+            var w = WireWriter()
+            w.string(code)
+            w.string("m")
+            w.write(Value?.none)
+            w.write(String?.none)
+            return try RemoteError(wireBytes: w.finish())
+        }
+        #expect(try decode(code: "bogus").code == .internal)
+        #expect(try decode(code: "NOT_FOUND").code == .notFound)
+        #expect(try decode(code: "not-found").code == .notFound)
     }
 
     @Test("wrapping keeps Firebase errors, maps cancellation and hides anything else")
@@ -93,7 +98,6 @@ struct RemoteErrorTests {
         #expect(hidden.message == "INTERNAL")
         #expect(hidden.debug == "db password is hunter2")
         #expect(hidden.httpsError.message == "INTERNAL")
-        #expect(hidden.value["message"] == "INTERNAL")
     }
 }
 

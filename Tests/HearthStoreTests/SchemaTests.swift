@@ -149,7 +149,8 @@ struct SchemaTests {
             let user = UserRecord(uid: "u3", email: "u3@example.com", metadata: .init(creationTime: t))
             let legacy: [(function: String, event: String, payload: [UInt8])] = [
                 ("onItem", "7", BinaryValueCodec.encode(["id": "7", "time": .timestamp(t), "kind": "created", "path": "items/a",
-                                                         "params": ["itemId": "a"], "after": doc.value])),
+                                                         "params": ["itemId": "a"], "after": ["path": "items/a", "fields": .map(doc.fields),
+                                                                   "createTime": .timestamp(t), "updateTime": .timestamp(t)]])),
                 ("work", "t1", BinaryValueCodec.encode(["data": ["n": 1], "scheduledTime": .timestamp(t)])),
                 ("tick", "2023-11-14T22:13:20Z", BinaryValueCodec.encode(["jobName": "tick", "scheduleTime": .timestamp(t)])),
                 ("purge", "user-3", BinaryValueCodec.encode(["id": "user-3", "time": .timestamp(t), "kind": "deleted", "user": try ValueEncoder().encode(user)])),

@@ -32,8 +32,7 @@ struct ConfigParseCommand: Command {
             return ExitCode.failure
         }
         do {
-            let table = try TOML.parse(text)
-            io.out(JSONWriter.string(table.jsonValue, options: .pretty))
+            io.out(JSONWriter.string(try RuntimeConfig.json(parsingTOML: text), options: .pretty))
             return ExitCode.success
         } catch {
             io.err("\(file): \(error)")

@@ -43,12 +43,12 @@ public struct WireWriter {
         for item in items { item.encode(to: &self) }
     }
 
-    /// A map of strings, keys in sorted order (so equal maps give equal bytes).
+    /// A map of strings (in the dictionary's order).
     public mutating func stringMap(_ map: [String: String]) {
         varint(UInt64(map.count))
-        for key in map.keys.sorted() {
+        for (key, value) in map {
             string(key)
-            string(map[key]!)
+            string(value)
         }
     }
 

@@ -1,4 +1,5 @@
 import HearthModel
+import HearthTOML
 
 /// A configuration problem: the key path and what is wrong with it.
 public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import HearthModel
 import HearthStore
+import HearthTOML
 
 /// The runtime's configuration, read from `runtime.toml`. Every key is optional; the defaults are
 /// listed in the README and printed by `hearth config show`.

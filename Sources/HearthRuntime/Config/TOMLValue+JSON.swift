@@ -1,4 +1,5 @@
 import HearthModel
+import HearthTOML
 
 extension TOMLValue {
     /// The value as plain JSON, the form `hearth config parse` prints.
@@ -21,14 +22,10 @@ extension TOMLValue {
             if d.isInfinite { return .string(d < 0 ? "-inf" : "inf") }
             return .double(d)
         case .boolean(let b): return .bool(b)
-        case .offsetDateTime(let t):
-            return .string(TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(t, fractionDigits: 6, to: &$0) })
-        case .localDateTime(let t):
-            return .string(TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(t, fractionDigits: 6, to: &$0) })
-        case .localDate(let d):
-            return .string(d.description)
-        case .localTime(let t):
-            return .string(TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(t, fractionDigits: 6, to: &$0) })
+        case .offsetDateTime(let t): return .string(t.formatted(fractionDigits: 6))
+        case .localDateTime(let t): return .string(t.formatted(fractionDigits: 6))
+        case .localDate(let d): return .string(d.description)
+        case .localTime(let t): return .string(t.formatted(fractionDigits: 6))
         case .array(let items): return .array(items.map(\.jsonValue))
         case .table(let table): return table.jsonValue
         }
@@ -42,5 +39,13 @@ extension TOMLTable {
         map.reserveCapacity(count)
         for (key, value) in entries { map[key] = value.jsonValue }
         return .map(map)
+    }
+}
+
+extension RuntimeConfig {
+    /// A TOML document as plain JSON (`hearth config parse`); see `TOMLValue.jsonValue`. The error
+    /// names the line and column.
+    public static func json(parsingTOML text: String) throws -> Value {
+        try TOML.parse(text).jsonValue
     }
 }

@@ -25,7 +25,12 @@ enum LegacyPayload {
         func string(_ key: String) throws -> String { guard let s = value[key]?.stringValue else { throw Unreadable() }; return s }
         func time(_ key: String) throws -> Timestamp { guard let t = value[key]?.timestampValue else { throw Unreadable() }; return t }
         if value["path"] != nil {
-            func document(_ key: String) throws -> StoredDocument? { try value[key].map { try StoredDocument(value: $0) } }
+            func document(_ key: String) throws -> StoredDocument? {
+                guard let d = value[key] else { return nil }
+                guard let p = d["path"]?.stringValue, case .map(let fields)? = d["fields"],
+                      let c = d["createTime"]?.timestampValue, let u = d["updateTime"]?.timestampValue else { throw Unreadable() }
+                return StoredDocument(path: try DocumentPath(p), fields: fields, createTime: c, updateTime: u)
+            }
             var params: [String: String] = [:]
             for (k, v) in value["params"]?.mapValue ?? [:] { params[k] = v.stringValue }
             guard let kind = ChangeKind(rawValue: try string("kind")) else { throw Unreadable() }

@@ -1,6 +1,7 @@
 import Foundation
 import HearthHTTP
 import HearthModel
+import HearthTOML
 @_spi(Internals) @testable import HearthRuntime
 import Testing
 

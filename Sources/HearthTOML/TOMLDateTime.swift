@@ -137,21 +137,30 @@ extension TOMLLocalDate: CustomStringConvertible {
 
 extension TOMLLocalTime: CustomStringConvertible {
     /// `HH:MM:SS[.fffffffff]`, with trailing zeros of the fraction dropped.
-    public var description: String {
-        TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(self, fractionDigits: 9, to: &$0) }
+    public var description: String { formatted(fractionDigits: 9) }
+
+    /// `HH:MM:SS[.fff…]` with the fraction truncated to `fractionDigits` (0 to 9), trailing zeros dropped.
+    public func formatted(fractionDigits: Int) -> String {
+        TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(self, fractionDigits: fractionDigits, to: &$0) }
     }
 }
 
 extension TOMLLocalDateTime: CustomStringConvertible {
     /// `YYYY-MM-DDTHH:MM:SS[.fffffffff]`.
-    public var description: String {
-        TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(self, fractionDigits: 9, to: &$0) }
+    public var description: String { formatted(fractionDigits: 9) }
+
+    /// RFC 3339 without an offset, the fraction truncated to `fractionDigits`.
+    public func formatted(fractionDigits: Int) -> String {
+        TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(self, fractionDigits: fractionDigits, to: &$0) }
     }
 }
 
 extension TOMLOffsetDateTime: CustomStringConvertible {
     /// `YYYY-MM-DDTHH:MM:SS[.fffffffff]` followed by `Z` for a zero offset, else `±HH:MM`.
-    public var description: String {
-        TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(self, fractionDigits: 9, to: &$0) }
+    public var description: String { formatted(fractionDigits: 9) }
+
+    /// RFC 3339, the fraction truncated to `fractionDigits`.
+    public func formatted(fractionDigits: Int) -> String {
+        TOMLDateTimeFormat.string { TOMLDateTimeFormat.append(self, fractionDigits: fractionDigits, to: &$0) }
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import HearthModel
-@_spi(Internals) import HearthRuntime
+import HearthRuntime
+import HearthTesting
+@testable import HearthTOML
 import Testing
 
 @Suite("TOML parser")

@@ -1,148 +1,94 @@
-// The four string forms (https://toml.io/en/v1.0.0#string). Strings without escapes or CRLFs are
-// sliced straight from the input; the others are assembled in `scratch`.
+// The four string forms (https://toml.io/en/v1.0.0#string), read by one scanner.
+
+/// One of TOML's four string forms: which quote delimits it, whether it spans lines, and how its
+/// errors read. Basic strings (`"`) have escapes; literal strings (`'`) are verbatim.
+struct TOMLStringForm {
+    let quote: UInt8
+    let multiline: Bool
+    /// "unterminated …", at the opening quote.
+    let unterminated: String
+    /// What a disallowed character is told: "must be escaped in a string" / "is not allowed in a literal string".
+    let disallowed: String
+    /// For a single-line form reaching a newline: "basic" / "literal".
+    let kind: String
+
+    var escapes: Bool { quote == UInt8(ascii: "\"") }
+
+    static let basic = TOMLStringForm(quote: UInt8(ascii: "\""), multiline: false, unterminated: "unterminated string",
+                                      disallowed: "must be escaped in a string", kind: "basic")
+    static let multilineBasic = TOMLStringForm(quote: UInt8(ascii: "\""), multiline: true, unterminated: "unterminated multi-line string",
+                                               disallowed: "must be escaped in a string", kind: "basic")
+    static let literal = TOMLStringForm(quote: UInt8(ascii: "'"), multiline: false, unterminated: "unterminated literal string",
+                                        disallowed: "is not allowed in a literal string", kind: "literal")
+    static let multilineLiteral = TOMLStringForm(quote: UInt8(ascii: "'"), multiline: true, unterminated: "unterminated multi-line literal string",
+                                                 disallowed: "is not allowed in a literal string", kind: "literal")
+
+    /// A byte that is content as it is: printable ASCII other than the quote (and, with escapes, the
+    /// backslash), or any byte of a non-ASCII scalar.
+    @inline(__always) func isPlain(_ c: UInt8) -> Bool {
+        c >= 0x20 && c != 0x7F && c != TOMLParser.eof && c != quote && !(escapes && c == UInt8(ascii: "\\"))
+    }
+}
 
 extension TOMLParser {
-    /// `"…"`: one line, escapes, no control characters but tab.
-    mutating func parseBasicString() throws(TOMLFailure) -> String {
+    /// Reads a string of `form` starting at its opening quote(s). Strings without escapes or CRLFs
+    /// are sliced straight from the input; the others are assembled in `scratch`.
+    ///
+    /// - `"…"`: one line, escapes, no control characters but tab.
+    /// - `"""…"""`: a newline right after the opening quotes is dropped, CRLF reads as LF, a
+    ///   backslash at the end of a line swallows the following whitespace and newlines, and up to two
+    ///   quotes may precede the closing three.
+    /// - `'…'`: one line, verbatim, no control characters but tab.
+    /// - `'''…'''`: verbatim except that a newline right after the opening quotes is dropped and CRLF
+    ///   reads as LF; up to two apostrophes may precede the closing three.
+    mutating func parseString(_ form: TOMLStringForm) throws(TOMLFailure) -> String {
         let open = i
-        i += 1
+        i += form.multiline ? 3 : 1
+        if form.multiline { skipNewlineAfterOpeningDelimiter() }
         var runStart = i
         var assembled = false
+        scratch.removeAll(keepingCapacity: true)
         while true {
             let c = byte(i)
-            if Self.isPlainStringByte(c) {
+            if form.isPlain(c) {
                 i += 1
                 continue
             }
             switch c {
-            case UInt8(ascii: "\""):
-                let text = makeString(runStart, i, assembled: assembled)
-                i += 1
-                return text
-            case UInt8(ascii: "\\"):
-                if !assembled { scratch.removeAll(keepingCapacity: true) }
+            case form.quote:
+                guard form.multiline else {
+                    let text = makeString(runStart, i, assembled: assembled)
+                    i += 1
+                    return text
+                }
+                if let end = try closingDelimiter(c) {
+                    let text = makeString(runStart, end.contentEnd, assembled: assembled)
+                    i = end.next
+                    return text
+                }
+            case UInt8(ascii: "\\") where form.escapes:
                 assembled = true
                 appendInput(runStart, i)
-                try parseEscape(multiline: false)
+                try parseEscape(multiline: form.multiline)
                 runStart = i
             case 0x09:
                 i += 1
-            case 0x0A, 0x0D:
-                guard c == 0x0A || byte(i + 1) == 0x0A else { throw fail("\(describe(at: i)) must be escaped in a string") }
-                throw fail("unterminated string: a basic string must end on the line where it starts")
-            case Self.eof:
-                throw fail("unterminated string", at: open)
-            default:
-                throw fail("\(describe(at: i)) must be escaped in a string")
-            }
-        }
-    }
-
-    /// `"""…"""`: a newline right after the opening quotes is dropped, CRLF reads as LF, a backslash
-    /// at the end of a line swallows the following whitespace and newlines, and up to two quotes may
-    /// precede the closing three.
-    mutating func parseMultilineBasicString() throws(TOMLFailure) -> String {
-        let open = i
-        i += 3
-        skipNewlineAfterOpeningDelimiter()
-        var runStart = i
-        var assembled = false
-        scratch.removeAll(keepingCapacity: true)
-        while true {
-            let c = byte(i)
-            if Self.isPlainStringByte(c) {
+            case 0x0A where form.multiline:
                 i += 1
-                continue
-            }
-            switch c {
-            case UInt8(ascii: "\""):
-                if let end = try closingDelimiter(c) {
-                    let text = makeString(runStart, end.contentEnd, assembled: assembled)
-                    i = end.next
-                    return text
-                }
-            case UInt8(ascii: "\\"):
-                assembled = true
-                appendInput(runStart, i)
-                try parseEscape(multiline: true)
-                runStart = i
-            case 0x09, 0x0A:
-                i += 1
-            case 0x0D:
+            case 0x0D where form.multiline:
                 try skipCRLFInString(runStart: &runStart, assembled: &assembled)
-            case Self.eof:
-                throw fail("unterminated multi-line string", at: open)
-            default:
-                throw fail("\(describe(at: i)) must be escaped in a string")
-            }
-        }
-    }
-
-    /// `'…'`: one line, taken verbatim, no control characters but tab.
-    mutating func parseLiteralString() throws(TOMLFailure) -> String {
-        let open = i
-        i += 1
-        let start = i
-        while true {
-            let c = byte(i)
-            if (c >= 0x20 && c != 0x7F && c != Self.eof && c != UInt8(ascii: "'")) || c == 0x09 {
-                i += 1
-                continue
-            }
-            switch c {
-            case UInt8(ascii: "'"):
-                let text = makeString(start, i, assembled: false)
-                i += 1
-                return text
             case 0x0A, 0x0D:
-                guard c == 0x0A || byte(i + 1) == 0x0A else { throw fail("\(describe(at: i)) is not allowed in a literal string") }
-                throw fail("unterminated string: a literal string must end on the line where it starts")
+                guard c == 0x0A || byte(i + 1) == 0x0A else { throw fail("\(describe(at: i)) \(form.disallowed)") }
+                throw fail("unterminated string: a \(form.kind) string must end on the line where it starts")
             case Self.eof:
-                throw fail("unterminated literal string", at: open)
+                throw fail(form.unterminated, at: open)
             default:
-                throw fail("\(describe(at: i)) is not allowed in a literal string")
-            }
-        }
-    }
-
-    /// `'''…'''`: verbatim except that a newline right after the opening quotes is dropped and CRLF
-    /// reads as LF; up to two apostrophes may precede the closing three.
-    mutating func parseMultilineLiteralString() throws(TOMLFailure) -> String {
-        let open = i
-        i += 3
-        skipNewlineAfterOpeningDelimiter()
-        var runStart = i
-        var assembled = false
-        scratch.removeAll(keepingCapacity: true)
-        while true {
-            let c = byte(i)
-            if (c >= 0x20 && c != 0x7F && c != Self.eof && c != UInt8(ascii: "'")) || c == 0x09 || c == 0x0A {
-                i += 1
-                continue
-            }
-            switch c {
-            case UInt8(ascii: "'"):
-                if let end = try closingDelimiter(c) {
-                    let text = makeString(runStart, end.contentEnd, assembled: assembled)
-                    i = end.next
-                    return text
-                }
-            case 0x0D:
-                try skipCRLFInString(runStart: &runStart, assembled: &assembled)
-            case Self.eof:
-                throw fail("unterminated multi-line literal string", at: open)
-            default:
-                throw fail("\(describe(at: i)) is not allowed in a literal string")
+                throw fail("\(describe(at: i)) \(form.disallowed)")
             }
         }
     }
 
     // MARK: - Pieces
-
-    /// Printable ASCII other than `"`, `\` and DEL, or any byte of a non-ASCII scalar.
-    @inline(__always) static func isPlainStringByte(_ c: UInt8) -> Bool {
-        c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") && c != 0x7F && c != eof
-    }
 
     /// At a run of `quote` inside a multi-line string: nil (and past the run) when it is shorter than
     /// three; otherwise where the content ends and where parsing resumes. The first three quotes close

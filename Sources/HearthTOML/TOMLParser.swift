@@ -146,7 +146,7 @@ struct TOMLParser {
         }
         if c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") {
             if byte(i + 1) == c && byte(i + 2) == c { throw fail("a multi-line string cannot be used as a key") }
-            let name = c == UInt8(ascii: "\"") ? try parseBasicString() : try parseLiteralString()
+            let name = try parseString(c == UInt8(ascii: "\"") ? .basic : .literal)
             return TOMLKeyPart(name: name, offset: start)
         }
         throw fail("expected a key, found \(describe(at: i))")
@@ -169,11 +169,11 @@ struct TOMLParser {
         let c = byte(i)
         switch c {
         case UInt8(ascii: "\""):
-            if byte(i + 1) == c && byte(i + 2) == c { return .string(try parseMultilineBasicString()) }
-            return .string(try parseBasicString())
+            if byte(i + 1) == c && byte(i + 2) == c { return .string(try parseString(.multilineBasic)) }
+            return .string(try parseString(.basic))
         case UInt8(ascii: "'"):
-            if byte(i + 1) == c && byte(i + 2) == c { return .string(try parseMultilineLiteralString()) }
-            return .string(try parseLiteralString())
+            if byte(i + 1) == c && byte(i + 2) == c { return .string(try parseString(.multilineLiteral)) }
+            return .string(try parseString(.literal))
         case UInt8(ascii: "t"):
             try expectWord("true")
             return .boolean(true)
