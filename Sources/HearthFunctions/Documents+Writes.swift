@@ -2,19 +2,42 @@ import HearthModel
 import Synchronization
 
 /// Writes and task enqueues buffered by a batch or a transaction until they commit.
+/// Once committed (`seal`), they take nothing more: a batch is committed once, as Firestore's.
 final class PendingWrites: Sendable {
-    private let state = Mutex<(writes: [DocumentWrite], enqueues: [TaskSpec])>(([], []))
+    private let state = Mutex<(writes: [DocumentWrite], enqueues: [TaskSpec], sealed: Bool)>(([], [], false))
 
-    var contents: (writes: [DocumentWrite], enqueues: [TaskSpec]) { state.withLock { $0 } }
+    var contents: (writes: [DocumentWrite], enqueues: [TaskSpec]) { state.withLock { ($0.writes, $0.enqueues) } }
     var writeCount: Int { state.withLock { $0.writes.count } }
     var isEmpty: Bool { state.withLock { $0.writes.isEmpty } }
 
-    func add(_ write: DocumentWrite) { state.withLock { $0.writes.append(write) } }
-    func add(_ task: TaskSpec) { state.withLock { $0.enqueues.append(task) } }
+    func add(_ write: DocumentWrite) throws { try change { $0.writes.append(write) } }
+    func add(_ task: TaskSpec) throws { try change { $0.enqueues.append(task) } }
+
+    private func change(_ body: (inout (writes: [DocumentWrite], enqueues: [TaskSpec], sealed: Bool)) -> Void) throws {
+        try state.withLock { s in
+            guard !s.sealed else { throw PendingWrites.committed }
+            body(&s)
+        }
+    }
+
+    /// Takes the contents to commit, and refuses any later change or commit.
+    func seal() throws -> (writes: [DocumentWrite], enqueues: [TaskSpec]) {
+        try state.withLock { s in
+            guard !s.sealed else { throw PendingWrites.committed }
+            s.sealed = true
+            return (s.writes, s.enqueues)
+        }
+    }
+
+    static let committed = HTTPSError(.failedPrecondition, "a write batch can no longer be used after commit() has been called")
 }
 
-/// Writes committed together, atomically (at most 500), with any tasks enqueued on it: all of them
-/// or none.
+/// Writes committed together, atomically (at most 500; more is `invalid-argument` at commit), with
+/// any tasks enqueued on it: all of them or none. Adding a write only encodes it (a non-map `data`
+/// or an invalid field path throws `invalid-argument` at once); preconditions (`already-exists`,
+/// `not-found`, `failed-precondition`) and task checks are met or refused at `commit()`, failing
+/// the whole batch. Writes apply in the order added, as `DocumentReference`'s methods of the same
+/// names would. Unlike a transaction, a batch reads nothing and is never retried.
 ///
 /// ```swift
 /// let batch = req.documents.batch()
@@ -29,33 +52,49 @@ public final class WriteBatch: Sendable {
 
     init(channel: HostChannel) { self.channel = channel }
 
-    /// The writes added so far.
+    /// The writes added so far (task enqueues not counted).
     public var count: Int { pending.writeCount }
 
-    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.create, ref.path, data)) }
-    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.set, ref.path, data)) }
+    /// Creates the document at commit; the commit fails with `already-exists` if it exists.
+    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try pending.add(try DocumentsWire.write(.create, ref.path, data)) }
+    /// Replaces the document with `data` at commit (creating it if needed).
+    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try pending.add(try DocumentsWire.write(.set, ref.path, data)) }
+    /// Merges `data` into the document at commit (see `DocumentReference.set(_:merge:mergeFields:)`).
     public func set<T: Encodable>(_ ref: DocumentReference, _ data: T, merge: Bool, mergeFields: [String]? = nil) throws {
-        pending.add(try DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
+        try pending.add(try DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
     }
-    public func update(_ ref: DocumentReference, _ fields: [String: FieldValue]) throws { pending.add(try DocumentsWire.update(ref.path, fields)) }
-    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) { pending.add(.delete(ref.path, precondition: precondition)) }
+    /// Updates fields by dotted path at commit; the commit fails with `not-found` if the document does not exist.
+    public func update(_ ref: DocumentReference, _ fields: [String: FieldValue]) throws { try pending.add(try DocumentsWire.update(ref.path, fields)) }
+    /// Deletes the document at commit (nothing happens if it does not exist, unless `precondition` says so).
+    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) throws { try pending.add(.delete(ref.path, precondition: precondition)) }
 
-    /// Adds a task to `queue` when the batch commits (and not if it fails).
+    /// Adds a task to `queue` when the batch commits (and not if it fails). The task is checked at
+    /// commit, failing the batch: `not-found` for a queue no `onTaskDispatched` function has,
+    /// `already-exists` for an id already used within the dedupe window, `invalid-argument` for a
+    /// payload over 1 MiB as JSON or a start more than 30 days ahead. Throws at once only when the
+    /// payload does not encode or `options` give both `scheduleDelay` and `scheduleTime`.
     public func enqueue<T: Encodable>(_ queue: String, _ payload: T, options: TaskOptions = TaskOptions()) throws {
-        pending.add(try options.spec(queue: queue, payload))
+        try pending.add(try options.spec(queue: queue, payload))
     }
 
-    /// Commits every write and enqueue, or none of them.
+    /// Commits every write and enqueue, or none of them, and returns one `WriteResult` per write, in
+    /// order (an empty batch commits nothing and returns `[]`). The commit's changes then reach
+    /// document triggers. A batch commits once: a second `commit()`, or a write added after the
+    /// first, is `failed-precondition`.
     @discardableResult
     public func commit() async throws -> [WriteResult] {
-        let (writes, enqueues) = pending.contents
+        let (writes, enqueues) = try pending.seal()
         guard !writes.isEmpty || !enqueues.isEmpty else { return [] }
         return try await channel.call(Boundary.Commit(writes: writes, enqueues: enqueues)).writeResults
     }
 }
 
-/// A transaction in `Documents.runTransaction`: read with `get` and `getDocuments`, then write;
-/// writes (and enqueues) are buffered until the body returns, then committed together.
+/// A transaction in `Documents.runTransaction`: read with `get`, `exists` and `getDocuments`, then
+/// write; writes (at most 500) and enqueues are buffered until the body returns, then committed
+/// together, or not at all. Every read must come before the first write (`invalid-argument`
+/// otherwise). A write whose precondition fails at commit (`already-exists` for `create`,
+/// `not-found` for `update`) fails `runTransaction` without a retry. Do not keep a transaction
+/// past its body: it ends when the body returns.
 public final class Transaction: Sendable {
     let id: UInt64
     let channel: HostChannel
@@ -66,16 +105,20 @@ public final class Transaction: Sendable {
         self.channel = channel
     }
 
-    /// Adds a task to `queue` if the transaction commits (a retried transaction enqueues once).
+    /// Adds a task to `queue` if the transaction commits (a retried transaction enqueues once: only
+    /// the attempt that commits does). The task is checked at commit as in `WriteBatch.enqueue`.
     public func enqueue<T: Encodable>(_ queue: String, _ payload: T, options: TaskOptions = TaskOptions()) throws {
-        pending.add(try options.spec(queue: queue, payload))
+        try pending.add(try options.spec(queue: queue, payload))
     }
 
     private func ensureNoWrites() throws {
         if !pending.isEmpty { throw HTTPSError(.invalidArgument, "transactions must do all reads before any write") }
     }
 
-    /// Reads a document decoded as `T`, locking it until the transaction ends; nil when it does not exist.
+    /// Reads a document decoded as `T`, locking it until the transaction ends (another transaction
+    /// reading it waits); nil when it does not exist. A change to it by anyone else before the commit
+    /// aborts the commit (and `runTransaction` runs the body again). Throws `data-loss` when the
+    /// stored fields do not decode as `T`, `invalid-argument` after a write in this transaction.
     public func get<T: Decodable & Sendable>(_ ref: DocumentReference, _ type: T.Type = T.self) async throws -> DocumentSnapshot<T>? {
         try ensureNoWrites()
         let reply = try await channel.call(Boundary.TransactionGet(transaction: id, paths: [ref.path]))
@@ -88,19 +131,26 @@ public final class Transaction: Sendable {
         try await get(ref, [String: Value].self) != nil
     }
 
-    /// Runs a query in the transaction; a change to its results before commit aborts the transaction.
+    /// Runs a query in the transaction, locking every document it returns; a change to its results
+    /// (a document added, changed or removed) before commit aborts the transaction. Throws
+    /// `invalid-argument` after a write in this transaction, or for a query Firestore would refuse.
     public func getDocuments<T: Decodable & Sendable>(_ query: Query, _ type: T.Type = T.self) async throws -> [DocumentSnapshot<T>] {
         try ensureNoWrites()
         return try DocumentsWire.snapshots(try await channel.call(Boundary.TransactionQuery(transaction: id, query: query.spec)), T.self)
     }
 
-    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.create, ref.path, data)) }
-    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { pending.add(try DocumentsWire.write(.set, ref.path, data)) }
+    /// Creates the document at commit; the commit fails with `already-exists` if it exists.
+    public func create<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try pending.add(try DocumentsWire.write(.create, ref.path, data)) }
+    /// Replaces the document with `data` at commit (creating it if needed).
+    public func set<T: Encodable>(_ ref: DocumentReference, _ data: T) throws { try pending.add(try DocumentsWire.write(.set, ref.path, data)) }
+    /// Merges `data` into the document at commit (see `DocumentReference.set(_:merge:mergeFields:)`).
     public func set<T: Encodable>(_ ref: DocumentReference, _ data: T, merge: Bool, mergeFields: [String]? = nil) throws {
-        pending.add(try DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
+        try pending.add(try DocumentsWire.write(merge || mergeFields != nil ? .merge(mergeFields) : .set, ref.path, data))
     }
-    public func update(_ ref: DocumentReference, _ fields: [String: FieldValue]) throws { pending.add(try DocumentsWire.update(ref.path, fields)) }
-    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) { pending.add(.delete(ref.path, precondition: precondition)) }
+    /// Updates fields by dotted path at commit; the commit fails with `not-found` if the document does not exist.
+    public func update(_ ref: DocumentReference, _ fields: [String: FieldValue]) throws { try pending.add(try DocumentsWire.update(ref.path, fields)) }
+    /// Deletes the document at commit (nothing happens if it does not exist, unless `precondition` says so).
+    public func delete(_ ref: DocumentReference, precondition: Precondition? = nil) throws { try pending.add(.delete(ref.path, precondition: precondition)) }
 }
 
 /// Conversions between the client's types and the messages the host understands.

@@ -31,7 +31,9 @@ public protocol FunctionModule {
 /// A function as the unit's dispatcher sees it: its manifest entry and a handler of boundary
 /// events. Typed handlers are wrapped into this shape once, at registration.
 public struct RegisteredFunction: Sendable {
+    /// The function's name, trigger and options, as the host reads them.
     public let spec: FunctionSpec
+    /// Runs the typed handler on one event; what it throws is answered as a failure of the invocation.
     public let invoke: @Sendable (_ event: Boundary.Event, _ context: FunctionContext) async throws -> Boundary.InvocationResult
 }
 
@@ -50,12 +52,15 @@ public struct RegisteredFunction: Sendable {
 /// programmer error: the registry records it and the host refuses the unit, naming the duplicate,
 /// leaving itself and other units running.
 public struct FunctionRegistry {
+    /// The unit's name (`FunctionModule.name`).
     public let unit: String
+    /// The functions registered so far, in registration order (a duplicate name is not added).
     public private(set) var functions: [RegisteredFunction] = []
     /// Registration mistakes (duplicate names); a unit with any is refused by the host.
     public private(set) var problems: [String] = []
     private var names: Set<String> = []
 
+    /// An empty registry for the unit `unit`; the host makes one and passes it to `register(_:)`.
     public init(unit: String) {
         self.unit = unit
     }
@@ -86,10 +91,16 @@ public struct FunctionRegistry {
     /// other error reaches the client as `internal` with its message hidden (and logged with the
     /// invocation id). Runs once per call: the client, not Hearth, decides about retrying.
     ///
+    /// Some calls are answered without running the handler: `unauthenticated` for an invalid ID
+    /// token (or a missing or invalid App Check token with `enforceAppCheck`), `invalid-argument`
+    /// for a body that is not `{"data": …}` JSON or `data` that does not decode as `In`. A call that runs longer than
+    /// `options.timeout` (default 60 s, at most 3600 s) is answered `deadline-exceeded` and its
+    /// handler's task cancelled; host calls it makes after that are refused with `cancelled`.
+    ///
     /// ```swift
     /// fn.onCall("createItem") { (req: CallableRequest<CreateItem>) -> ItemReply in
     ///     let uid = try req.requireAuth().uid
-    ///     let ref = try req.documents.collection("members/\(uid)/items").addDocument(Item(req.data))
+    ///     let ref = try await req.documents.collection("members/\(uid)/items").addDocument(Item(req.data))
     ///     return ItemReply(itemId: ref.id)
     /// }
     /// ```
@@ -103,7 +114,14 @@ public struct FunctionRegistry {
         }
     }
 
-    /// A callable that returns nothing (`{"result": null}`).
+    /// A callable that returns nothing (`{"result": null}`); otherwise as the form above.
+    ///
+    /// ```swift
+    /// fn.onCall("deleteItem", .init(timeout: .seconds(10))) { (req: CallableRequest<DeleteItem>) in
+    ///     let uid = try req.requireAuth().uid
+    ///     try await req.documents.document("members/\(uid)/items/\(req.data.itemId)").delete()
+    /// }
+    /// ```
     @discardableResult
     public mutating func onCall<In: Decodable & Sendable>(
         _ name: String, _ options: CallableOptions = CallableOptions(),
@@ -120,6 +138,8 @@ public struct FunctionRegistry {
     /// A plain HTTP function, reached through a `[[rewrites]]` entry of runtime.toml
     /// (`source = "/api/**"`, `function = "api"`). The whole request goes in, the response comes
     /// out; an `HTTPSError` thrown becomes a JSON error with its code's status, anything else a 500.
+    /// Nothing is verified for it: check the caller with `req.verifiedAuth()`. Runs once per request,
+    /// within `options.timeout` (default 60 s, at most 3600 s).
     ///
     /// ```swift
     /// fn.onRequest("api") { req in
@@ -146,8 +166,9 @@ public struct FunctionRegistry {
 
     /// Runs on a schedule (see `ScheduleOptions.schedule` for the forms), in its time zone. Each
     /// instant fires once across every process sharing the database; an instant missed while the
-    /// host was down fires once when it comes back, never a burst. A failed firing is dead-lettered
-    /// unless `retry` says otherwise.
+    /// host was down fires once when it comes back, never a burst. A failed firing (a throw, or a run
+    /// past `options.timeout`, default 60 s) is dead-lettered unless `retry` says otherwise. The
+    /// host refuses the unit at load when the schedule or time zone does not parse.
     ///
     /// ```swift
     /// fn.onSchedule("purgeDeleted", .init(schedule: "every day 03:00", timeZone: "Europe/Paris")) { event in
@@ -171,8 +192,11 @@ public struct FunctionRegistry {
 
     /// A task queue named `name`. Enqueue with `tasks.queue(name).enqueue(payload)` from any handler
     /// (or inside a batch or transaction, to commit with its writes). Each task runs at least once:
-    /// a handler that throws, times out or dies is retried by `options.retry` (default: 3 attempts),
-    /// then dead-lettered. Dispatch respects `options.rateLimits` across every process.
+    /// a handler that throws, times out or dies is retried by `options.retry` (default: 3 attempts,
+    /// backoff 0.1 s to 3600 s), then dead-lettered. Dispatch respects `options.rateLimits` (default
+    /// 500 per second, 1000 at once) across every process. A payload that does not decode as `T`
+    /// fails the attempt with `invalid-argument` before the handler runs, so make `T` tolerant of
+    /// payloads enqueued by an older version of the unit. Use `task.id` to make the handler idempotent.
     ///
     /// ```swift
     /// fn.onTaskDispatched("sendPushNotification", .init(rateLimits: .init(maxDispatchesPerSecond: 10))) { (task: TaskRequest<Push>) in
@@ -192,7 +216,14 @@ public struct FunctionRegistry {
 
     // MARK: onDocument…
 
-    /// Runs when a document matching `options.document` is created. `event.after` is the document.
+    /// Runs when a document matching `options.document` is created; `event.after` is the document.
+    ///
+    /// Every document trigger runs after the commit, at least once per change and, for one document,
+    /// in commit order (a change that leaves a document as it was is none, and several writes to one
+    /// document in one commit are one change). A failed delivery is not retried unless
+    /// `options.retry` is set (`true`: up to 24 h, backoff 10 s to 600 s); it goes to dead letters.
+    /// A stored document that does not decode as `T` fails the delivery with `invalid-argument`: use
+    /// `[String: Value]` to take any shape.
     ///
     /// ```swift
     /// fn.onDocumentCreated("welcome", "members/{uid}") { (event: DocumentEvent<Member>) in
@@ -207,7 +238,14 @@ public struct FunctionRegistry {
     }
 
     /// Runs when a document matching `options.document` changes (not on create or delete), with
-    /// `before` and `after`.
+    /// `before` and `after`. Delivery as for `onDocumentCreated`.
+    ///
+    /// ```swift
+    /// fn.onDocumentUpdated("stampCompletion", "members/{uid}/items/{itemId}") { (event: DocumentEvent<Item>) in
+    ///     guard let before = event.before?.data, let after = event.after?.data, !before.isDone, after.isDone else { return }
+    ///     try await event.documents.document(event.path).update(["completedAt": .serverTimestamp()])
+    /// }
+    /// ```
     @discardableResult
     public mutating func onDocumentUpdated<T: Decodable & Sendable>(
         _ name: String, _ options: DocumentOptions, _ handler: @escaping @Sendable (DocumentEvent<T>) async throws -> Void
@@ -215,7 +253,8 @@ public struct FunctionRegistry {
         onDocument(.updated, name, options, handler)
     }
 
-    /// Runs when a document matching `options.document` is deleted; `event.before` holds its last state.
+    /// Runs when a document matching `options.document` is deleted; `event.before` holds its last
+    /// state. Delivery as for `onDocumentCreated`.
     ///
     /// ```swift
     /// fn.onDocumentDeleted("deleteCategoryItems", "members/{uid}/categories/{categoryId}") { (event: DocumentEvent<[String: Value]>) in
@@ -232,7 +271,18 @@ public struct FunctionRegistry {
         onDocument(.deleted, name, options, handler)
     }
 
-    /// Runs on every create, update and delete of a document matching `options.document`.
+    /// Runs on every create, update and delete of a document matching `options.document`;
+    /// `event.kind` says which. Delivery as for `onDocumentCreated`. A handler that changes the
+    /// document it watches is called again for that change: make sure the chain ends.
+    ///
+    /// ```swift
+    /// fn.onDocumentWritten("countItems", "members/{uid}/items/{itemId}") { (event: DocumentEvent<[String: Value]>) in
+    ///     let delta: Int64 = event.kind == .created ? 1 : event.kind == .deleted ? -1 : 0
+    ///     guard delta != 0 else { return }
+    ///     let counter = try event.documents.document("members/\(event.params["uid"]!)/counters/items")
+    ///     try await counter.set(["count": FieldValue.increment(delta)], merge: true)
+    /// }
+    /// ```
     @discardableResult
     public mutating func onDocumentWritten<T: Decodable & Sendable>(
         _ name: String, _ options: DocumentOptions, _ handler: @escaping @Sendable (DocumentEvent<T>) async throws -> Void
@@ -251,7 +301,9 @@ public struct FunctionRegistry {
 
     // MARK: onUser…
 
-    /// Runs after a user is created in auth (by sign-up, the Admin API or a unit).
+    /// Runs after a user is created in auth (by sign-up, the Admin API or a unit), at least once;
+    /// `event.id` is the same on every retry. A failure is not retried unless `options.retry` is set
+    /// (`true`: up to 24 h, backoff 10 s to 600 s); it goes to dead letters.
     ///
     /// ```swift
     /// fn.onUserCreated("createProfile") { event in
@@ -266,7 +318,8 @@ public struct FunctionRegistry {
     }
 
     /// Runs after a user is deleted from auth, with the record as it was: where an app deletes a
-    /// user's data.
+    /// user's data. Delivery as for `onUserCreated`; deleting data is safe to repeat, so `retry: true`
+    /// suits it.
     ///
     /// ```swift
     /// fn.onUserDeleted("deleteUserData", .init(retry: true)) { event in

@@ -62,6 +62,7 @@ let syncReplyTrampoline: hearth_reply_fn = { context, bytes, length in
 /// send any `Boundary.Request` itself.
 public struct HostChannel: Sendable {
     let connection: HostConnection
+    /// The invocation every request on this channel is attributed to (`FunctionContext.invocationID`).
     public let invocationID: UInt64
     /// The host clock's reading when the invocation started.
     let startTime: Timestamp
@@ -70,13 +71,23 @@ public struct HostChannel: Sendable {
 
     /// Sends `request` and returns its reply, or throws the `HTTPSError` the host answered with
     /// (marked `raisedByHearth`: a function that lets an internal one through answers its caller
-    /// `INTERNAL`).
+    /// `INTERNAL`). The host refuses a request from an invocation that has ended (finished, timed
+    /// out or cancelled) with `cancelled`, and one it has no service for with `unimplemented`.
+    ///
+    /// ```swift
+    /// let roots: [CollectionPath] = try await req.context.host.call(Boundary.ListCollections(parent: nil))
+    /// ```
     public func call<R: Boundary.Request>(_ request: R) async throws -> R.Reply {
         let frame = Boundary.frame(Boundary.Header(kind: .request, operation: R.operation, invocation: invocationID), request)
         return try HostChannel.unwrap(Boundary.reply(R.Reply.self, from: await connection.send(frame)))
     }
 
-    /// Sends a request the host answers at once (the clock, logs, secrets).
+    /// Sends a request the host answers before the call returns (the clock, logs, secrets);
+    /// throws `internal` when the host did not answer in time (as for an asynchronous service).
+    ///
+    /// ```swift
+    /// let now = try req.context.host.callSynchronously(Boundary.ClockNow())
+    /// ```
     public func callSynchronously<R: Boundary.Request>(_ request: R) throws -> R.Reply {
         let frame = Boundary.frame(Boundary.Header(kind: .request, operation: R.operation, invocation: invocationID), request)
         guard let reply = connection.sendSynchronously(frame) else {

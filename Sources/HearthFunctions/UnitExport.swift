@@ -11,7 +11,8 @@ public let unitABIVersion: UInt32 = hearth_unit_abi_version()
 /// Each unit library has its own copy of this SDK, so the state below is per unit. Each host that
 /// asks gets its own dispatcher (its own connection back); the registry is built once. The exports
 /// always say which version the unit speaks: a host of another version refuses the unit, naming
-/// both, and never sends it a message.
+/// both, and never sends it a message. Returns the exports for `host` (the same ones on every call
+/// with the same host table); `M.register` runs once, on the first call from a host of this version.
 public func exportUnit<M: FunctionModule>(_ module: M.Type, host: UnsafeRawPointer) -> UnsafeRawPointer? {
     let services = host.assumingMemoryBound(to: hearth_host_services.self)
     return UnitDispatcher.install(host: services, speaksHostVersion: services.pointee.abi_version == unitABIVersion) {

@@ -103,7 +103,7 @@ public struct RuntimeUsers: Sendable {
     /// A signing key file's contents with one new key, as a runtime creates on first start (test
     /// suites copy one into many runtimes instead of generating a key each).
     public static func newKeyFile() throws -> [UInt8] {
-        let directory = NSTemporaryDirectory() + "hearth-keys-" + UUID().uuidString
+        let directory = NSTemporaryDirectory() + "hearth-keys-" + SystemRandom().autoID()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/auth-keys.json"
         _ = try KeyRing(path: path, clock: SystemClock())

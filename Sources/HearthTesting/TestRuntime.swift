@@ -22,7 +22,7 @@ public final class TestRuntime: Sendable {
 
     public init(units: [String], start: Timestamp = Timestamp(seconds: 1_767_225_600), seed: UInt64 = 0x4845_4152_5448,
                 configure: (inout RuntimeConfig) -> Void = { _ in }) async throws {
-        directory = NSTemporaryDirectory() + "hearth-test-" + UUID().uuidString
+        directory = NSTemporaryDirectory() + "hearth-test-" + SystemRandom().autoID()
         var config = RuntimeConfig()
         config.units = units.map { RuntimeConfig.Unit(name: $0) }
         config.unitsDirectory = RuntimeConfig.executableDirectory

@@ -26,6 +26,23 @@ struct ItemNumberingTests {
         #expect(item.fields["createdAt"] == .timestamp(item.createTime))
     }
 
+    @Test("auto ids come from the runtime's seeded generator: the same seed gives the same item ids, another seed others")
+    func reproducibleIDs() async throws {
+        func itemIDs(seed: UInt64) async throws -> [String] {
+            let app = try await TestRuntime(units: ["Members", "Items"], seed: seed)
+            try await member(app)
+            var ids: [String] = []
+            for title in ["milk", "eggs", "bread"] {
+                ids.append(try #require(try await app.call("createItem", ["title": .string(title)], as: "alice")["itemId"]?.stringValue))
+            }
+            return ids
+        }
+        let first = try await itemIDs(seed: 7)
+        #expect(Set(first).count == 3)
+        #expect(try await itemIDs(seed: 7) == first, "a replay with the same seed makes the same ids")
+        #expect(try await itemIDs(seed: 8) != first)
+    }
+
     @Test("updating an item keeps its number; completing it records completedAt")
     func updateKeepsNumber() async throws {
         let app = try await TestRuntime(units: ["Members", "Items"])

@@ -69,9 +69,13 @@ public enum DocsUnit: FunctionModule {
         case "batch":
             let batch = docs.batch()
             for i in 0..<5 { try batch.set(try notes.document("b\(i)"), ["i": .int(Int64(i))] as [String: Value]) }
-            batch.delete(try notes.document("b4"))
+            try batch.delete(try notes.document("b4"))
             let results = try await batch.commit()
-            return ["results": .int(Int64(results.count)), "count": .int(Int64(try await notes.count()))]
+            // A batch commits once: neither a second commit nor a later write goes anywhere.
+            var refused: [Value] = []
+            do { try await batch.commit() } catch let e as HTTPSError { refused.append(.string(e.code.rawValue)) }
+            do { try batch.delete(try notes.document("b0")) } catch let e as HTTPSError { refused.append(.string(e.code.rawValue)) }
+            return ["results": .int(Int64(results.count)), "count": .int(Int64(try await notes.count())), "refused": .array(refused)]
         case "batch-atomic":
             try await notes.document("exists").set(["v": 1] as [String: Value])
             let batch = docs.batch()
