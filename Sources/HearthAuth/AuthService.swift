@@ -14,6 +14,19 @@ public struct SignInResult: Sendable, Equatable {
     public var expiresIn: Int
     public var uid: String
     public var isNewUser: Bool
+    /// The user as the sign-in left it (nil for a refresh).
+    public var user: UserRecord?
+    public var signInProvider: String
+
+    public init(idToken: String, refreshToken: String, expiresIn: Int, uid: String, isNewUser: Bool, user: UserRecord? = nil, signInProvider: String) {
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.uid = uid
+        self.isNewUser = isNewUser
+        self.user = user
+        self.signInProvider = signInProvider
+    }
 }
 
 /// Hearth's auth: user records, Firebase-style tokens (custom, ID, refresh), their verification.
@@ -27,12 +40,46 @@ public final class AuthService: Sendable {
         public var emulatorMode: Bool
         public var clockSkew: Duration
         public var idTokenLifetime: Duration
+        /// The sign-in methods turned on, as the console's switches: `password`, `anonymous`,
+        /// `custom`, and the identity providers (`google.com`, `apple.com`). Others are refused
+        /// with `OPERATION_NOT_ALLOWED`.
+        public var signInMethods: Set<String>
+        /// Firebase's email enumeration protection (on for new projects): a wrong password and an
+        /// unknown address both answer `INVALID_LOGIN_CREDENTIALS`, and a reset for an unknown
+        /// address succeeds without sending anything.
+        public var emailEnumerationProtection: Bool
+        public var passwords: PasswordHasher
+        public var minimumPasswordLength: Int
+        /// Deleting the account or changing its email or password needs a sign-in this recent.
+        public var recentSignIn: Duration
+        /// Failed password sign-ins allowed per address before `TOO_MANY_ATTEMPTS_TRY_LATER`,
+        /// and how often one more is allowed after that.
+        public var failedSignIns: AttemptLimiter.Policy
+        /// Identity providers whose ID tokens `signInWithIdp` accepts.
+        public var identityProviders: [IdentityProvider]
+        public var verifyEmailLifetime: Duration
+        public var passwordResetLifetime: Duration
 
-        public init(projectID: String, emulatorMode: Bool = false, clockSkew: Duration = .seconds(300), idTokenLifetime: Duration = .seconds(3600)) {
+        public static let allSignInMethods: Set<String> = ["password", "anonymous", "custom", "google.com", "apple.com"]
+
+        public init(projectID: String, emulatorMode: Bool = false, clockSkew: Duration = .seconds(300), idTokenLifetime: Duration = .seconds(3600),
+                    signInMethods: Set<String> = Configuration.allSignInMethods, emailEnumerationProtection: Bool = true,
+                    passwords: PasswordHasher = PasswordHasher(), minimumPasswordLength: Int = 6, recentSignIn: Duration = .seconds(300),
+                    failedSignIns: AttemptLimiter.Policy = .init(), identityProviders: [IdentityProvider] = [],
+                    verifyEmailLifetime: Duration = .seconds(3 * 86400), passwordResetLifetime: Duration = .seconds(3600)) {
             self.projectID = projectID
             self.emulatorMode = emulatorMode
             self.clockSkew = clockSkew
             self.idTokenLifetime = idTokenLifetime
+            self.signInMethods = signInMethods
+            self.emailEnumerationProtection = emailEnumerationProtection
+            self.passwords = passwords
+            self.minimumPasswordLength = minimumPasswordLength
+            self.recentSignIn = recentSignIn
+            self.failedSignIns = failedSignIns
+            self.identityProviders = identityProviders
+            self.verifyEmailLifetime = verifyEmailLifetime
+            self.passwordResetLifetime = passwordResetLifetime
         }
 
         public var issuer: String { "https://securetoken.google.com/\(projectID)" }
@@ -51,6 +98,8 @@ public final class AuthService: Sendable {
     /// Tokens whose signature and claims were checked, until they expire.
     let verified = Mutex<[String: (claims: [String: Value], expires: Timestamp)]>([:])
     static let cacheLimit = 10_000
+    /// Failed password sign-ins, per address.
+    let attempts: AttemptLimiter
 
     public init(configuration: Configuration, users: any UserRepository, keys: KeyRing, clock: any Clock,
                 random: any RandomSource = SystemRandom(), log: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -60,11 +109,18 @@ public final class AuthService: Sendable {
         self.clock = clock
         self.random = random
         self.log = log
+        self.attempts = AttemptLimiter(policy: configuration.failedSignIns)
     }
 
     // MARK: users
 
     public func createUser(_ request: NewUser) async throws -> UserRecord {
+        try await createUser(request, adjust: { _ in })
+    }
+
+    /// Creates a user; `adjust` sets what `NewUser` does not carry (a password hash) before the
+    /// one write that stores the user and logs its creation event.
+    func createUser(_ request: NewUser, adjust: (inout UserRecord) -> Void) async throws -> UserRecord {
         let uid = request.uid ?? newUID()
         try UserRules.checkUID(uid)
         if let email = request.email { try UserRules.checkEmail(email) }
@@ -78,6 +134,7 @@ public final class AuthService: Sendable {
                                 displayName: request.displayName, photoURL: request.photoURL, phoneNumber: request.phoneNumber,
                                 disabled: request.disabled ?? false, metadata: .init(creationTime: now), tokensValidAfterTime: now)
         if let provider = request.providerToLink { record.providerData = [provider] }
+        adjust(&record)
         try await users.create(record, time: clock.now())
         return record
     }

@@ -61,6 +61,16 @@ public enum Base64 {
         decodeBytes(Array(text.utf8), table: urlSafeDecode, allowPadding: false, requirePadding: false)
     }
 
+    /// Decodes a `bytes` field of Google's JSON mapping, which accepts standard or URL-safe base64,
+    /// padded or not (https://protobuf.dev/programming-guides/json/).
+    public static func decodeProtoBytes(_ text: String) -> [UInt8]? {
+        let bytes = Array(text.utf8)
+        if bytes.contains(where: { $0 == 45 || $0 == 95 }) {  // - or _
+            return decodeBytes(bytes, table: urlSafeDecode, allowPadding: true, requirePadding: false)
+        }
+        return decodeBytes(bytes, table: standardDecode, allowPadding: true, requirePadding: false)
+    }
+
     static func decodeBytes(_ input: [UInt8], table: [Int8], allowPadding: Bool, requirePadding: Bool) -> [UInt8]? {
         var body = input[...]
         var pad = 0

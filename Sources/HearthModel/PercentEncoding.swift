@@ -28,6 +28,21 @@ public enum PercentEncoding {
         }
     }
 
+    /// Encodes a query value: unreserved characters (RFC 3986 §2.3) as they are, every other
+    /// byte of the UTF-8 as `%XX`.
+    public static func encodeQueryValue(_ s: String) -> String {
+        var out = ""
+        for byte in s.utf8 {
+            switch byte {
+            case 48...57, 65...90, 97...122, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + Hex.byte(byte, uppercase: true)
+            }
+        }
+        return out
+    }
+
     static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case 48...57: return c - 48

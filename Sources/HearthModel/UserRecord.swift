@@ -44,6 +44,10 @@ public struct UserRecord: Sendable, Hashable, Codable {
     public var customClaims: [String: Value]?
     /// ID tokens issued before this time are refused (set by revoking refresh tokens).
     public var tokensValidAfterTime: Timestamp?
+    /// The password, hashed (never the password itself); nil for a user without one. Kept in the
+    /// database only: it does not cross the unit boundary.
+    public var passwordHash: PasswordHash?
+    public var passwordUpdatedAt: Timestamp?
 
     public init(uid: String, email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,
                 photoURL: String? = nil, phoneNumber: String? = nil, disabled: Bool = false,

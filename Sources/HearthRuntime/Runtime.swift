@@ -57,8 +57,7 @@ public final class Runtime: Sendable {
         // The storage engine is all the runtime knows of the database: documents and the feed,
         // deliveries, users.
         let storage = store.engine
-        let auth = AuthService(configuration: .init(projectID: config.project, emulatorMode: config.emulatorMode,
-                                                     clockSkew: .seconds(double: config.auth.clockSkewSeconds)),
+        let auth = AuthService(configuration: Runtime.authConfiguration(config, clock: clock),
                                users: storage.users, keys: keys, clock: clock, random: random, log: { message in log.info(message) })
         self.auth = auth
         let invoker = Invoker(clock: clock, random: random, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })

@@ -79,11 +79,11 @@ struct TokenTests {
         #expect(!rows.contains(signIn.refreshToken), "the token itself is never stored")
         app.clock.advance(by: .seconds(5))
         try await auth.revokeRefreshTokens(uid: "carol")
-        await #expect(throws: HTTPSError.self) { try await auth.refresh(signIn.refreshToken) }
+        await #expect(throws: AuthFailure.tokenExpired) { try await auth.refresh(signIn.refreshToken) }
         do { _ = try await auth.verifyIDToken(signIn.idToken); Issue.record("a revoked ID token verified") } catch { #expect(error == .revoked) }
         let fresh = try await auth.signInWithCustomToken(try auth.createCustomToken(uid: "carol"))
         #expect(try await auth.verifyIDToken(fresh.idToken).uid == "carol", "tokens issued after the revocation work")
-        await #expect(throws: HTTPSError.self) { try await auth.refresh("not-a-token") }
+        await #expect(throws: AuthFailure("INVALID_REFRESH_TOKEN")) { try await auth.refresh("not-a-token") }
     }
 
     func rejection(_ app: TestRuntime, _ token: String) async -> TokenRejection? {
@@ -155,7 +155,7 @@ struct TokenTests {
         let custom = JWT.unsigned(["aud": .string(AuthService.Configuration.customTokenAudience), "uid": "hal",
                                    "iat": 1_767_225_600, "exp": 1_767_229_200])
         #expect(try await demo.runtime.auth.signInWithCustomToken(custom).uid == "hal")
-        await #expect(throws: HTTPSError.self) { try await off.runtime.auth.signInWithCustomToken(custom) }
+        await #expect(throws: AuthFailure("INVALID_CUSTOM_TOKEN")) { try await off.runtime.auth.signInWithCustomToken(custom) }
         let forcedOff = try await app(project: "demo-x", emulator: false)
         #expect(!forcedOff.runtime.auth.configuration.emulatorMode)
     }
@@ -173,7 +173,7 @@ struct TokenTests {
         }
         _ = try await auth.signInWithCustomToken(try custom([:]))
         for changes: [String: Value] in [["aud": "x"], ["exp": .int(now - 1000)], ["exp": .int(now + 7200)], ["uid": ""], ["claims": ["sub": "x"]], ["claims": 5]] {
-            await #expect(throws: HTTPSError.self, "\(changes)") { try await auth.signInWithCustomToken(try custom(changes)) }
+            await #expect(throws: AuthFailure("INVALID_CUSTOM_TOKEN"), "\(changes)") { try await auth.signInWithCustomToken(try custom(changes)) }
         }
         #expect(throws: HTTPSError.self) { try auth.createCustomToken(uid: "x", claims: ["iss": "y"]) }
         #expect(throws: HTTPSError.self) { try auth.createCustomToken(uid: String(repeating: "u", count: 129)) }
@@ -202,15 +202,15 @@ struct TokenTests {
             for claim in ["exp", "iat"] {
                 var c: [String: Value] = ["aud": .string(AuthService.Configuration.customTokenAudience), "uid": "edge", "iat": .int(now), "exp": .int(now + 3600)]
                 c[claim] = extreme
-                await #expect(throws: HTTPSError.self, "custom token \(claim) = \(extreme)") { try await auth.signInWithCustomToken(try encode(c)) }
+                await #expect(throws: AuthFailure("INVALID_CUSTOM_TOKEN"), "custom token \(claim) = \(extreme)") { try await auth.signInWithCustomToken(try encode(c)) }
             }
         }
         // exp - iat would overflow: iat far in the past, exp far ahead.
         var c: [String: Value] = ["aud": .string(AuthService.Configuration.customTokenAudience), "uid": "edge", "iat": .int(Int64.min), "exp": .int(Int64.max)]
-        await #expect(throws: HTTPSError.self) { try await auth.signInWithCustomToken(try encode(c)) }
+        await #expect(throws: AuthFailure("INVALID_CUSTOM_TOKEN")) { try await auth.signInWithCustomToken(try encode(c)) }
         c["iat"] = .int(0)
         c["exp"] = .int(253_402_300_799)
-        await #expect(throws: HTTPSError.self, "in range but far longer than an hour") { try await auth.signInWithCustomToken(try encode(c)) }
+        await #expect(throws: AuthFailure("INVALID_CUSTOM_TOKEN"), "in range but far longer than an hour") { try await auth.signInWithCustomToken(try encode(c)) }
         #expect(await rejection(app, try idToken(["exp": .double(1e300)])) != nil, "a time claim must be an integer")
         #expect(await rejection(app, try idToken([:])) == nil, "the ordinary token still verifies")
     }

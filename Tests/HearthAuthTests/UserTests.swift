@@ -163,14 +163,14 @@ struct DeletedUserRefreshTokenTests {
         let kept = try #require(try table.refreshTokenRecord(hash: hash))
         #expect(kept.revokedTime != nil)
         #expect(kept.claims.isEmpty, "a deleted user's claims are not kept")
-        await #expect(throws: HTTPSError.self) { _ = try await auth.refresh(signIn.refreshToken) }
+        await #expect(throws: AuthFailure.userNotFound, "the user is gone") { _ = try await auth.refresh(signIn.refreshToken) }
 
         _ = try await auth.createUser(NewUser(uid: "ann"))
         do {
             _ = try await auth.refresh(signIn.refreshToken)
             Issue.record("the old token signed in the new user")
-        } catch let error as HTTPSError {
-            #expect(error.message == "TOKEN_EXPIRED")
+        } catch let error as AuthFailure {
+            #expect(error == .tokenExpired)
         }
     }
 

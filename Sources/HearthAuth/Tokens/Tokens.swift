@@ -47,6 +47,7 @@ extension AuthService {
         if let name = user.displayName { claims["name"] = .string(name) }
         if let picture = user.photoURL { claims["picture"] = .string(picture) }
         claims["firebase"] = ["identities": .map(identities), "sign_in_provider": .string(signInProvider)]
+        if signInProvider == "anonymous" { claims["provider_id"] = "anonymous" }
         let active = keys.active
         return try JWT.sign(claims, key: active.key, kid: active.kid)
     }
@@ -76,8 +77,9 @@ extension AuthService {
             }
         } catch let rejection as TokenRejection {
             log("custom token refused: \(rejection)")
-            throw HTTPSError(.invalidArgument, "INVALID_CUSTOM_TOKEN")
+            throw AuthFailure("INVALID_CUSTOM_TOKEN")
         }
+        try requireMethod("custom")
         var user: UserRecord
         var isNew = false
         if let existing = try await users.user(uid: uid) {
@@ -90,29 +92,27 @@ extension AuthService {
                 user = try await getUser(uid: uid)  // a concurrent first sign-in created it
             }
         }
-        guard !user.disabled else { throw HTTPSError(.permissionDenied, "USER_DISABLED") }
-        let now = secondsNow()
-        user = try await users.update(uid: uid) { $0.metadata.lastSignInTime = now }
-        let idToken = try mintIDToken(for: user, signInProvider: "custom", authTime: now, developerClaims: developerClaims)
-        let refresh = Base64.encodeURL(random.bytes(48))
-        try await users.storeRefreshToken(hash: Crypto.sha256(Array(refresh.utf8)), uid: uid, claims: developerClaims, authTime: now, createTime: now)
-        return SignInResult(idToken: idToken, refreshToken: refresh, expiresIn: Int(configuration.idTokenLifetime.components.seconds), uid: uid, isNewUser: isNew)
+        return try await startSession(user, provider: "custom", developerClaims: developerClaims, isNewUser: isNew)
     }
 
-    /// Exchanges a refresh token for a new ID token (the refresh token stays the same).
+    /// Exchanges a refresh token for a new ID token (the refresh token stays the same) that says
+    /// the same sign-in method and auth time as the session's first. Refusals are Secure Token's:
+    /// `INVALID_REFRESH_TOKEN`, `TOKEN_EXPIRED` (revoked: the user signed out everywhere, changed
+    /// password or email, or was deleted), `USER_DISABLED`, `USER_NOT_FOUND`.
     public func refresh(_ refreshToken: String) async throws -> SignInResult {
         guard refreshToken.utf8.count <= 512, let stored = try await users.refreshToken(hash: Crypto.sha256(Array(refreshToken.utf8))) else {
-            throw HTTPSError(.invalidArgument, "INVALID_REFRESH_TOKEN")
+            throw AuthFailure("INVALID_REFRESH_TOKEN")
         }
-        guard let user = try await users.user(uid: stored.uid) else { throw HTTPSError(.notFound, "USER_NOT_FOUND") }
-        guard !user.disabled else { throw HTTPSError(.permissionDenied, "USER_DISABLED") }
+        guard let user = try await users.user(uid: stored.uid) else { throw AuthFailure.userNotFound }
+        guard !user.disabled else { throw AuthFailure.userDisabled }
         // Revoked (by revokeRefreshTokens, or with a deleted user of the same uid): Firebase's answer.
-        if stored.revoked { throw HTTPSError(.invalidArgument, "TOKEN_EXPIRED") }
-        if let after = user.tokensValidAfterTime, stored.authTime < after { throw HTTPSError(.invalidArgument, "TOKEN_EXPIRED") }
+        if stored.revokedTime != nil { throw AuthFailure.tokenExpired }
+        if let after = user.tokensValidAfterTime, stored.authTime < after { throw AuthFailure.tokenExpired }
         let now = secondsNow()
         _ = try await users.update(uid: user.uid) { $0.metadata.lastRefreshTime = now }
-        let idToken = try mintIDToken(for: user, signInProvider: "custom", authTime: stored.authTime, developerClaims: stored.claims)
-        return SignInResult(idToken: idToken, refreshToken: refreshToken, expiresIn: Int(configuration.idTokenLifetime.components.seconds), uid: user.uid, isNewUser: false)
+        let idToken = try mintIDToken(for: user, signInProvider: stored.signInProvider, authTime: stored.authTime, developerClaims: stored.claims)
+        return SignInResult(idToken: idToken, refreshToken: refreshToken, expiresIn: Int(configuration.idTokenLifetime.components.seconds),
+                            uid: user.uid, isNewUser: false, signInProvider: stored.signInProvider)
     }
 
     // MARK: verification

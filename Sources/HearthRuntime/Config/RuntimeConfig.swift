@@ -54,6 +54,25 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var clockSkewSeconds = 300.0
         /// The signing keys, inside the data directory; created on first start with mode 0600.
         public var keysFile = "auth-keys.json"
+        /// Sign-in methods turned on (the console's switches): `password`, `anonymous`, `custom`,
+        /// `google.com`, `apple.com`. All by default, as in the Auth emulator.
+        public var providers: [String] = ["password", "anonymous", "custom", "google.com", "apple.com"]
+        public static let knownProviders: Set<String> = ["password", "anonymous", "custom", "google.com", "apple.com"]
+        /// Firebase's email enumeration protection, on by default as for new projects.
+        public var emailEnumerationProtection = true
+        /// scrypt cost of new password hashes: N = 2^mem_cost, r = rounds (Firebase's: 14 and 8).
+        public var passwordHashMemCost = 14
+        public var passwordHashRounds = 8
+        /// Failed password sign-ins per address before TOO_MANY_ATTEMPTS_TRY_LATER, then one more
+        /// per `failed_sign_in_refill_seconds`.
+        public var failedSignInBurst = 10
+        public var failedSignInRefillSeconds = 60.0
+        /// OAuth client ids Google ID tokens may be for, and where Google's keys are (a URL or a file).
+        public var googleClientIDs: [String] = []
+        public var googleJWKS = "https://www.googleapis.com/oauth2/v3/certs"
+        /// Bundle or service ids Apple ID tokens may be for, and Apple's keys.
+        public var appleClientIDs: [String] = []
+        public var appleJWKS = "https://appleid.apple.com/auth/keys"
         public init() {}
     }
 
@@ -179,6 +198,22 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.bool("emulator") { auth.emulator = v }
             if let v = s.seconds("clock_skew_seconds", range: 0...3600) { auth.clockSkewSeconds = v }
             if let v = s.string("keys_file") { auth.keysFile = v }
+            if let v = s.stringArray("providers") {
+                if let unknown = v.first(where: { !Auth.knownProviders.contains($0) }) {
+                    s.problem("providers", "unknown sign-in method \"\(unknown)\" (known: \(Auth.knownProviders.sorted().joined(separator: ", ")))")
+                } else {
+                    auth.providers = v
+                }
+            }
+            if let v = s.bool("email_enumeration_protection") { auth.emailEnumerationProtection = v }
+            if let v = s.int("password_hash_mem_cost", range: 1...20) { auth.passwordHashMemCost = v }
+            if let v = s.int("password_hash_rounds", range: 1...32) { auth.passwordHashRounds = v }
+            if let v = s.int("failed_sign_in_burst", range: 1...1_000_000) { auth.failedSignInBurst = v }
+            if let v = s.seconds("failed_sign_in_refill_seconds", range: 0...86_400) { auth.failedSignInRefillSeconds = v }
+            if let v = s.stringArray("google_client_ids") { auth.googleClientIDs = v }
+            if let v = s.string("google_jwks") { auth.googleJWKS = v }
+            if let v = s.stringArray("apple_client_ids") { auth.appleClientIDs = v }
+            if let v = s.string("apple_jwks") { auth.appleJWKS = v }
         }
         r.section("app_check") { s in
             if let v = s.string("jwks_file") { appCheck.jwksFile = v }
@@ -333,7 +368,12 @@ public struct RuntimeConfig: Sendable, Equatable {
                 "readers": .int(Int64(store.readers)), "change_retention_hours": .double(store.changeRetentionHours),
             ],
             "log": ["level": .string(log.level.rawValue), "format": .string(log.format.rawValue)],
-            "auth": ["emulator": .bool(emulatorMode), "clock_skew_seconds": .double(auth.clockSkewSeconds), "keys_file": .string(keysPath)],
+            "auth": ["emulator": .bool(emulatorMode), "clock_skew_seconds": .double(auth.clockSkewSeconds), "keys_file": .string(keysPath),
+                     "providers": .array(auth.providers.map { .string($0) }), "email_enumeration_protection": .bool(auth.emailEnumerationProtection),
+                     "password_hash_mem_cost": .int(Int64(auth.passwordHashMemCost)), "password_hash_rounds": .int(Int64(auth.passwordHashRounds)),
+                     "failed_sign_in_burst": .int(Int64(auth.failedSignInBurst)), "failed_sign_in_refill_seconds": .double(auth.failedSignInRefillSeconds),
+                     "google_client_ids": .array(auth.googleClientIDs.map { .string($0) }), "google_jwks": .string(auth.googleJWKS),
+                     "apple_client_ids": .array(auth.appleClientIDs.map { .string($0) }), "apple_jwks": .string(auth.appleJWKS)],
             "app_check": ["jwks_file": appCheck.jwksFile.map { .string(resolve($0)) } ?? .null, "issuer_prefix": .string(appCheck.issuerPrefix)],
             "secrets": ["file": secretsFile.map { .string(resolve($0)) } ?? .null],
             "delivery": ["poll_interval_seconds": .double(delivery.pollIntervalSeconds), "task_dedupe_window_hours": .double(delivery.taskDedupeWindowHours),

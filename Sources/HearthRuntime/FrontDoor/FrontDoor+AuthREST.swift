@@ -28,25 +28,16 @@ extension FrontDoor {
             return .json(["error": ["code": 400, "message": .string(e.message), "status": "INVALID_ARGUMENT",
                                     "errors": [["message": .string(e.message), "domain": "global", "reason": "invalid"]]]], status: 400)
         }
+        if let failure = error as? AuthFailure { return toolkitError(failure.status, failure.code, failure.detail) }
         guard let e = error as? HTTPSError else { return toolkitError(500, "INTERNAL_ERROR") }
         switch e.code {
-        case .alreadyExists:
-            if e.message.contains("email") { return toolkitError(400, "EMAIL_EXISTS") }
-            if e.message.contains("phone") { return toolkitError(400, "PHONE_NUMBER_EXISTS") }
-            if e.message.contains("uid") { return toolkitError(400, "DUPLICATE_LOCAL_ID") }
-            return toolkitError(400, "FEDERATED_USER_ID_ALREADY_LINKED")
-        case .notFound: return toolkitError(400, "USER_NOT_FOUND")
         case .permissionDenied: return toolkitError(400, e.message == "USER_DISABLED" ? "USER_DISABLED" : "PERMISSION_DENIED")
-        case .invalidArgument:
-            if e.message.hasPrefix("INVALID_") || e.message == "TOKEN_EXPIRED" { return toolkitError(400, e.message) }
-            if e.message.contains("claim") { return toolkitError(400, "INVALID_CLAIMS", e.message) }
-            if e.message.contains("email") { return toolkitError(400, "INVALID_EMAIL", e.message) }
-            if e.message.contains("phone") { return toolkitError(400, "INVALID_PHONE_NUMBER", e.message) }
-            if e.message.contains("display name") { return toolkitError(400, "INVALID_DISPLAY_NAME", e.message) }
-            if e.message.contains("photo URL") { return toolkitError(400, "INVALID_PHOTO_URL", e.message) }
-            if e.message.contains("uid") { return toolkitError(400, "INVALID_LOCAL_ID", e.message) }
-            return toolkitError(400, "INVALID_ARGUMENT", e.message)
-        default: return toolkitError(500, "INTERNAL_ERROR")
+        case .invalidArgument where e.message.hasPrefix("INVALID_") || e.message == "TOKEN_EXPIRED": return toolkitError(400, e.message)
+        case .invalidArgument where e.message.contains("claim"): return toolkitError(400, "INVALID_CLAIMS", e.message)
+        case .invalidArgument where e.message.contains("uid"): return toolkitError(400, "INVALID_LOCAL_ID", e.message)
+        default:
+            let failure = AuthFailure.from(e)
+            return toolkitError(failure.status, failure.code, failure.detail)
         }
     }
 
@@ -70,21 +61,35 @@ extension FrontDoor {
             rest = Array(rest.dropFirst(2))
         }
         guard rest.count == 1 else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
-        let operation = String(rest[0])
+        return await toolkitOperation(request, String(rest[0]))
+    }
+
+    /// The legacy paths the iOS SDK calls (`/www.googleapis.com/identitytoolkit/v3/relyingparty/…`),
+    /// each the v1 operation the Auth emulator rewrites it to.
+    static let legacyOperations: [String: String] = [
+        "signupNewUser": "accounts:signUp", "verifyPassword": "accounts:signInWithPassword", "getAccountInfo": "accounts:lookup",
+        "setAccountInfo": "accounts:update", "deleteAccount": "accounts:delete", "getOobConfirmationCode": "accounts:sendOobCode",
+        "resetPassword": "accounts:resetPassword", "verifyAssertion": "accounts:signInWithIdp", "verifyCustomToken": "accounts:signInWithCustomToken",
+        "uploadAccount": "accounts:batchCreate", "downloadAccount": "accounts:batchGet",
+    ]
+
+    func legacyToolkit(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+        guard segments.count == 4, segments[0] == "identitytoolkit", segments[1] == "v3", segments[2] == "relyingparty",
+              let operation = FrontDoor.legacyOperations[String(segments[3])] else {
+            return FrontDoor.toolkitError(404, "NOT_FOUND")
+        }
+        return await toolkitOperation(request, operation)
+    }
+
+    func toolkitOperation(_ request: HTTPServerRequest, _ operation: String) async -> HTTPServerResponse {
         guard let body = FrontDoor.jsonBody(request) else { return FrontDoor.toolkitError(400, "INVALID_JSON") }
 
-        // Client endpoints: no admin rights needed (as with an API key).
-        if operation == "accounts:signInWithCustomToken" {
-            guard request.method == "POST", let token = body["token"]?.stringValue else { return FrontDoor.toolkitError(400, "MISSING_CUSTOM_TOKEN") }
-            do {
-                let result = try await runtime.auth.signInWithCustomToken(token)
-                return .json(["kind": "identitytoolkit#VerifyCustomTokenResponse", "idToken": .string(result.idToken),
-                              "refreshToken": .string(result.refreshToken), "expiresIn": .string(String(result.expiresIn)),
-                              "isNewUser": .bool(result.isNewUser)])
-            } catch { return FrontDoor.toolkitError(error) }
-        }
+        // Client endpoints: no admin rights needed (as with an API key); the user is named by its
+        // ID token.
+        let admin = authorizedAsAdmin(request)
+        if request.method == "POST", let answer = await clientAccountCall(operation, request, body, asAdmin: admin) { return answer }
 
-        guard authorizedAsAdmin(request) else { return FrontDoor.toolkitError(401, "UNAUTHORIZED", "admin credentials required") }
+        guard admin else { return FrontDoor.toolkitError(401, "UNAUTHORIZED", "admin credentials required") }
         let auth = runtime.auth
         let fields = ToolkitBody(body)
         do {
@@ -147,6 +152,14 @@ extension FrontDoor {
                     }
                 }
                 return .json(errors.isEmpty ? [:] : ["errors": .array(errors)])
+            case ("POST", "accounts:batchCreate"):
+                let (users, hash) = try FrontDoor.importRequest(fields)
+                let errors = try await auth.importUsers(users, hash: hash)
+                var out: [String: Value] = ["kind": "identitytoolkit#UploadAccountResponse"]
+                if !errors.isEmpty {
+                    out["error"] = .array(errors.map { ["index": .int(Int64($0.index)), "message": .string($0.message)] })
+                }
+                return .json(.map(out))
             case ("GET", "accounts:batchGet"), ("POST", "accounts:query"):
                 let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
                 let bodyMax = try fields.int64("maxResults").map { Int(clamping: $0) }
@@ -213,6 +226,11 @@ extension FrontDoor {
         if let v = u.metadata.lastRefreshTime { m["lastRefreshAt"] = .string(v.rfc3339) }
         if let v = u.tokensValidAfterTime { m["validSince"] = .string(String(v.seconds)) }
         if let claims = u.customClaims { m["customAttributes"] = .string(JSONWriter.string(.map(claims), options: .sorted)) }
+        if u.passwordHash != nil {
+            // Never the hash itself: what Firebase answers without the hash-config permission.
+            m["passwordHash"] = .string(FrontDoor.redactedHash)
+            if let t = u.passwordUpdatedAt { m["passwordUpdatedAt"] = .double(Double(t.seconds) * 1000) }
+        }
         return .map(m)
     }
 }

@@ -9,7 +9,8 @@ import Synchronization
 /// `/healthz` and `/metrics`.
 ///
 /// Routes, in order: `/healthz`, `/metrics`, `/__/admin/…`, `/identitytoolkit.googleapis.com/…`,
-/// `/securetoken.googleapis.com/…`, `[[rewrites]]` (first match wins), `/api/**` (404), then
+/// `/www.googleapis.com/identitytoolkit/v3/…` (the iOS SDK's paths), `/securetoken.googleapis.com/…`,
+/// `/emulator/v1/…` (the Auth emulator's oobCodes), `[[rewrites]]` (first match wins), `/api/**` (404), then
 /// functions at `/{name}` and `/{project}/{region}/{name}`.
 public final class FrontDoor: Sendable {
     public let runtime: Runtime
@@ -131,7 +132,8 @@ public final class FrontDoor: Sendable {
     enum Target {
         case health, metrics
         case admin(ArraySlice<Substring>)
-        case identityToolkit(ArraySlice<Substring>), secureToken(ArraySlice<Substring>)
+        case identityToolkit(ArraySlice<Substring>), secureToken(ArraySlice<Substring>), emulator(ArraySlice<Substring>)
+        case legacyToolkit(ArraySlice<Substring>)
         case rewrite(Rewrite)
         case function(FunctionEntry)
         case notFound(String)
@@ -144,6 +146,8 @@ public final class FrontDoor: Sendable {
         case "__" where segments.count >= 2 && segments[1] == "admin": return .admin(segments.dropFirst(2))
         case "identitytoolkit.googleapis.com": return .identityToolkit(segments.dropFirst())
         case "securetoken.googleapis.com": return .secureToken(segments.dropFirst())
+        case "emulator" where segments.count >= 2 && segments[1] == "v1": return .emulator(segments.dropFirst())
+        case "www.googleapis.com" where segments.count >= 2 && segments[1] == "identitytoolkit": return .legacyToolkit(segments.dropFirst())
         default: break
         }
         if let rewrite = rewrites.first(where: { $0.matches(segments) }) { return .rewrite(rewrite) }
@@ -188,6 +192,8 @@ public final class FrontDoor: Sendable {
         case .admin(let rest): return ("admin", await admin(request, Array(rest)))
         case .identityToolkit(let rest): return ("auth", await identityToolkit(request, Array(rest)))
         case .secureToken(let rest): return ("auth", await secureToken(request, Array(rest)))
+        case .emulator(let rest): return ("auth", await emulatorEndpoint(request, Array(rest)))
+        case .legacyToolkit(let rest): return ("auth", await legacyToolkit(request, Array(rest)))
         case .rewrite(let rewrite):
             guard let entry = runtime.table[rewrite.function], entry.trigger == .request else {
                 return ("rewrite", .error(.notFound, "no onRequest function '\(rewrite.function)'"))

@@ -189,6 +189,22 @@ enum Schema {
         """
         SELECT 1;
         """,
+        // 13: a refresh token remembers how its session signed in (the ID tokens it mints say so
+        // in `firebase.sign_in_provider`); out-of-band codes (verify email, reset password) are
+        // stored until used or expired, shared by every process on this database.
+        """
+        ALTER TABLE refresh_tokens ADD COLUMN sign_in_provider TEXT NOT NULL DEFAULT 'custom';
+        CREATE TABLE oob_codes (
+            code TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            uid TEXT NOT NULL,
+            email TEXT NOT NULL,
+            new_email TEXT,
+            create_time INTEGER NOT NULL,
+            expire_time INTEGER NOT NULL
+        );
+        CREATE INDEX oob_codes_by_uid ON oob_codes(uid);
+        """,
     ]
 
     /// Steps SQL cannot express, run right after the migration of that number (1-based), in the

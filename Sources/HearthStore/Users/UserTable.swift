@@ -1,23 +1,5 @@
 import HearthModel
 
-/// A stored refresh token: who it signs in, since when, the developer claims it carries, and when
-/// it was revoked (revoked tokens are kept so that using one can be told apart from a made-up one).
-public struct RefreshTokenRecord: Sendable, Equatable {
-    public var uid: String
-    public var claims: [String: Value]
-    public var authTime: Timestamp
-    public var createTime: Timestamp
-    public var revokedTime: Timestamp?
-
-    public init(uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp, revokedTime: Timestamp? = nil) {
-        self.uid = uid
-        self.claims = claims
-        self.authTime = authTime
-        self.createTime = createTime
-        self.revokedTime = revokedTime
-    }
-}
-
 /// Auth users in the runtime's database. Uniqueness of uid, email (case-insensitively), phone number
 /// and provider identities is enforced by the database, so of two concurrent creations with one
 /// email exactly one succeeds; the other gets `already-exists`.
@@ -155,6 +137,7 @@ public final class UserTable: Sendable {
             // and using one says the token expired.
             _ = try UserTable.revokeRefreshTokens(db, uid: uid, time: time)
             try db.run("UPDATE refresh_tokens SET claims = ? WHERE uid = ?", [.blob(BinaryValueCodec.encode(.map([:]))), .text(uid)])
+            try db.run("DELETE FROM oob_codes WHERE uid = ?", [.text(uid)])
             try UserTable.logEvent(db, .deleted, user, time: time)
             return user
         }
@@ -211,18 +194,19 @@ public final class UserTable: Sendable {
     public func storeRefreshToken(hash: [UInt8], _ record: RefreshTokenRecord) async throws {
         let claims = BinaryValueCodec.encode(.map(record.claims))
         try await writer.withTransaction { db in
-            try db.run("INSERT INTO refresh_tokens(hash, uid, claims, auth_time, create_time) VALUES (?, ?, ?, ?, ?)", [
-                .blob(hash), .text(record.uid), .blob(claims), .integer(RowEncoding.micros(record.authTime)), .integer(RowEncoding.micros(record.createTime)),
+            try db.run("INSERT INTO refresh_tokens(hash, uid, claims, auth_time, create_time, sign_in_provider) VALUES (?, ?, ?, ?, ?, ?)", [
+                .blob(hash), .text(record.uid), .blob(claims), .integer(RowEncoding.micros(record.authTime)),
+                .integer(RowEncoding.micros(record.createTime)), .text(record.signInProvider),
             ])
         }
     }
 
     public func refreshTokenRecord(hash: [UInt8]) throws -> RefreshTokenRecord? {
         try readers.withReader { db in
-            try db.query("SELECT uid, claims, auth_time, create_time, revoked_time FROM refresh_tokens WHERE hash = ?", [.blob(hash)]) { s in
+            try db.query("SELECT uid, claims, auth_time, create_time, revoked_time, sign_in_provider FROM refresh_tokens WHERE hash = ?", [.blob(hash)]) { s in
                 RefreshTokenRecord(uid: s.text(0), claims: (try BinaryValueCodec.decode(s.blob(1))).mapValue ?? [:],
                                    authTime: RowEncoding.time(s.int64(2)), createTime: RowEncoding.time(s.int64(3)),
-                                   revokedTime: s.isNull(4) ? nil : RowEncoding.time(s.int64(4)))
+                                   signInProvider: s.text(5), revokedTime: s.isNull(4) ? nil : RowEncoding.time(s.int64(4)))
             }.first
         }
     }
@@ -241,17 +225,58 @@ public final class UserTable: Sendable {
     }
 }
 
+extension UserTable {
+    // MARK: out-of-band codes
+
+    public func storeOobCode(_ code: OobCode) async throws {
+        try await writer.withTransaction { db in
+            // Expired codes go as new ones come: the table holds only what could still be used.
+            try db.run("DELETE FROM oob_codes WHERE expire_time <= ?", [.integer(RowEncoding.micros(code.createTime))])
+            try db.run("INSERT INTO oob_codes(code, kind, uid, email, new_email, create_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?)", [
+                .text(code.code), .text(code.kind.rawValue), .text(code.uid), .text(code.email), code.newEmail.map { .text($0) } ?? .null,
+                .integer(RowEncoding.micros(code.createTime)), .integer(RowEncoding.micros(code.expireTime)),
+            ])
+        }
+    }
+
+    static let oobColumns = "code, kind, uid, email, new_email, create_time, expire_time"
+
+    static func oobCode(_ s: Statement) -> OobCode? {
+        guard let kind = OobCode.Kind(rawValue: s.text(1)) else { return nil }
+        return OobCode(code: s.text(0), kind: kind, uid: s.text(2), email: s.text(3), newEmail: s.isNull(4) ? nil : s.text(4),
+                       createTime: RowEncoding.time(s.int64(5)), expireTime: RowEncoding.time(s.int64(6)))
+    }
+
+    public func oobCode(_ code: String) async throws -> OobCode? {
+        try readers.withReader { db in
+            try db.query("SELECT \(UserTable.oobColumns) FROM oob_codes WHERE code = ?", [.text(code)], UserTable.oobCode).first ?? nil
+        }
+    }
+
+    public func takeOobCode(_ code: String) async throws -> OobCode? {
+        try await writer.withTransaction { db in
+            guard let found = try db.query("SELECT \(UserTable.oobColumns) FROM oob_codes WHERE code = ?", [.text(code)], UserTable.oobCode).first ?? nil else {
+                return nil
+            }
+            try db.run("DELETE FROM oob_codes WHERE code = ?", [.text(code)])
+            return found
+        }
+    }
+
+    public func oobCodes(limit: Int) async throws -> [OobCode] {
+        try readers.withReader { db in
+            try db.query("SELECT \(UserTable.oobColumns) FROM oob_codes ORDER BY create_time, code LIMIT ?", [.integer(Int64(limit))], UserTable.oobCode)
+                .compactMap { $0 }
+        }
+    }
+}
+
 /// The auth service's view of the table (`UserRepository`), and the user event log's.
 extension UserTable: UserStorage {
     public func user(uid: String) async throws -> UserRecord? { try get(uid: uid) }
     public func user(email: String) async throws -> UserRecord? { try get(email: email) }
     public func user(phoneNumber: String) async throws -> UserRecord? { try get(phoneNumber: phoneNumber) }
     public func user(provider: String, providerUID: String) async throws -> UserRecord? { try get(provider: provider, providerUID: providerUID) }
-    public func storeRefreshToken(hash: [UInt8], uid: String, claims: [String: Value], authTime: Timestamp, createTime: Timestamp) async throws {
-        try await storeRefreshToken(hash: hash, RefreshTokenRecord(uid: uid, claims: claims, authTime: authTime, createTime: createTime))
-    }
-    public func refreshToken(hash: [UInt8]) async throws -> (uid: String, claims: [String: Value], authTime: Timestamp, revoked: Bool)? {
-        try refreshTokenRecord(hash: hash).map { ($0.uid, $0.claims, $0.authTime, $0.revokedTime != nil) }
-    }
+    public func refreshToken(hash: [UInt8]) async throws -> RefreshTokenRecord? { try refreshTokenRecord(hash: hash) }
     public func revokeRefreshTokens(uid: String) async throws { try await revokeAllRefreshTokens(uid: uid) }
 }

@@ -140,6 +140,12 @@ public enum DeliveryUnit: FunctionModule {
             try await req.context.clock.sleep(for: .seconds(double: req.data.sleep ?? 60))
         }
 
+        // Who called: for the sign-in flows that end in a callable.
+        fn.onCall("caller") { (req: CallableRequest<Value>) -> Value in
+            guard let auth = req.auth else { return .null }
+            return ["uid": .string(auth.uid), "claims": .map(auth.token)]
+        }
+
         fn.onCall("enqueue") { (req: CallableRequest<EnqueueRequest>) -> String in
             var options = TaskOptions(id: req.data.id)
             options.scheduleDelay = req.data.delaySeconds.map { .seconds(double: $0) }

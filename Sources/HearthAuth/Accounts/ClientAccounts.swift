@@ -1,0 +1,227 @@
+import HearthModel
+
+/// Changes a signed-in user asks for with `accounts:update` (Identity Toolkit's SetAccountInfo).
+public struct AccountChanges: Sendable, Equatable {
+    public var displayName: String?
+    public var photoURL: String?
+    public var email: String?
+    public var password: String?
+    /// `DISPLAY_NAME`, `PHOTO_URL`.
+    public var deleteAttributes: [String] = []
+    /// Provider ids to unlink (`password`, `phone`, `google.com`…).
+    public var deleteProviders: [String] = []
+
+    public init(displayName: String? = nil, photoURL: String? = nil, email: String? = nil, password: String? = nil,
+                deleteAttributes: [String] = [], deleteProviders: [String] = []) {
+        self.displayName = displayName
+        self.photoURL = photoURL
+        self.email = email
+        self.password = password
+        self.deleteAttributes = deleteAttributes
+        self.deleteProviders = deleteProviders
+    }
+
+    public static let deletableAttributes: Set<String> = ["DISPLAY_NAME", "PHOTO_URL", "PASSWORD", "EMAIL"]
+
+    /// Changing these ends every other session and needs a recent sign-in.
+    public var isSensitive: Bool { email != nil || password != nil }
+}
+
+/// The client side of Identity Toolkit: what an app's Firebase SDK does for its own user.
+extension AuthService {
+    static let passwordProvider = "password"
+
+    // MARK: sign-up and sign-in
+
+    /// `accounts:signUp`: with nothing, a new anonymous user; with an email and a password, a new
+    /// password user; with the ID token of a signed-in user as well, that password linked to the
+    /// user (an anonymous user becomes permanent, keeping its uid).
+    public func signUp(email: String?, password: String?, displayName: String? = nil, idToken: String? = nil) async throws -> SignInResult {
+        if let idToken {
+            return try await linkPassword(idToken: idToken, email: email, password: password)
+        }
+        if email == nil && password == nil {
+            // Firebase's answer when anonymous sign-in is switched off.
+            guard configuration.signInMethods.contains("anonymous") else { throw AuthFailure("ADMIN_ONLY_OPERATION") }
+            let user = try await create(NewUser(displayName: displayName))
+            return try await startSession(user, provider: "anonymous", isNewUser: true)
+        }
+        try requireMethod(AuthService.passwordProvider)
+        guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
+        guard let password else { throw AuthFailure.missingPassword }
+        try checkEmail(email)
+        let hash = try await hashPassword(password)
+        let now = secondsNow()
+        var request = NewUser(email: email, displayName: displayName,
+                              providerToLink: UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
+        request.uid = nil
+        let user = try await create(request) { record in
+            record.passwordHash = hash
+            record.passwordUpdatedAt = now
+        }
+        return try await startSession(user, provider: AuthService.passwordProvider, isNewUser: true)
+    }
+
+    func linkPassword(idToken: String, email: String?, password: String?) async throws -> SignInResult {
+        try requireMethod(AuthService.passwordProvider)
+        let (user, _) = try await session(idToken: idToken)
+        guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
+        guard let password else { throw AuthFailure.missingPassword }
+        try checkEmail(email)
+        if user.passwordHash != nil || user.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
+            throw AuthFailure("PROVIDER_ALREADY_LINKED")
+        }
+        let hash = try await hashPassword(password)
+        let now = secondsNow()
+        let linked = try await updateRecord(uid: user.uid) { record in
+            record.email = email
+            record.emailVerified = false
+            record.passwordHash = hash
+            record.passwordUpdatedAt = now
+            record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
+        }
+        return try await startSession(linked, provider: AuthService.passwordProvider, isNewUser: false)
+    }
+
+    /// `accounts:signInWithPassword`. Failed attempts for one address are limited (a token bucket:
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` once spent); with email enumeration protection a wrong
+    /// password and an unknown address are both `INVALID_LOGIN_CREDENTIALS`.
+    public func signInWithPassword(email: String?, password: String?) async throws -> SignInResult {
+        try requireMethod(AuthService.passwordProvider)
+        guard let email else { throw AuthFailure.missingEmail }
+        guard let password, !password.isEmpty else { throw AuthFailure.missingPassword }
+        try checkEmail(email)
+        let key = EmailKey.of(email)
+        let now = clock.now()
+        guard attempts.allows(key, now: now) else { throw AuthFailure.tooManyAttempts }
+        let protected = configuration.emailEnumerationProtection
+        guard let user = try await users.user(email: email) else {
+            attempts.recordFailure(key, now: now)
+            throw protected ? AuthFailure.invalidLoginCredentials : AuthFailure.emailNotFound
+        }
+        guard let stored = user.passwordHash, password.utf8.count <= 4096, await AuthService.passwordMatches(password, stored) else {
+            attempts.recordFailure(key, now: now)
+            throw protected ? AuthFailure.invalidLoginCredentials : AuthFailure.invalidPassword
+        }
+        var signedIn = user
+        // A hash of another algorithm or cost (imported from Firebase, or made before the cost was
+        // raised) is replaced by one of today's settings while the password is at hand.
+        if stored.algorithm != .standardScrypt || stored.costLog2 != configuration.passwords.costLog2 || stored.blockSize != configuration.passwords.blockSize,
+           let rehashed = try? await hashPassword(password) {
+            signedIn = try await updateRecord(uid: user.uid) { $0.passwordHash = rehashed }
+        }
+        return try await startSession(signedIn, provider: AuthService.passwordProvider, isNewUser: false)
+    }
+
+    // MARK: the signed-in user
+
+    /// `accounts:lookup {idToken}`: the signed-in user.
+    public func lookup(idToken: String?) async throws -> UserRecord {
+        try await session(idToken: idToken).user
+    }
+
+    /// `accounts:update {idToken, …}`. A new email or password needs a recent sign-in, ends the
+    /// user's other sessions (their ID and refresh tokens stop working, as on Firebase) and, when
+    /// asked, returns a new session; a new email is unverified.
+    public func updateAccount(idToken: String?, _ changes: AccountChanges, returnSecureToken: Bool) async throws -> (user: UserRecord, session: SignInResult?) {
+        let (user, claims) = try await session(idToken: idToken)
+        if changes.isSensitive { try requireRecentSignIn(claims) }
+        if let email = changes.email { try checkEmail(email) }
+        if let name = changes.displayName { try check { try UserRules.checkDisplayName(name) } }
+        if let url = changes.photoURL, !url.isEmpty { try check { try UserRules.checkPhotoURL(url) } }
+        for attribute in changes.deleteAttributes where !AccountChanges.deletableAttributes.contains(attribute) {
+            throw AuthFailure.invalidArgument("deleteAttribute \(Printable.quoted(attribute, limit: 40)) is not one of DISPLAY_NAME, PHOTO_URL, PASSWORD, EMAIL")
+        }
+        let hash = try await changes.password.asyncMap { try await hashPassword($0) }
+        let now = secondsNow()
+        let updated = try await updateRecord(uid: user.uid) { record in
+            if let name = changes.displayName { record.displayName = name.isEmpty ? nil : name }
+            if let url = changes.photoURL { record.photoURL = url.isEmpty ? nil : url }
+            if changes.deleteAttributes.contains("DISPLAY_NAME") { record.displayName = nil }
+            if changes.deleteAttributes.contains("PHOTO_URL") { record.photoURL = nil }
+            if changes.deleteAttributes.contains("PASSWORD") {
+                record.passwordHash = nil
+                record.passwordUpdatedAt = nil
+            }
+            if changes.deleteAttributes.contains("EMAIL") {
+                record.email = nil
+                record.emailVerified = false
+            }
+            for provider in changes.deleteProviders {
+                record.providerData.removeAll { $0.providerId == provider }
+                if provider == AuthService.passwordProvider {
+                    // Unlinking the password takes the address with it, as the Auth emulator does.
+                    record.passwordHash = nil
+                    record.passwordUpdatedAt = nil
+                    record.email = nil
+                    record.emailVerified = false
+                }
+                if provider == "phone" { record.phoneNumber = nil }
+            }
+            if let email = changes.email {
+                record.email = email
+                record.emailVerified = false
+                if let i = record.providerData.firstIndex(where: { $0.providerId == AuthService.passwordProvider }) {
+                    record.providerData[i].uid = email
+                    record.providerData[i].email = email
+                }
+            }
+            if let hash {
+                record.passwordHash = hash
+                record.passwordUpdatedAt = now
+                if let email = record.email, !record.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
+                    record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
+                }
+            }
+            if changes.isSensitive { record.tokensValidAfterTime = now }
+        }
+        guard changes.isSensitive else { return (updated, nil) }
+        try await users.revokeRefreshTokens(uid: user.uid)
+        let provider = claims["firebase"]?["sign_in_provider"]?.stringValue ?? AuthService.passwordProvider
+        return (updated, returnSecureToken ? try await startSession(updated, provider: provider, isNewUser: false) : nil)
+    }
+
+    /// `accounts:delete {idToken}`: the user deletes itself (a recent sign-in needed); its
+    /// `onUserDeleted` triggers run.
+    public func deleteAccount(idToken: String?) async throws {
+        let (user, claims) = try await session(idToken: idToken)
+        try requireRecentSignIn(claims)
+        _ = try await users.delete(uid: user.uid, time: clock.now())
+    }
+
+    // MARK: helpers
+
+    /// Creates a user (uid from the generator unless given), letting `adjust` set what `NewUser`
+    /// does not carry (the password hash), in the same write: the created event sees all of it.
+    func create(_ request: NewUser, adjust: (inout UserRecord) -> Void = { _ in }) async throws -> UserRecord {
+        do {
+            return try await createUser(request, adjust: adjust)
+        } catch let error as HTTPSError {
+            throw AuthFailure.from(error)
+        }
+    }
+
+    func updateRecord(uid: String, _ change: @escaping @Sendable (inout UserRecord) -> Void) async throws -> UserRecord {
+        do {
+            return try await users.update(uid: uid, change)
+        } catch let error as HTTPSError {
+            throw AuthFailure.from(error)
+        }
+    }
+
+    func checkEmail(_ email: String) throws {
+        do { try UserRules.checkEmail(email) } catch { throw AuthFailure.invalidEmail() }
+    }
+
+    /// Runs a `UserRules` check, its refusal in Identity Toolkit's words.
+    func check(_ rule: () throws -> Void) throws {
+        do { try rule() } catch let error as HTTPSError { throw AuthFailure.from(error) }
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

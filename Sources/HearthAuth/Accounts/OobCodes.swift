@@ -1,0 +1,114 @@
+import HearthModel
+
+/// Out-of-band codes: what Firebase emails (verify an address, reset a password, verify a new
+/// address before changing to it). Hearth sends no email: codes are listed by the Auth emulator's
+/// endpoint, returned as links to the Admin SDK, and logged.
+extension AuthService {
+    /// `accounts:sendOobCode`. A client names its user with an ID token (VERIFY_EMAIL,
+    /// VERIFY_AND_CHANGE_EMAIL) or an address (PASSWORD_RESET); the Admin SDK (`asAdmin`) names
+    /// the address. With email enumeration protection, a client's reset for an unknown address
+    /// succeeds and makes no code (nil).
+    public func sendOobCode(kind requestType: String?, email: String?, idToken: String?, newEmail: String?, asAdmin: Bool) async throws -> (email: String, code: OobCode?) {
+        guard let requestType, !requestType.isEmpty else { throw AuthFailure.missingRequestType }
+        guard let kind = OobCode.Kind(rawValue: requestType) else { throw AuthFailure("INVALID_REQ_TYPE", "\(requestType) is not supported") }
+        let user: UserRecord?
+        switch kind {
+        case .verifyEmail where idToken != nil && !asAdmin, .verifyAndChangeEmail where idToken != nil:
+            user = try await session(idToken: idToken).user
+        default:
+            guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
+            try checkEmail(email)
+            user = try await users.user(email: email)
+            if user == nil {
+                if kind == .passwordReset && configuration.emailEnumerationProtection && !asAdmin { return (email, nil) }
+                throw AuthFailure.emailNotFound
+            }
+        }
+        guard let user else { throw AuthFailure.userNotFound }
+        var target: String? = nil
+        if kind == .verifyAndChangeEmail {
+            guard let newEmail, !newEmail.isEmpty else { throw AuthFailure.missingEmail }
+            try checkEmail(newEmail)
+            if let owner = try await users.user(email: newEmail), owner.uid != user.uid { throw AuthFailure.emailExists }
+            target = newEmail
+        }
+        guard let address = user.email else { throw AuthFailure.missingEmail }
+        let now = clock.now()
+        let lifetime = kind == .passwordReset ? configuration.passwordResetLifetime : configuration.verifyEmailLifetime
+        let code = OobCode(code: random.autoID(length: 48), kind: kind, uid: user.uid, email: target ?? address, newEmail: target,
+                           createTime: now, expireTime: now + lifetime)
+        try await users.storeOobCode(code)
+        log("\(kind.rawValue) code for \(Printable.quoted(code.email, limit: 80)) (uid \(user.uid))")
+        return (code.email, code)
+    }
+
+    /// A code that can still be used: `INVALID_OOB_CODE` if unknown or used, `EXPIRED_OOB_CODE`.
+    func liveCode(_ code: String?) async throws -> OobCode {
+        guard let code, !code.isEmpty else { throw AuthFailure.missingOobCode }
+        guard code.utf8.count <= 256, let found = try await users.oobCode(code) else { throw AuthFailure.invalidOobCode }
+        guard clock.now() < found.expireTime else { throw AuthFailure.expiredOobCode }
+        return found
+    }
+
+    /// Uses up a code checked by `liveCode`; a concurrent use that got there first makes it invalid.
+    func take(_ code: OobCode) async throws {
+        guard try await users.takeOobCode(code.code) != nil else { throw AuthFailure.invalidOobCode }
+    }
+
+    /// `accounts:update {oobCode}`: applies a VERIFY_EMAIL code (the address is verified) or a
+    /// VERIFY_AND_CHANGE_EMAIL one (the account moves to the verified new address, which ends its
+    /// other sessions).
+    public func applyOobCode(_ code: String?) async throws -> UserRecord {
+        let found = try await liveCode(code)
+        guard found.kind != .passwordReset else { throw AuthFailure.invalidOobCode }
+        guard let user = try await users.user(uid: found.uid) else { throw AuthFailure.userNotFound }
+        guard !user.disabled else { throw AuthFailure.userDisabled }
+        if found.kind == .verifyEmail {
+            guard let email = user.email, EmailKey.of(email) == EmailKey.of(found.email) else { throw AuthFailure.invalidOobCode }
+        }
+        try await take(found)
+        let now = secondsNow()
+        let updated = try await updateRecord(uid: found.uid) { record in
+            record.emailVerified = true
+            if let newEmail = found.newEmail {
+                record.email = newEmail
+                if let i = record.providerData.firstIndex(where: { $0.providerId == AuthService.passwordProvider }) {
+                    record.providerData[i].uid = newEmail
+                    record.providerData[i].email = newEmail
+                }
+                record.tokensValidAfterTime = now
+            }
+        }
+        if found.newEmail != nil { try await users.revokeRefreshTokens(uid: found.uid) }
+        return updated
+    }
+
+    /// `accounts:resetPassword`: without a new password, says what the code is for (the SDKs'
+    /// `checkActionCode` and `verifyPasswordResetCode`); with one, sets it for a PASSWORD_RESET
+    /// code, verifies the address the code reached, and ends the user's other sessions.
+    public func resetPassword(oobCode: String?, newPassword: String?) async throws -> OobCode {
+        let found = try await liveCode(oobCode)
+        guard let newPassword else { return found }
+        guard found.kind == .passwordReset else { throw AuthFailure.invalidOobCode }
+        let hash = try await hashPassword(newPassword)
+        guard try await users.user(uid: found.uid) != nil else { throw AuthFailure.userNotFound }
+        try await take(found)
+        let now = secondsNow()
+        _ = try await updateRecord(uid: found.uid) { record in
+            record.passwordHash = hash
+            record.passwordUpdatedAt = now
+            record.tokensValidAfterTime = now
+            if let email = record.email, EmailKey.of(email) == EmailKey.of(found.email) { record.emailVerified = true }
+            if let email = record.email, !record.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
+                record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
+            }
+        }
+        try await users.revokeRefreshTokens(uid: found.uid)
+        return found
+    }
+
+    /// Codes not yet used, for the Auth emulator's listing.
+    public func pendingOobCodes(limit: Int = 1000) async throws -> [OobCode] {
+        try await users.oobCodes(limit: limit)
+    }
+}

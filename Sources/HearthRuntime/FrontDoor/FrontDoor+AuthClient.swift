@@ -1,0 +1,199 @@
+import HearthAuth
+import HearthHTTP
+import HearthModel
+
+/// Identity Toolkit's client endpoints: what an app's Firebase SDK sends for its own user (no admin
+/// credentials; the user is named by its ID token), as the Firebase Auth emulator serves them.
+/// Request and response shapes follow firebase-ios-sdk's `FirebaseAuth/Sources/Swift/Backend/RPC`.
+extension FrontDoor {
+    /// Answers a client call, or nil when `operation` with this body is an admin call.
+    func clientAccountCall(_ operation: String, _ request: HTTPServerRequest, _ body: [String: Value], asAdmin: Bool) async -> HTTPServerResponse? {
+        let auth = runtime.auth
+        let fields = ToolkitBody(body)
+        do {
+            switch operation {
+            case "accounts:signInWithCustomToken":
+                guard let token = try fields.string("token") else { return FrontDoor.toolkitError(400, "MISSING_CUSTOM_TOKEN") }
+                let result = try await auth.signInWithCustomToken(token)
+                return .json(.map(FrontDoor.sessionFields(result, kind: "identitytoolkit#VerifyCustomTokenResponse")))
+
+            case "accounts:signUp":
+                // firebase-admin creates users with `accounts`; a signUp with admin credentials
+                // and no password is still a client sign-up (anonymous), as on Firebase.
+                let result = try await auth.signUp(email: try fields.string("email"), password: try fields.string("password"),
+                                                   displayName: try fields.string("displayName"), idToken: try fields.string("idToken"))
+                var out = FrontDoor.sessionFields(result, kind: "identitytoolkit#SignupNewUserResponse")
+                if let u = result.user { FrontDoor.profileFields(u, into: &out) }
+                return .json(.map(out))
+
+            case "accounts:signInWithPassword":
+                let result = try await auth.signInWithPassword(email: try fields.string("email"), password: try fields.string("password"))
+                var out = FrontDoor.sessionFields(result, kind: "identitytoolkit#VerifyPasswordResponse")
+                out["registered"] = true
+                if let u = result.user {
+                    FrontDoor.profileFields(u, into: &out)
+                    if let photo = u.photoURL { out["profilePicture"] = .string(photo) }
+                }
+                return .json(.map(out))
+
+            case "accounts:signInWithIdp":
+                guard let requestURI = try fields.string("requestUri"), !requestURI.isEmpty else { return FrontDoor.toolkitError(400, "MISSING_REQUEST_URI") }
+                guard let postBody = try fields.string("postBody") else { return FrontDoor.toolkitError(400, "INVALID_IDP_RESPONSE", "postBody is required") }
+                let returnCredential = try fields.bool("returnIdpCredential") ?? false
+                do {
+                    let result = try await auth.signInWithIdp(postBody: postBody, idToken: try fields.string("idToken"))
+                    return .json(.map(FrontDoor.providerFields(result, returnCredential: returnCredential, postBody: postBody)))
+                } catch let failure as AuthFailure where returnCredential && FrontDoor.credentialConflicts.contains(failure.code) {
+                    // With returnIdpCredential (the iOS SDK always asks) these come back as a 200
+                    // carrying the credential and `errorMessage`, so the app can sign in with the
+                    // account that has it (the SDKs' credential-already-in-use).
+                    var out: [String: Value] = ["kind": "identitytoolkit#VerifyAssertionResponse", "errorMessage": .string(failure.message)]
+                    for (k, v) in PercentEncoding.formItems(postBody) {
+                        if k == "id_token" { out["oauthIdToken"] = .string(v) }
+                        if k == "providerId" { out["providerId"] = .string(v) }
+                    }
+                    return .json(.map(out))
+                }
+
+            case "accounts:sendOobCode":
+                if try fields.bool("returnOobLink") == true && !asAdmin { return FrontDoor.toolkitError(400, "INSUFFICIENT_PERMISSION") }
+                let (email, code) = try await auth.sendOobCode(kind: try fields.string("requestType"), email: try fields.string("email"),
+                                                               idToken: asAdmin ? nil : try fields.string("idToken"),
+                                                               newEmail: try fields.string("newEmail"), asAdmin: asAdmin)
+                var out: [String: Value] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": .string(email)]
+                if asAdmin, try fields.bool("returnOobLink") == true, let code {
+                    out["oobLink"] = .string(oobLink(code, request, continueURL: try fields.string("continueUrl")))
+                    out["oobCode"] = .string(code.code)
+                }
+                return .json(.map(out))
+
+            case "accounts:resetPassword":
+                let code = try await auth.resetPassword(oobCode: try fields.string("oobCode"), newPassword: try fields.string("newPassword"))
+                var out: [String: Value] = ["kind": "identitytoolkit#ResetPasswordResponse", "email": .string(code.email),
+                                            "requestType": .string(code.kind.rawValue)]
+                if let newEmail = code.newEmail { out["newEmail"] = .string(newEmail) }
+                return .json(.map(out))
+
+            case "accounts:lookup" where body["idToken"] != nil:
+                let user = try await auth.lookup(idToken: try fields.string("idToken"))
+                return .json(["kind": "identitytoolkit#GetAccountInfoResponse", "users": [FrontDoor.toolkitUser(user)]])
+
+            case "accounts:update" where body["oobCode"] != nil && body["idToken"] == nil:
+                let user = try await auth.applyOobCode(try fields.string("oobCode"))
+                var out: [String: Value] = ["kind": "identitytoolkit#SetAccountInfoResponse"]
+                FrontDoor.accountFields(user, into: &out)
+                return .json(.map(out))
+
+            case "accounts:update" where body["idToken"] != nil:
+                let changes = AccountChanges(displayName: try fields.string("displayName"), photoURL: try fields.string("photoUrl"),
+                                             email: try fields.string("email"), password: try fields.string("password"),
+                                             deleteAttributes: try fields.strings("deleteAttribute") ?? [],
+                                             deleteProviders: try fields.strings("deleteProvider") ?? [])
+                let (user, session) = try await auth.updateAccount(idToken: try fields.string("idToken"), changes,
+                                                                   returnSecureToken: try fields.bool("returnSecureToken") ?? false)
+                var out: [String: Value] = ["kind": "identitytoolkit#SetAccountInfoResponse"]
+                FrontDoor.accountFields(user, into: &out)
+                if let session {
+                    out["idToken"] = .string(session.idToken)
+                    out["refreshToken"] = .string(session.refreshToken)
+                    out["expiresIn"] = .string(String(session.expiresIn))
+                }
+                return .json(.map(out))
+
+            case "accounts:delete" where body["idToken"] != nil && !(asAdmin && body["localId"] != nil):
+                try await auth.deleteAccount(idToken: try fields.string("idToken"))
+                return .json(["kind": "identitytoolkit#DeleteAccountResponse"])
+
+            default:
+                return nil
+            }
+        } catch {
+            return FrontDoor.toolkitError(error)
+        }
+    }
+
+    /// `GET /emulator/v1/projects/{project}/oobCodes`: the codes Firebase would have emailed, as
+    /// the Auth emulator lists them. Served in emulator mode, or to admin credentials.
+    func emulatorEndpoint(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+        guard config.emulatorMode || authorizedAsAdmin(request) else {
+            return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode or admin credentials")
+        }
+        guard segments.count == 4, segments[0] == "v1", segments[1] == "projects", segments[3] == "oobCodes" else {
+            return FrontDoor.toolkitError(404, "NOT_FOUND")
+        }
+        guard segments[2] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
+        guard request.method == "GET" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
+        do {
+            let codes = try await runtime.auth.pendingOobCodes()
+            return .json(["oobCodes": .array(codes.map { code in
+                ["email": .string(code.email), "oobCode": .string(code.code), "requestType": .string(code.kind.rawValue),
+                 "oobLink": .string(oobLink(code, request, continueURL: nil))]
+            })])
+        } catch { return FrontDoor.toolkitError(error) }
+    }
+
+    /// The action link Firebase would email, pointing at this server as the emulator's do.
+    func oobLink(_ code: OobCode, _ request: HTTPServerRequest, continueURL: String?) -> String {
+        let mode: String
+        switch code.kind {
+        case .verifyEmail: mode = "verifyEmail"
+        case .passwordReset: mode = "resetPassword"
+        case .verifyAndChangeEmail: mode = "verifyAndChangeEmail"
+        }
+        let host = request.headers["host"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(config.server.host):\(config.server.port)"
+        var link = "http://\(host)/emulator/action?mode=\(mode)&lang=en&oobCode=\(PercentEncoding.encodeQueryValue(code.code))&apiKey=fake-api-key"
+        if let continueURL { link += "&continueUrl=\(PercentEncoding.encodeQueryValue(continueURL))" }
+        return link
+    }
+
+    // MARK: response fields
+
+    /// What every sign-in answers: the tokens, the uid, and whether the user is new.
+    static func sessionFields(_ result: SignInResult, kind: String) -> [String: Value] {
+        ["kind": .string(kind), "idToken": .string(result.idToken), "refreshToken": .string(result.refreshToken),
+         "expiresIn": .string(String(result.expiresIn)), "localId": .string(result.uid), "isNewUser": .bool(result.isNewUser)]
+    }
+
+    static func profileFields(_ u: UserRecord, into out: inout [String: Value]) {
+        if let v = u.email { out["email"] = .string(v) }
+        if let v = u.displayName { out["displayName"] = .string(v) }
+    }
+
+    /// SetAccountInfoResponse's account fields.
+    static func accountFields(_ u: UserRecord, into out: inout [String: Value]) {
+        out["localId"] = .string(u.uid)
+        out["emailVerified"] = .bool(u.emailVerified)
+        profileFields(u, into: &out)
+        if let v = u.photoURL { out["photoUrl"] = .string(v) }
+        if u.passwordHash != nil { out["passwordHash"] = .string(FrontDoor.redactedHash) }
+        if case .map(let user) = toolkitUser(u), let providers = user["providerUserInfo"] { out["providerUserInfo"] = providers }
+    }
+
+    /// VerifyAssertionResponse.
+    static func providerFields(_ r: ProviderSignIn, returnCredential: Bool, postBody: String) -> [String: Value] {
+        var out: [String: Value] = ["kind": "identitytoolkit#VerifyAssertionResponse", "providerId": .string(r.providerId),
+                                    "federatedId": .string(r.federatedID), "emailVerified": .bool(r.emailVerified),
+                                    "rawUserInfo": .string(JSONWriter.string(.map(r.rawUserInfo), options: .sorted))]
+        if let v = r.email { out["email"] = .string(v) }
+        if let v = r.displayName { out["displayName"] = .string(v); out["fullName"] = .string(v) }
+        if let v = r.photoURL { out["photoUrl"] = .string(v) }
+        if returnCredential || r.needConfirmation {
+            for (k, v) in PercentEncoding.formItems(postBody) where k == "id_token" { out["oauthIdToken"] = .string(v) }
+        }
+        if r.needConfirmation {
+            out["needConfirmation"] = true
+            return out
+        }
+        if let s = r.session {
+            for (k, v) in sessionFields(s, kind: "identitytoolkit#VerifyAssertionResponse") { out[k] = v }
+            out["isNewUser"] = .bool(r.isNewUser)
+        }
+        return out
+    }
+
+    /// Sign-in refusals about which account a provider credential belongs to.
+    static let credentialConflicts: Set<String> = ["FEDERATED_USER_ID_ALREADY_LINKED", "EMAIL_EXISTS"]
+
+    /// What Firebase shows a client instead of a password hash: base64 of "REDACTED".
+    static let redactedHash = "UkVEQUNURUQ="
+}

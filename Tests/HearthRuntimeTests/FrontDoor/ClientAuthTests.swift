@@ -1,0 +1,398 @@
+import Foundation
+import HearthAuth
+import HearthHTTP
+import HearthModel
+@_spi(Internals) @testable import HearthRuntime
+import HearthTesting
+import Testing
+
+/// The request sequences the Firebase iOS SDK sends when it signs in, refreshes, updates and
+/// deletes its user (firebase-ios-sdk `FirebaseAuth/Sources/Swift/Backend/RPC`), over real HTTP,
+/// with Identity Toolkit's answers and errors.
+@Suite("Client auth: the iOS SDK's sign-in flows")
+struct ClientAuthTests {
+    @Test("custom-token sign-in, then getAccountInfo, a refresh and a callable with the refreshed token")
+    func customTokenFlow() async throws {
+        try await withAuthApp { a in
+            let custom = try a.app.runtime.auth.createCustomToken(uid: "dana", claims: ["plan": "pro"])
+            let signIn = try await a.ios("verifyCustomToken", ["token": .string(custom), "returnSecureToken": true])
+            #expect(signIn.status == 200, "\(signIn.json)")
+            #expect(signIn.json["expiresIn"] == "3600", "a string, as the SDK parses it")
+            let idToken = try #require(signIn.json["idToken"]?.stringValue)
+            let refreshToken = try #require(signIn.json["refreshToken"]?.stringValue)
+
+            let lookup = try await a.lookup(idToken)
+            #expect(lookup.status == 200, "\(lookup.json)")
+            let users = try #require(lookup.json["users"]?.arrayValue)
+            #expect(users.count == 1, "the SDK requires exactly one user")
+            #expect(users[0]["localId"] == "dana")
+            #expect(users[0]["createdAt"]?.stringValue.flatMap(Int64.init) == 1_800_000_000_000, "epoch milliseconds, as a string")
+            #expect(users[0]["lastLoginAt"]?.stringValue != nil)
+            #expect(users[0]["passwordHash"] == nil, "no password, no hash")
+
+            a.clock.advance(by: .seconds(1800))
+            let refreshed = try await a.refresh(refreshToken)
+            #expect(refreshed.status == 200, "\(refreshed.json)")
+            let access = try #require(refreshed.json["access_token"]?.stringValue)
+            #expect(access == refreshed.json["id_token"]?.stringValue)
+            #expect(access != idToken, "a new token each refresh")
+            #expect(refreshed.json["expires_in"] == "3600")
+            let claims = try a.claims(access)
+            #expect(claims["firebase"]?["sign_in_provider"] == "custom")
+            #expect(claims["plan"] == "pro")
+            #expect(claims["auth_time"]?.intValue == 1_800_000_000, "the session's sign-in time")
+
+            let who = try await a.post("/caller", ["data": .null], headers: [("Authorization", "Bearer \(access)")])
+            #expect(who.json["result"]?["uid"] == "dana")
+            #expect(who.json["result"]?["claims"]?["plan"] == "pro")
+        }
+    }
+
+    @Test("anonymous sign-in, then linking an email and password keeps the uid; onUserCreated runs once")
+    func anonymousThenLink() async throws {
+        try await withAuthApp { a in
+            let anonymous = try await a.ios("signupNewUser", ["returnSecureToken": true, "clientType": "CLIENT_TYPE_IOS"])
+            #expect(anonymous.status == 200, "\(anonymous.json)")
+            #expect(anonymous.json["kind"] == "identitytoolkit#SignupNewUserResponse")
+            let uid = try #require(anonymous.json["localId"]?.stringValue)
+            #expect(uid.count == 28)
+            let anonToken = try #require(anonymous.json["idToken"]?.stringValue)
+            #expect(try a.claims(anonToken)["firebase"]?["sign_in_provider"] == "anonymous")
+            #expect(try a.claims(anonToken)["provider_id"] == "anonymous")
+            #expect(try await a.lookup(anonToken).json["users"]?.arrayValue?.first?["email"] == nil)
+
+            let weak = try await a.ios("signupNewUser", ["idToken": .string(anonToken), "email": "ann@example.com", "password": "12345"])
+            #expect(weak.error == "WEAK_PASSWORD : Password should be at least 6 characters")
+
+            let linked = try await a.ios("signupNewUser", ["idToken": .string(anonToken), "email": "ann@example.com", "password": "correct horse",
+                                                           "returnSecureToken": true])
+            #expect(linked.status == 200, "\(linked.json)")
+            #expect(linked.json["localId"] == .string(uid), "the anonymous account becomes permanent")
+            let linkedToken = try #require(linked.json["idToken"]?.stringValue)
+            #expect(try a.claims(linkedToken)["firebase"]?["sign_in_provider"] == "password")
+            let user = try #require(try await a.lookup(linkedToken).json["users"]?.arrayValue?.first)
+            #expect(user["email"] == "ann@example.com")
+            #expect(user["emailVerified"] == false)
+            #expect(user["passwordHash"] == "UkVEQUNURUQ=", "present (the SDK reads it as 'has a password'), never the hash")
+            let password = try #require(user["providerUserInfo"]?.arrayValue?.first { $0["providerId"] == "password" })
+            #expect(password["federatedId"] == "ann@example.com")
+
+            let again = try await a.ios("signupNewUser", ["idToken": .string(linkedToken), "email": "ann@example.com", "password": "another one"])
+            #expect(again.code == "PROVIDER_ALREADY_LINKED")
+            let signIn = try await a.ios("verifyPassword", ["email": "ann@example.com", "password": "correct horse", "returnSecureToken": true])
+            #expect(signIn.json["localId"] == .string(uid))
+
+            await a.app.settle()
+            #expect(try a.userEvents(.created, uid: uid) == 1, "created once, not again when linked")
+            #expect(try await a.app.document("profiles/\(uid)") != nil, "onUserCreated ran")
+        }
+    }
+
+    @Test("email sign-up, verifying the address with the emailed code, password sign-in and its refusals")
+    func emailPasswordFlow() async throws {
+        try await withAuthApp { a in
+            #expect(try await a.ios("signupNewUser", ["email": "not-an-address", "password": "secret-1"]).code == "INVALID_EMAIL")
+            #expect(try await a.ios("signupNewUser", ["email": "bo@example.com"]).code == "MISSING_PASSWORD")
+            #expect(try await a.ios("signupNewUser", ["password": "secret-1"]).code == "MISSING_EMAIL")
+            let signUp = try await a.ios("signupNewUser", ["email": "bo@example.com", "password": "secret-1", "returnSecureToken": true])
+            #expect(signUp.status == 200, "\(signUp.json)")
+            let uid = try #require(signUp.json["localId"]?.stringValue)
+            let idToken = try #require(signUp.json["idToken"]?.stringValue)
+            #expect(try await a.ios("signupNewUser", ["email": "BO@example.com", "password": "secret-2"]).code == "EMAIL_EXISTS")
+
+            let send = try await a.ios("getOobConfirmationCode", ["requestType": "VERIFY_EMAIL", "idToken": .string(idToken)])
+            #expect(send.status == 200, "\(send.json)")
+            #expect(send.json["email"] == "bo@example.com")
+            let listed = try await a.oobCodes()
+            #expect(listed.first?["oobLink"]?.stringValue?.contains("/emulator/action?mode=verifyEmail&lang=en&oobCode=") == true)
+            let code = try await a.code(for: "bo@example.com", "VERIFY_EMAIL")
+            let applied = try await a.ios("setAccountInfo", ["oobCode": .string(code), "returnSecureToken": true])
+            #expect(applied.status == 200, "\(applied.json)")
+            #expect(applied.json["emailVerified"] == true)
+            #expect(applied.json["idToken"] == nil, "verifying an address ends no session")
+            #expect(try await a.lookup(idToken).json["users"]?.arrayValue?.first?["emailVerified"] == true)
+            #expect(try await a.ios("setAccountInfo", ["oobCode": .string(code)]).code == "INVALID_OOB_CODE", "a code works once")
+
+            let signIn = try await a.ios("verifyPassword", ["email": "bo@example.com", "password": "secret-1", "returnSecureToken": true])
+            #expect(signIn.status == 200, "\(signIn.json)")
+            #expect(signIn.json["localId"] == .string(uid))
+            #expect(signIn.json["registered"] == true)
+            #expect(try a.claims(try #require(signIn.json["idToken"]?.stringValue))["email_verified"] == true)
+
+            // Email enumeration protection (on by default): a wrong password and an unknown address look alike.
+            #expect(try await a.ios("verifyPassword", ["email": "bo@example.com", "password": "wrong-1"]).code == "INVALID_LOGIN_CREDENTIALS")
+            #expect(try await a.ios("verifyPassword", ["email": "nobody@example.com", "password": "wrong-1"]).code == "INVALID_LOGIN_CREDENTIALS")
+            #expect(try await a.ios("verifyPassword", ["email": "bo@example.com"]).code == "MISSING_PASSWORD")
+            #expect(try await a.ios("verifyPassword", ["password": "x"]).code == "MISSING_EMAIL")
+        }
+        try await withAuthApp(configure: { $0.auth.emailEnumerationProtection = false }) { a in
+            _ = try await a.ios("signupNewUser", ["email": "cy@example.com", "password": "secret-1"])
+            #expect(try await a.ios("verifyPassword", ["email": "cy@example.com", "password": "wrong-1"]).error == "INVALID_PASSWORD")
+            #expect(try await a.ios("verifyPassword", ["email": "nobody@example.com", "password": "wrong-1"]).error == "EMAIL_NOT_FOUND")
+        }
+    }
+
+    @Test("repeated failed password sign-ins for one address answer TOO_MANY_ATTEMPTS_TRY_LATER until the bucket refills")
+    func tooManyAttempts() async throws {
+        try await withAuthApp(configure: { $0.auth.failedSignInBurst = 3; $0.auth.failedSignInRefillSeconds = 60 }) { a in
+            _ = try await a.ios("signupNewUser", ["email": "di@example.com", "password": "secret-1"])
+            for _ in 0..<3 {
+                #expect(try await a.ios("verifyPassword", ["email": "di@example.com", "password": "guess"]).code == "INVALID_LOGIN_CREDENTIALS")
+            }
+            let limited = try await a.ios("verifyPassword", ["email": "di@example.com", "password": "secret-1"])
+            #expect(limited.code == "TOO_MANY_ATTEMPTS_TRY_LATER", "even the right password, while the bucket is empty")
+            #expect(limited.status == 400)
+            #expect(try await a.ios("verifyPassword", ["email": "DI@example.com", "password": "secret-1"]).code == "TOO_MANY_ATTEMPTS_TRY_LATER",
+                    "the address as Firebase compares it")
+            // Unknown addresses are limited too (guessing which exist is what the limit is for).
+            for _ in 0..<3 { _ = try await a.ios("verifyPassword", ["email": "ghost@example.com", "password": "guess"]) }
+            #expect(try await a.ios("verifyPassword", ["email": "ghost@example.com", "password": "guess"]).code == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            #expect(try await a.ios("verifyPassword", ["email": "other@example.com", "password": "guess"]).code == "INVALID_LOGIN_CREDENTIALS",
+                    "another address has its own bucket")
+
+            a.clock.advance(by: .seconds(60))
+            #expect(try await a.ios("verifyPassword", ["email": "di@example.com", "password": "secret-1"]).status == 200, "one attempt refilled")
+        }
+    }
+
+    @Test("password reset: the code says what it is for, sets a new password once, ends old sessions, and expires")
+    func passwordReset() async throws {
+        try await withAuthApp { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "ed@example.com", "password": "old-secret", "returnSecureToken": true])
+            let oldRefresh = try #require(signUp.json["refreshToken"]?.stringValue)
+            let oldToken = try #require(signUp.json["idToken"]?.stringValue)
+            #expect(try await a.ios("getOobConfirmationCode", ["requestType": "PASSWORD_RESET", "email": "ed@example.com"]).status == 200)
+            let unknown = try await a.ios("getOobConfirmationCode", ["requestType": "PASSWORD_RESET", "email": "nobody@example.com"])
+            #expect(unknown.status == 200, "with enumeration protection an unknown address is not revealed")
+            #expect(try await a.oobCodes().allSatisfy { $0["email"] != "nobody@example.com" })
+            #expect(try await a.ios("getOobConfirmationCode", ["email": "ed@example.com"]).code == "MISSING_REQ_TYPE")
+
+            let code = try await a.code(for: "ed@example.com", "PASSWORD_RESET")
+            let check = try await a.ios("resetPassword", ["oobCode": .string(code)])
+            #expect(check.json["requestType"] == "PASSWORD_RESET")
+            #expect(check.json["email"] == "ed@example.com")
+            #expect(try await a.ios("resetPassword", ["oobCode": .string(code), "newPassword": "short"]).code == "WEAK_PASSWORD")
+            a.clock.advance(by: .seconds(2))
+            let reset = try await a.ios("resetPassword", ["oobCode": .string(code), "newPassword": "new-secret"])
+            #expect(reset.status == 200, "\(reset.json)")
+            #expect(try await a.ios("resetPassword", ["oobCode": .string(code), "newPassword": "newer-secret"]).code == "INVALID_OOB_CODE")
+
+            #expect(try await a.ios("verifyPassword", ["email": "ed@example.com", "password": "old-secret"]).code == "INVALID_LOGIN_CREDENTIALS")
+            #expect(try await a.ios("verifyPassword", ["email": "ed@example.com", "password": "new-secret"]).status == 200)
+            #expect(try await a.refresh(oldRefresh).error == "TOKEN_EXPIRED", "the sessions before the reset end")
+            #expect(try await a.lookup(oldToken).error == "TOKEN_EXPIRED")
+
+            _ = try await a.ios("getOobConfirmationCode", ["requestType": "PASSWORD_RESET", "email": "ed@example.com"])
+            let late = try await a.code(for: "ed@example.com", "PASSWORD_RESET")
+            a.clock.advance(by: .seconds(3601))
+            #expect(try await a.ios("resetPassword", ["oobCode": .string(late), "newPassword": "late-secret"]).code == "EXPIRED_OOB_CODE")
+            #expect(try await a.ios("resetPassword", ["oobCode": "made-up"]).code == "INVALID_OOB_CODE")
+            #expect(try await a.ios("resetPassword", [:]).code == "MISSING_OOB_CODE")
+        }
+    }
+
+    @Test("profile updates: name and photo set and removed, no new session; a bad field is refused and nothing changes")
+    func profileUpdate() async throws {
+        try await withAuthApp { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "fay@example.com", "password": "secret-1", "returnSecureToken": true])
+            let idToken = try #require(signUp.json["idToken"]?.stringValue)
+            let update = try await a.ios("setAccountInfo", ["idToken": .string(idToken), "displayName": "Fay", "photoUrl": "https://example.com/fay.png",
+                                                            "returnSecureToken": true])
+            #expect(update.status == 200, "\(update.json)")
+            #expect(update.json["displayName"] == "Fay")
+            #expect(update.json["idToken"] == nil, "a profile change ends no session")
+            #expect(update.json["providerUserInfo"]?.arrayValue?.first?["providerId"] == "password")
+            let user = try #require(try await a.lookup(idToken).json["users"]?.arrayValue?.first)
+            #expect(user["displayName"] == "Fay")
+            #expect(user["photoUrl"] == "https://example.com/fay.png")
+
+            #expect(try await a.ios("setAccountInfo", ["idToken": .string(idToken), "displayName": .int(5)]).error?.hasPrefix("Invalid value at 'display_name'") == true)
+            #expect(try await a.ios("setAccountInfo", ["idToken": .string(idToken), "photoUrl": "javascript:alert(1)"]).code == "INVALID_PHOTO_URL")
+            #expect(try await a.lookup(idToken).json["users"]?.arrayValue?.first?["displayName"] == "Fay", "nothing changed")
+
+            let removed = try await a.ios("setAccountInfo", ["idToken": .string(idToken), "deleteAttribute": ["DISPLAY_NAME", "PHOTO_URL"]])
+            #expect(removed.status == 200, "\(removed.json)")
+            let after = try #require(try await a.lookup(idToken).json["users"]?.arrayValue?.first)
+            #expect(after["displayName"] == nil)
+            #expect(after["photoUrl"] == nil)
+            #expect(try await a.ios("setAccountInfo", ["idToken": "garbage", "displayName": "x"]).code == "INVALID_ID_TOKEN")
+            #expect(try await a.ios("setAccountInfo", ["displayName": "x"]).status == 401, "no user and no admin credentials")
+        }
+    }
+
+    @Test("a password change needs a recent sign-in, ends other sessions and returns new tokens")
+    func passwordChange() async throws {
+        try await withAuthApp { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "gus@example.com", "password": "secret-1", "returnSecureToken": true])
+            let idToken = try #require(signUp.json["idToken"]?.stringValue)
+            let refresh = try #require(signUp.json["refreshToken"]?.stringValue)
+            a.clock.advance(by: .seconds(2))
+            let changed = try await a.ios("setAccountInfo", ["idToken": .string(idToken), "password": "secret-2", "returnSecureToken": true])
+            #expect(changed.status == 200, "\(changed.json)")
+            let fresh = try #require(changed.json["idToken"]?.stringValue)
+            #expect(changed.json["refreshToken"]?.stringValue != nil)
+            #expect(try await a.lookup(fresh).status == 200)
+            #expect(try await a.lookup(idToken).error == "TOKEN_EXPIRED", "the old session ended")
+            #expect(try await a.refresh(refresh).error == "TOKEN_EXPIRED")
+            #expect(try await a.ios("verifyPassword", ["email": "gus@example.com", "password": "secret-2"]).status == 200)
+
+            a.clock.advance(by: .seconds(301))
+            #expect(try await a.ios("setAccountInfo", ["idToken": .string(fresh), "password": "secret-3"]).error == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+            #expect(try await a.ios("setAccountInfo", ["idToken": .string(fresh), "email": "gus2@example.com"]).error == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+            #expect(try await a.ios("verifyPassword", ["email": "gus@example.com", "password": "secret-3"]).code == "INVALID_LOGIN_CREDENTIALS",
+                    "nothing changed")
+        }
+    }
+
+    @Test("re-authenticate, then delete: refused with an old auth_time, then the user is gone, lookup and refresh refuse, onUserDeleted ran")
+    func reauthenticateThenDelete() async throws {
+        try await withAuthApp { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "hal@example.com", "password": "secret-1", "returnSecureToken": true])
+            let uid = try #require(signUp.json["localId"]?.stringValue)
+            let oldToken = try #require(signUp.json["idToken"]?.stringValue)
+            a.clock.advance(by: .seconds(600))
+            // The app's ID token is refreshed by then, but the sign-in is still ten minutes old.
+            let refreshed = try await a.refresh(try #require(signUp.json["refreshToken"]?.stringValue))
+            let staleToken = try #require(refreshed.json["access_token"]?.stringValue)
+            let refused = try await a.ios("deleteAccount", ["idToken": .string(staleToken), "localId": .string(uid)])
+            #expect(refused.error == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+            #expect(refused.status == 400)
+            #expect(try await a.lookup(staleToken).status == 200, "still there")
+            _ = oldToken
+
+            let again = try await a.ios("verifyPassword", ["email": "hal@example.com", "password": "secret-1", "returnSecureToken": true])
+            let recent = try #require(again.json["idToken"]?.stringValue)
+            let deleted = try await a.ios("deleteAccount", ["idToken": .string(recent), "localId": .string(uid)])
+            #expect(deleted.status == 200, "\(deleted.json)")
+            #expect(deleted.json["kind"] == "identitytoolkit#DeleteAccountResponse")
+            #expect(try await a.lookup(recent).error == "USER_NOT_FOUND")
+            #expect(try await a.refresh(try #require(again.json["refreshToken"]?.stringValue)).error == "USER_NOT_FOUND")
+            #expect(try await a.ios("verifyPassword", ["email": "hal@example.com", "password": "secret-1"]).code == "INVALID_LOGIN_CREDENTIALS")
+
+            await a.app.settle()
+            #expect(try await a.app.documents(in: "runs").contains { $0.fields["function"] == "purge" && $0.fields["uid"] == .string(uid) })
+            #expect(try a.userEvents(.deleted, uid: uid) == 1)
+        }
+    }
+
+    @Test("sign-in methods switched off in runtime.toml are refused as the console's switches refuse them")
+    func disabledMethods() async throws {
+        try await withAuthApp(configure: { $0.auth.providers = ["custom"] }) { a in
+            #expect(try await a.ios("signupNewUser", ["returnSecureToken": true]).code == "ADMIN_ONLY_OPERATION")
+            #expect(try await a.ios("signupNewUser", ["email": "x@example.com", "password": "secret-1"]).code == "OPERATION_NOT_ALLOWED")
+            #expect(try await a.ios("verifyPassword", ["email": "x@example.com", "password": "secret-1"]).code == "OPERATION_NOT_ALLOWED")
+            #expect(try await a.ios("verifyAssertion", ["requestUri": "http://localhost", "postBody": "providerId=google.com&id_token=x",
+                                                        "returnSecureToken": true]).code == "OPERATION_NOT_ALLOWED")
+            let custom = try a.app.runtime.auth.createCustomToken(uid: "still-works")
+            #expect(try await a.ios("verifyCustomToken", ["token": .string(custom)]).status == 200)
+        }
+        try await withAuthApp(configure: { $0.auth.providers = ["password"] }) { a in
+            let custom = try a.app.runtime.auth.createCustomToken(uid: "nope")
+            #expect(try await a.ios("verifyCustomToken", ["token": .string(custom)]).code == "OPERATION_NOT_ALLOWED")
+        }
+    }
+
+    @Test("hostile bodies: wrong types, a huge password, made-up tokens and unknown operations get errors, the server stays up")
+    func hostileBodies() async throws {
+        try await withAuthApp { a in
+            let wrongType = try await a.ios("signupNewUser", ["email": .array(["a"]), "password": "secret-1"])
+            #expect(wrongType.error?.hasPrefix("Invalid value at 'email'") == true, "\(wrongType.json)")
+            #expect(try await a.ios("signupNewUser", ["email": "big@example.com", "password": .string(String(repeating: "p", count: 5000))]).code == "INVALID_ARGUMENT")
+            #expect(try await a.ios("verifyPassword", ["email": "big@example.com", "password": .string(String(repeating: "p", count: 100_000))]).code
+                    == "INVALID_LOGIN_CREDENTIALS")
+            #expect(try await a.lookup("a.b.c").code == "INVALID_ID_TOKEN")
+            #expect(try await a.ios("getAccountInfo", ["idToken": ""]).code == "MISSING_ID_TOKEN")
+            #expect(try await a.ios("getOobConfirmationCode", ["requestType": "NUKE", "email": "x@example.com"]).code == "INVALID_REQ_TYPE")
+            #expect(try await a.ios("getOobConfirmationCode", ["requestType": "PASSWORD_RESET", "email": "x@example.com", "returnOobLink": true]).code
+                    == "INSUFFICIENT_PERMISSION")
+            #expect(try await a.ios("noSuchThing", [:]).status == 404)
+            #expect(try await a.ios("verifyAssertion", ["postBody": "providerId=google.com&id_token=x"]).code == "MISSING_REQUEST_URI")
+            #expect(try await a.ios("verifyAssertion", ["requestUri": "http://localhost", "postBody": "providerId=google.com&id_token=%%%"]).code
+                    == "INVALID_IDP_RESPONSE")
+            #expect(try await a.ios("signupNewUser", ["returnSecureToken": true]).status == 200, "still serving")
+        }
+    }
+
+    @Test("passwords are stored with scrypt at Firebase's cost (N = 2^14, r = 8) and checked in constant time")
+    func firebaseCost() async throws {
+        try await withAuthApp(configure: { $0.auth.passwordHashMemCost = 14; $0.auth.passwordHashRounds = 8 }) { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "ivy@example.com", "password": "secret-1"])
+            let uid = try #require(signUp.json["localId"]?.stringValue)
+            let stored = try #require(try await a.app.runtime.users.get(.uid(uid)).passwordHash)
+            #expect(stored.algorithm == .standardScrypt)
+            #expect(stored.costLog2 == 14)
+            #expect(stored.blockSize == 8)
+            #expect(Base64.decode(stored.salt)?.count == 16)
+            #expect(!stored.hash.contains("secret"), "never the password")
+            #expect(try await a.ios("verifyPassword", ["email": "ivy@example.com", "password": "secret-1"]).status == 200)
+        }
+    }
+}
+
+@Suite("Client auth: importing users")
+struct UserImportTests {
+    static let signerKey = "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA=="
+
+    @Test("batchCreate keeps Firebase scrypt hashes (then signs in with them), hashes raw passwords, reports bad users by index; onUserCreated per user")
+    func batchCreate() async throws {
+        try await withAuthApp { a in
+            let body: Value = [
+                "hashAlgorithm": "SCRYPT", "signerKey": .string(Self.signerKey), "saltSeparator": "Bw==", "rounds": 8, "memoryCost": 14,
+                "users": [
+                    ["localId": "imported-1", "email": "one@example.com", "emailVerified": true,
+                     // firebase-admin sends bytes as URL-safe base64.
+                     "passwordHash": "lSrfV15cpx95_sZS2W9c9Kp6i_LVgQNDNC_qzrCnh1SAyZvqmZqAjTdn3aoItz-VHjoZilo78198JAdRuid5lQ==", "salt": "42xEC-ixf3L2lw==",
+                     "customAttributes": #"{"role":"admin"}"#, "createdAt": "1700000000000"],
+                    ["localId": "imported-2", "email": "two@example.com", "rawPassword": "plain-secret"],
+                    ["email": "three@example.com"],
+                    ["localId": "imported-4", "email": "one@example.com"],
+                    ["localId": "imported-5", "customAttributes": #"{"sub":"x"}"#],
+                ],
+            ]
+            let r = try await a.v1("accounts:batchCreate", body, admin: true)
+            #expect(r.status == 200, "\(r.json)")
+            let errors = try #require(r.json["error"]?.arrayValue)
+            #expect(errors.compactMap { $0["index"]?.intValue } == [2, 3, 4])
+            #expect(errors.first?["message"] == "MISSING_LOCAL_ID")
+            #expect(errors.dropFirst().first?["message"] == "EMAIL_EXISTS")
+
+            let one = try await a.ios("verifyPassword", ["email": "one@example.com", "password": "user1password", "returnSecureToken": true])
+            #expect(one.status == 200, "\(one.json)")
+            #expect(try a.claims(try #require(one.json["idToken"]?.stringValue))["role"] == "admin")
+            let rehashed = try #require(try await a.app.runtime.users.get(.uid("imported-1")).passwordHash)
+            #expect(rehashed.algorithm == .standardScrypt, "an imported hash is replaced at the first sign-in")
+            #expect(try await a.ios("verifyPassword", ["email": "one@example.com", "password": "user1password"]).status == 200)
+            #expect(try await a.ios("verifyPassword", ["email": "two@example.com", "password": "plain-secret"]).status == 200)
+            #expect(try await a.app.runtime.users.get(.uid("imported-1")).metadata.creationTime == Timestamp(seconds: 1_700_000_000))
+
+            #expect(try await a.v1("accounts:batchCreate", body).status == 401, "admin only")
+            let bad = try await a.v1("accounts:batchCreate", ["hashAlgorithm": "MD5", "users": [["localId": "x"]]], admin: true)
+            #expect(bad.code == "INVALID_HASH_ALGORITHM")
+            let noKey = try await a.v1("accounts:batchCreate", ["hashAlgorithm": "SCRYPT", "rounds": 8, "memoryCost": 14, "users": [["localId": "x"]]], admin: true)
+            #expect(noKey.code == "MISSING_SIGNER_KEY")
+            #expect(try await a.app.runtime.users.list().users.count == 2, "refused requests import nobody")
+
+            await a.app.settle()
+            #expect(try a.userEvents(.created, uid: "imported-1") == 1)
+            #expect(try a.userEvents(.created, uid: "imported-2") == 1)
+        }
+    }
+
+    @Test("firebase-admin's generate_*_link: sendOobCode with admin credentials returns the link, and the code in it works")
+    func generatedLinks() async throws {
+        try await withAuthApp { a in
+            _ = try await a.ios("signupNewUser", ["email": "link@example.com", "password": "secret-1"])
+            let r = try await a.v1("accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": "link@example.com", "returnOobLink": true,
+                                                           "continueUrl": "https://app.example.com/done?x=1"], admin: true)
+            #expect(r.status == 200, "\(r.json)")
+            let link = try #require(r.json["oobLink"]?.stringValue)
+            #expect(link.contains("mode=resetPassword"))
+            #expect(link.contains("continueUrl=https%3A%2F%2Fapp.example.com%2Fdone%3Fx%3D1"))
+            let code = try #require(r.json["oobCode"]?.stringValue)
+            #expect(link.contains("oobCode=\(code)"))
+            #expect(try await a.ios("resetPassword", ["oobCode": .string(code), "newPassword": "secret-2"]).status == 200)
+            let unknown = try await a.v1("accounts:sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "nobody@example.com", "returnOobLink": true], admin: true)
+            #expect(unknown.code == "EMAIL_NOT_FOUND", "the Admin SDK is told")
+        }
+    }
+}
