@@ -93,6 +93,41 @@ struct ServeHTTPTests {
         #expect(results["callable_claims"] == ["role": "editor", "level": 3, "plan": "pro"])
         #expect(results["verify_id_token"] == "ok")
         #expect(results["deleted"] == "UserNotFoundError")
+        #expect(results["import_scrypt"] == "ok")
+        #expect(results["links"] == "ok")
+        child.signal(SIGTERM)
+        #expect(try await child.waitForExit() == 0)
+    }
+
+    @Test("an iOS app's sign-in against hearth serve: anonymous, link a password, sign in, account info, refresh, a callable, delete")
+    func iOSSignInSequence() async throws {
+        let dir = TempDir()
+        let (child, base) = try await serve(dir)
+        func ios(_ name: String, _ body: Value) async throws -> Value {
+            let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/www.googleapis.com/identitytoolkit/v3/relyingparty/\(name)?key=fake-api-key",
+                                                            headers: HTTPHeaders([("Content-Type", "application/json")]), body: JSONWriter.encode(body)))
+            return try JSONParser.parse(r.body)
+        }
+        let anonymous = try await ios("signupNewUser", ["returnSecureToken": true, "clientType": "CLIENT_TYPE_IOS"])
+        let uid = try #require(anonymous["localId"]?.stringValue, "\(anonymous)")
+        let anonToken = try #require(anonymous["idToken"]?.stringValue)
+        #expect(try await ios("getAccountInfo", ["idToken": .string(anonToken)])["users"]?.arrayValue?.first?["localId"] == .string(uid))
+        let linked = try await ios("signupNewUser", ["idToken": .string(anonToken), "email": "serve@example.com", "password": "secret-1", "returnSecureToken": true])
+        #expect(linked["localId"] == .string(uid), "\(linked)")
+        let signIn = try await ios("verifyPassword", ["email": "serve@example.com", "password": "secret-1", "returnSecureToken": true])
+        let idToken = try #require(signIn["idToken"]?.stringValue, "\(signIn)")
+        let info = try await ios("getAccountInfo", ["idToken": .string(idToken)])
+        #expect(info["users"]?.arrayValue?.first?["email"] == "serve@example.com")
+        #expect(info["users"]?.arrayValue?.first?["passwordHash"] == "UkVEQUNURUQ=")
+        let refreshed = try await client.send(HTTPClientRequest(method: "POST", url: base + "/securetoken.googleapis.com/v1/token?key=fake-api-key",
+                                                                headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                                                body: JSONWriter.encode(["grantType": "refresh_token", "refreshToken": signIn["refreshToken"] ?? .null])))
+        let access = try #require(try JSONParser.parse(refreshed.body)["access_token"]?.stringValue, "\(refreshed.text)")
+        let who = try await client.send(HTTPClientRequest(method: "POST", url: base + "/whoami", headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer \(access)")]),
+                                                          body: JSONWriter.encode(["data": .null])))
+        #expect(try JSONParser.parse(who.body)["result"]?["uid"] == .string(uid), "\(who.text)")
+        #expect(try await ios("deleteAccount", ["idToken": .string(idToken), "localId": .string(uid)])["kind"] == "identitytoolkit#DeleteAccountResponse")
+        #expect(try await ios("getAccountInfo", ["idToken": .string(idToken)])["error"]?["message"] == "USER_NOT_FOUND")
         child.signal(SIGTERM)
         #expect(try await child.waitForExit() == 0)
     }

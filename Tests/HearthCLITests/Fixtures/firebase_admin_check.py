@@ -5,10 +5,14 @@ usage: firebase_admin_check.py HOST:PORT PROJECT
 Points firebase-admin at Hearth as an Auth emulator (FIREBASE_AUTH_EMULATOR_HOST), then: creates a
 user, looks it up by uid and email, sets custom claims, mints a custom token, exchanges it over the
 Auth REST API, calls the `whoami` callable with the resulting ID token, verifies that token with the
-SDK, lists users, deletes the user and checks it is gone. Prints one JSON line of results; any
-failure raises (non-zero exit) with the reason.
+SDK, lists users, deletes the user and checks it is gone; imports a user with a Firebase scrypt
+hash (firebase/scrypt's example) and signs in with its password; generates password-reset and
+email-verification links and uses their codes. Prints one JSON line of results; any failure raises
+(non-zero exit) with the reason.
 """
+import base64
 import json
+import urllib.parse
 import os
 import sys
 import urllib.request
@@ -69,6 +73,32 @@ results["verify_id_token"] = "ok"
 
 listed = [u.uid for u in auth.list_users().iterate_all()]
 assert "py-user" in listed, listed
+
+signer = base64.b64decode("jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==")
+imported = auth.import_users(
+    [auth.ImportUserRecord(uid="py-imported", email="imported@example.com", email_verified=True,
+                           password_hash=base64.b64decode("lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ=="),
+                           password_salt=base64.b64decode("42xEC+ixf3L2lw==")),
+     auth.ImportUserRecord(uid="py-user", email="clash@example.com")],
+    hash_alg=auth.UserImportHash.scrypt(key=signer, rounds=8, memory_cost=14, salt_separator=base64.b64decode("Bw==")))
+assert imported.success_count == 1 and imported.failure_count == 1, (imported.success_count, [e.reason for e in imported.errors])
+assert imported.errors[0].index == 1, imported.errors[0].index
+password_sign_in = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=fake-api-key",
+                        {"email": "imported@example.com", "password": "user1password", "returnSecureToken": True})
+assert password_sign_in["localId"] == "py-imported", password_sign_in
+results["import_scrypt"] = "ok"
+
+reset_link = auth.generate_password_reset_link("imported@example.com")
+reset_code = urllib.parse.parse_qs(urllib.parse.urlparse(reset_link).query)["oobCode"][0]
+post("/identitytoolkit.googleapis.com/v1/accounts:resetPassword?key=fake-api-key", {"oobCode": reset_code, "newPassword": "brand-new-1"})
+post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=fake-api-key",
+     {"email": "imported@example.com", "password": "brand-new-1", "returnSecureToken": True})
+auth.update_user("py-imported", email_verified=False)
+verify_link = auth.generate_email_verification_link("imported@example.com")
+verify_code = urllib.parse.parse_qs(urllib.parse.urlparse(verify_link).query)["oobCode"][0]
+post("/identitytoolkit.googleapis.com/v1/accounts:update?key=fake-api-key", {"oobCode": verify_code})
+assert auth.get_user("py-imported").email_verified
+results["links"] = "ok"
 
 auth.delete_user("py-user")
 try:
