@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel"]),
         .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
-        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "CSQLite", "HearthTesting"],
+        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "HearthHTTP", "CSQLite", "HearthTesting"],
                           path: "Scripts/bench/Sources/hearth-bench"),
         .executableTarget(name: "hearth-testkit", dependencies: ["HearthModel", "HearthStore", "HearthHTTP"], path: "Tests/Tools/hearth-testkit"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel", "HearthTesting"]),
