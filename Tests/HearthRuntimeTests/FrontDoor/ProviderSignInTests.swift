@@ -5,6 +5,7 @@ import HearthHTTP
 import HearthModel
 @_spi(Internals) @testable import HearthRuntime
 import HearthTesting
+import HearthTOML
 import Testing
 
 /// `verifyAssertion` (accounts:signInWithIdp) with Google and Apple ID tokens signed by a test key
@@ -222,4 +223,37 @@ struct ProviderSignInTests {
 final class KeyServerState: Sendable {
     let keys = Mutex<Value>(.null)
     let fetches = Mutex(0)
+}
+
+@Suite("Client auth: runtime.toml")
+struct ClientAuthConfigTests {
+    @Test("[auth] keys parse into the auth service's settings; unknown sign-in methods and out-of-range costs are refused, naming the key")
+    func parse() throws {
+        let config = try RuntimeConfig(table: try TOML.parse("""
+            [auth]
+            providers = ["password", "google.com"]
+            email_enumeration_protection = false
+            password_hash_mem_cost = 12
+            google_client_ids = ["a.apps.googleusercontent.com"]
+            google_jwks = "google-keys.json"
+            apple_client_ids = ["com.example.app"]
+            """), baseDirectory: "/srv/app")
+        let auth = Runtime.authConfiguration(config, clock: ManualClock(Timestamp(seconds: 0)))
+        #expect(auth.signInMethods == ["password", "google.com"])
+        #expect(!auth.emailEnumerationProtection)
+        #expect(auth.passwords.costLog2 == 12)
+        #expect(auth.passwords.blockSize == 8)
+        #expect(auth.identityProviders.first { $0.id == "google.com" }?.keys.source == .file("/srv/app/google-keys.json"))
+        #expect(auth.identityProviders.first { $0.id == "apple.com" }?.keys.source == .url("https://appleid.apple.com/auth/keys"))
+        #expect(auth.identityProviders.first { $0.id == "apple.com" }?.audiences == ["com.example.app"])
+        for (toml, names) in [("providers = [\"facebook.com\"]", "facebook.com"), ("password_hash_mem_cost = 40", "password_hash_mem_cost"),
+                              ("providers = \"password\"", "providers")] {
+            do {
+                _ = try RuntimeConfig(table: try TOML.parse("[auth]\n" + toml), baseDirectory: "/tmp")
+                Issue.record("accepted \(toml)")
+            } catch let error as ConfigError {
+                #expect(error.problems.joined().contains(names), "\(error.problems)")
+            }
+        }
+    }
 }
