@@ -100,6 +100,7 @@ public final class AuthService: Sendable {
     static let cacheLimit = 10_000
     /// Failed password sign-ins, per address.
     let attempts: AttemptLimiter
+    let decoy = Mutex<PasswordHash?>(nil)
 
     public init(configuration: Configuration, users: any UserRepository, keys: KeyRing, clock: any Clock,
                 random: any RandomSource = SystemRandom(), log: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -168,8 +169,19 @@ public final class AuthService: Sendable {
         if let name = update.displayName { try UserRules.checkDisplayName(name) }
         if let claims = update.customClaims { try UserRules.checkClaims(claims) }
         let user = try await users.update(uid: uid) { user in
-            if let v = update.email { user.email = v }
-            if update.deleteEmail == true { user.email = nil }
+            if let v = update.email {
+                user.email = v
+                // The password provider is keyed by the address.
+                if let i = user.providerData.firstIndex(where: { $0.providerId == "password" }) {
+                    user.providerData[i].uid = v
+                    user.providerData[i].email = v
+                }
+            }
+            if update.deleteEmail == true {
+                user.email = nil
+                user.providerData.removeAll { $0.providerId == "password" }
+                user.passwordHash = nil
+            }
             if let v = update.emailVerified { user.emailVerified = v }
             if let v = update.displayName { user.displayName = v }
             if update.deleteDisplayName == true { user.displayName = nil }
@@ -186,6 +198,23 @@ public final class AuthService: Sendable {
             }
         }
         return user
+    }
+
+    /// Sets a user's password (the Admin SDK's `password` on create and update): hashed as a
+    /// sign-up's is, linked as the `password` provider when the user has an address; the user's
+    /// sessions end, as on Firebase.
+    public func setPassword(uid: String, _ password: String) async throws {
+        let hash = try await hashPassword(password)
+        let now = secondsNow()
+        _ = try await updateRecord(uid: uid) { record in
+            record.passwordHash = hash
+            record.passwordUpdatedAt = now
+            record.tokensValidAfterTime = now
+            if let email = record.email, !record.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
+                record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
+            }
+        }
+        try await users.revokeRefreshTokens(uid: uid)
     }
 
     /// Sets (or, with nil or an empty map, clears) a user's custom claims: at most 1000 bytes of

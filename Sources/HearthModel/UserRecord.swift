@@ -67,6 +67,16 @@ public struct UserRecord: Sendable, Hashable, Codable {
     }
 }
 
+extension UserRecord {
+    /// The record without its password hash, for everything that leaves the database's user
+    /// table: the user event log, the CLI's output, the unit boundary.
+    public var redacted: UserRecord {
+        var copy = self
+        copy.passwordHash = nil
+        return copy
+    }
+}
+
 /// The fields of a new user; anything nil takes Firebase's default.
 public struct NewUser: Sendable, Equatable, Codable {
     public var uid: String?

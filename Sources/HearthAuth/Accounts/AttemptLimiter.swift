@@ -26,26 +26,49 @@ public final class AttemptLimiter: Sendable {
 
     public init(policy: Policy) { self.policy = policy }
 
-    /// Whether another attempt for `key` may be made now.
-    public func allows(_ key: String, now: Timestamp) -> Bool {
+    /// Takes one attempt for `key` if its bucket has one (false: too many attempts). Taken before
+    /// the attempt is checked, so concurrent attempts cannot all pass a bucket with one left.
+    public func acquire(_ key: String, now: Timestamp) -> Bool {
         buckets.withLock { all in
-            guard let bucket = all[key] else { return true }
-            return refilled(bucket, now: now).tokens >= 1
+            if all[key] == nil && all.count >= AttemptLimiter.maxKeys { evict(&all, now: now) }
+            var bucket = all[key].map { refilled($0, now: now) } ?? Bucket(tokens: Double(policy.burst), updated: now)
+            guard bucket.tokens >= 1 else {
+                all[key] = bucket
+                return false
+            }
+            bucket.tokens -= 1
+            all[key] = bucket
+            return true
         }
     }
 
-    /// Counts a failed attempt for `key`.
-    public func recordFailure(_ key: String, now: Timestamp) {
+    /// Gives back the attempt `acquire` took: it succeeded (the limit counts failures).
+    public func refund(_ key: String) {
         buckets.withLock { all in
-            if all.count >= AttemptLimiter.maxKeys && all[key] == nil {
-                // Forget buckets that have refilled completely; if none has, start over.
-                all = all.filter { refilled($0.value, now: now).tokens < Double(policy.burst) }
-                if all.count >= AttemptLimiter.maxKeys { all.removeAll(keepingCapacity: true) }
-            }
-            var bucket = all[key].map { refilled($0, now: now) } ?? Bucket(tokens: Double(policy.burst), updated: now)
-            bucket.tokens = max(0, bucket.tokens - 1)
+            guard var bucket = all[key] else { return }
+            bucket.tokens = min(Double(policy.burst), bucket.tokens + 1)
             all[key] = bucket
         }
+    }
+
+    /// Whether an attempt for `key` would be allowed now (takes nothing).
+    public func allows(_ key: String, now: Timestamp) -> Bool {
+        buckets.withLock { all in all[key].map { refilled($0, now: now).tokens >= 1 } ?? true }
+    }
+
+    /// Counts a failed attempt for `key` (one not taken with `acquire`).
+    public func recordFailure(_ key: String, now: Timestamp) {
+        _ = acquire(key, now: now)
+    }
+
+    /// Makes room: forgets buckets that are full again, then the least recently touched half.
+    /// A bucket in debt is forgotten only once it is among the oldest touched, when it has
+    /// mostly refilled anyway.
+    func evict(_ all: inout [String: Bucket], now: Timestamp) {
+        all = all.filter { refilled($0.value, now: now).tokens < Double(policy.burst) }
+        guard all.count >= AttemptLimiter.maxKeys else { return }
+        let oldest = all.sorted { $0.value.updated < $1.value.updated }.prefix(all.count / 2).map(\.key)
+        for key in oldest { all[key] = nil }
     }
 
     func refilled(_ bucket: Bucket, now: Timestamp) -> Bucket {

@@ -24,7 +24,11 @@ public struct AccountChanges: Sendable, Equatable {
     public static let deletableAttributes: Set<String> = ["DISPLAY_NAME", "PHOTO_URL", "PASSWORD", "EMAIL"]
 
     /// Changing these ends every other session and needs a recent sign-in.
-    public var isSensitive: Bool { email != nil || password != nil }
+    /// Removing the password or the address counts too: it is half of replacing them.
+    public var isSensitive: Bool {
+        email != nil || password != nil || deleteProviders.contains("password") || deleteAttributes.contains("PASSWORD")
+            || deleteAttributes.contains("EMAIL")
+    }
 }
 
 /// The client side of Identity Toolkit: what an app's Firebase SDK does for its own user.
@@ -48,7 +52,7 @@ extension AuthService {
         }
         try requireMethod(AuthService.passwordProvider)
         guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
-        guard let password else { throw AuthFailure.missingPassword }
+        guard let password, !password.isEmpty else { throw AuthFailure.missingPassword }
         try checkEmail(email)
         let hash = try await hashPassword(password)
         let now = secondsNow()
@@ -64,22 +68,29 @@ extension AuthService {
 
     func linkPassword(idToken: String, email: String?, password: String?) async throws -> SignInResult {
         try requireMethod(AuthService.passwordProvider)
-        let (user, _) = try await session(idToken: idToken)
+        let (user, claims) = try await session(idToken: idToken)
         guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
-        guard let password else { throw AuthFailure.missingPassword }
+        guard let password, !password.isEmpty else { throw AuthFailure.missingPassword }
         try checkEmail(email)
         if user.passwordHash != nil || user.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
             throw AuthFailure("PROVIDER_ALREADY_LINKED")
         }
+        // An anonymous user becomes permanent freely; giving a password to an account that has
+        // another way in is as sensitive as changing its password.
+        let anonymous = user.email == nil && user.providerData.isEmpty
+        if !anonymous { try requireRecentSignIn(claims) }
+        let newAddress = user.email.map { EmailKey.of($0) != EmailKey.of(email) } ?? false
         let hash = try await hashPassword(password)
         let now = secondsNow()
         let linked = try await updateRecord(uid: user.uid) { record in
+            if record.email.map({ EmailKey.of($0) != EmailKey.of(email) }) ?? true { record.emailVerified = false }
             record.email = email
-            record.emailVerified = false
             record.passwordHash = hash
             record.passwordUpdatedAt = now
             record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
+            if newAddress { record.tokensValidAfterTime = now }
         }
+        if newAddress { try await users.revokeRefreshTokens(uid: user.uid) }
         return try await startSession(linked, provider: AuthService.passwordProvider, isNewUser: false)
     }
 
@@ -93,16 +104,24 @@ extension AuthService {
         try checkEmail(email)
         let key = EmailKey.of(email)
         let now = clock.now()
-        guard attempts.allows(key, now: now) else { throw AuthFailure.tooManyAttempts }
+        // The attempt takes a token before the (slow) check, so parallel guesses cannot all pass
+        // a full bucket; a right password gives it back.
+        guard attempts.acquire(key, now: now) else { throw AuthFailure.tooManyAttempts }
         let protected = configuration.emailEnumerationProtection
-        guard let user = try await users.user(email: email) else {
-            attempts.recordFailure(key, now: now)
-            throw protected ? AuthFailure.invalidLoginCredentials : AuthFailure.emailNotFound
+        let user = try await users.user(email: email)
+        // An unknown address or a user without a password costs the same scrypt as a wrong
+        // password, so timing does not tell which addresses have accounts.
+        var matches = false
+        if password.utf8.count <= 4096 {
+            let checked: PasswordHash
+            if let hash = user?.passwordHash { checked = hash } else { checked = try await decoyHash() }
+            matches = await AuthService.passwordMatches(password, checked)
         }
-        guard let stored = user.passwordHash, password.utf8.count <= 4096, await AuthService.passwordMatches(password, stored) else {
-            attempts.recordFailure(key, now: now)
+        guard let user else { throw protected ? AuthFailure.invalidLoginCredentials : AuthFailure.emailNotFound }
+        guard user.passwordHash != nil, matches, let stored = user.passwordHash else {
             throw protected ? AuthFailure.invalidLoginCredentials : AuthFailure.invalidPassword
         }
+        attempts.refund(key)
         var signedIn = user
         // A hash of another algorithm or cost (imported from Firebase, or made before the cost was
         // raised) is replaced by one of today's settings while the password is at hand.
@@ -139,9 +158,11 @@ extension AuthService {
             if let url = changes.photoURL { record.photoURL = url.isEmpty ? nil : url }
             if changes.deleteAttributes.contains("DISPLAY_NAME") { record.displayName = nil }
             if changes.deleteAttributes.contains("PHOTO_URL") { record.photoURL = nil }
-            if changes.deleteAttributes.contains("PASSWORD") {
+            // The password provider is the address and the password together: without either it goes.
+            if changes.deleteAttributes.contains("PASSWORD") || changes.deleteAttributes.contains("EMAIL") {
                 record.passwordHash = nil
                 record.passwordUpdatedAt = nil
+                record.providerData.removeAll { $0.providerId == AuthService.passwordProvider }
             }
             if changes.deleteAttributes.contains("EMAIL") {
                 record.email = nil

@@ -117,8 +117,9 @@ public final class JWKSCache: Sendable {
         var result: Int64?
         for directive in header.split(separator: ",") {
             let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            if parts[0] == "no-store" || parts[0] == "no-cache" { return 0 }
-            if parts[0] == "max-age", parts.count == 2, let seconds = Int64(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) {
+            guard let name = parts.first else { continue }
+            if name == "no-store" || name == "no-cache" { return 0 }
+            if name == "max-age", parts.count == 2, let seconds = Int64(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) {
                 result = min(max(seconds, 0), 86_400)
             }
         }

@@ -13,8 +13,13 @@ extension AuthService {
         guard let kind = OobCode.Kind(rawValue: requestType) else { throw AuthFailure("INVALID_REQ_TYPE", "\(requestType) is not supported") }
         let user: UserRecord?
         switch kind {
-        case .verifyEmail where idToken != nil && !asAdmin, .verifyAndChangeEmail where idToken != nil:
-            user = try await session(idToken: idToken).user
+        case .verifyEmail where !asAdmin, .verifyAndChangeEmail:
+            // A client names its own account by its ID token, never by an address: otherwise
+            // anyone could have a code made for someone else's account.
+            let (signedIn, claims) = try await session(idToken: idToken)
+            // Moving the account to another address is as sensitive as changing it.
+            if kind == .verifyAndChangeEmail && !asAdmin { try requireRecentSignIn(claims) }
+            user = signedIn
         default:
             guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
             try checkEmail(email)
@@ -66,6 +71,10 @@ extension AuthService {
         if found.kind == .verifyEmail {
             guard let email = user.email, EmailKey.of(email) == EmailKey.of(found.email) else { throw AuthFailure.invalidOobCode }
         }
+        // Checked before the code is used up: the new address may have been taken since it was sent.
+        if let newEmail = found.newEmail, let owner = try await users.user(email: newEmail), owner.uid != user.uid {
+            throw AuthFailure.emailExists
+        }
         try await take(found)
         let now = secondsNow()
         let updated = try await updateRecord(uid: found.uid) { record in
@@ -91,7 +100,9 @@ extension AuthService {
         guard let newPassword else { return found }
         guard found.kind == .passwordReset else { throw AuthFailure.invalidOobCode }
         let hash = try await hashPassword(newPassword)
-        guard try await users.user(uid: found.uid) != nil else { throw AuthFailure.userNotFound }
+        guard let user = try await users.user(uid: found.uid) else { throw AuthFailure.userNotFound }
+        // A code sent to an address the account no longer has resets nothing.
+        guard let email = user.email, EmailKey.of(email) == EmailKey.of(found.email) else { throw AuthFailure.invalidOobCode }
         try await take(found)
         let now = secondsNow()
         _ = try await updateRecord(uid: found.uid) { record in

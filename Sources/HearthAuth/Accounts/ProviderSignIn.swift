@@ -35,10 +35,10 @@ extension AuthService {
     /// address gets the provider linked when the provider verified the address (an unverified
     /// password on it is dropped, as Firebase does for a trusted provider), or answers
     /// `needConfirmation`; else a new account is created (`onUserCreated` runs).
-    public func signInWithIdp(postBody: String, idToken: String?) async throws -> ProviderSignIn {
+    public func signInWithIdp(postBody: String, idToken: String?, autoCreate: Bool = true) async throws -> ProviderSignIn {
         var form: [String: String] = [:]
         for (k, v) in PercentEncoding.formItems(postBody) { form[k] = v }
-        guard let providerId = form["providerId"], !providerId.isEmpty else { throw AuthFailure("INVALID_IDP_RESPONSE", "the postBody names no providerId") }
+        guard let providerId = form["providerId"]?.lowercased(), !providerId.isEmpty else { throw AuthFailure("INVALID_IDP_RESPONSE", "the postBody names no providerId") }
         try requireMethod(providerId)
         guard let token = form["id_token"], !token.isEmpty else {
             throw AuthFailure.invalidIDPResponse("an id_token is required for \(providerId) (access tokens alone are not accepted)")
@@ -75,11 +75,15 @@ extension AuthService {
             result.session = try await startSession(existing, provider: providerId, isNewUser: false)
             return result
         }
+        // Re-authentication (`autoCreate: false`) signs in to an account this provider already
+        // has; it never makes or changes one.
+        guard autoCreate else { throw AuthFailure.userNotFound }
         if let email, let owner = try await users.user(email: email) {
             guard result.emailVerified else {
                 result.needConfirmation = true
                 return result
             }
+            guard !owner.disabled else { throw AuthFailure.userDisabled }
             let takenOver = !owner.emailVerified
             let now = secondsNow()
             let linked = try await updateRecord(uid: owner.uid) { record in
@@ -95,6 +99,8 @@ extension AuthService {
                 record.emailVerified = true
                 if let name = info.displayName { record.displayName = name }
                 if let photo = info.photoURL, (try? UserRules.checkPhotoURL(photo)) != nil { record.photoURL = photo }
+                // The address may have had another account at this provider before (recycled).
+                record.providerData.removeAll { $0.providerId == providerId }
                 record.providerData.append(info)
             }
             if takenOver { try await users.revokeRefreshTokens(uid: owner.uid) }
@@ -120,6 +126,13 @@ extension AuthService {
     /// A provider ID token's claims once its signature, issuer, audience, times and nonce check
     /// out; `INVALID_IDP_RESPONSE` (or `MISSING_OR_INVALID_NONCE`) naming what did not.
     func verifyProviderToken(_ token: String, providerId: String, rawNonce: String?) async throws -> [String: Value] {
+        // The Auth emulator also takes a fake id_token written as a JSON object.
+        if configuration.emulatorMode, token.hasPrefix("{") {
+            guard case .map(let claims)? = try? JSONParser.parse(Array(token.utf8)), let sub = claims["sub"]?.stringValue, !sub.isEmpty, sub.utf8.count <= 255 else {
+                throw AuthFailure.invalidIDPResponse("the fake id_token must be a JSON object with a \"sub\"")
+            }
+            return claims
+        }
         let jwt: DecodedJWT
         do { jwt = try JWT.decode(token) } catch { throw AuthFailure.invalidIDPResponse("the id_token is not a JWT: \(error)") }
         let claims = jwt.claims
@@ -129,7 +142,7 @@ extension AuthService {
         if let tokenNonce = claims["nonce"]?.stringValue {
             guard let rawNonce, !rawNonce.isEmpty else { throw AuthFailure("MISSING_OR_INVALID_NONCE", "the id_token carries a nonce; the request must send the raw nonce") }
             let hashed = Hex.encode(Crypto.sha256(Array(rawNonce.utf8)))
-            guard tokenNonce == hashed || tokenNonce == rawNonce else { throw AuthFailure("MISSING_OR_INVALID_NONCE", "the nonce does not match the id_token's") }
+            guard tokenNonce == hashed else { throw AuthFailure("MISSING_OR_INVALID_NONCE", "the nonce does not match the id_token's") }
         } else if rawNonce?.isEmpty == false {
             throw AuthFailure("MISSING_OR_INVALID_NONCE", "the request sends a nonce the id_token does not carry")
         }

@@ -1,5 +1,7 @@
 import Dispatch
+import Foundation
 import HearthModel
+import Synchronization
 
 /// Sessions: what every sign-in returns, and the signed-in user an ID token stands for.
 extension AuthService {
@@ -53,12 +55,29 @@ extension AuthService {
         guard configuration.signInMethods.contains(method) else { throw AuthFailure.operationNotAllowed(method) }
     }
 
-    /// Runs a password hash (tens of milliseconds of one core, by design) off Swift's cooperative
-    /// threads, which a 2-core machine has two of.
+    /// Runs a password hash (tens of milliseconds of one core and 16 MiB, by design) off Swift's
+    /// cooperative threads, which a 2-core machine has two of, on one of a fixed set of serial
+    /// queues (one per core): hashes in flight, and their memory, are bounded by the core count
+    /// however many sign-ins arrive at once.
     static func offloaded<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
+        let queue = kdfQueues[kdfNext.wrappingAdd(1, ordering: .relaxed).oldValue % kdfQueues.count]
+        return await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: work()) }
         }
+    }
+
+    static let kdfQueues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
+        DispatchQueue(label: "hearth.password-hash.\($0)", qos: .userInitiated)
+    }
+    static let kdfNext = Atomic<Int>(0)
+
+    /// A hash of nothing anyone knows, at today's cost: what a sign-in for an unknown address is
+    /// checked against, so it takes as long as one for a real account.
+    func decoyHash() async throws -> PasswordHash {
+        if let hash = decoy.withLock({ $0 }) { return hash }
+        let hash = try await hashPassword(Base64.encodeURL(random.bytes(24)))
+        decoy.withLock { $0 = hash }
+        return hash
     }
 
     func hashPassword(_ password: String) async throws -> PasswordHash {
@@ -68,8 +87,11 @@ extension AuthService {
         return try result.get()
     }
 
+    /// Whether `password` may be set (the length rules), before anything is written.
+    public func checkNewPassword(_ password: String) throws { try checkPassword(password) }
+
     func checkPassword(_ password: String) throws {
-        guard !password.isEmpty else { throw AuthFailure.missingPassword }
+        // An empty new password is a weak one (the emulator's answer; iOS maps it to weakPassword).
         // Firebase counts characters; at most 4 KiB so that hashing cost is bounded by the KDF alone.
         guard password.count >= configuration.minimumPasswordLength else { throw AuthFailure.weakPassword(minimum: configuration.minimumPasswordLength) }
         guard password.utf8.count <= 4096 else { throw AuthFailure.invalidArgument("the password is longer than 4096 bytes") }

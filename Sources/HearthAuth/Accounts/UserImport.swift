@@ -52,6 +52,9 @@ extension AuthService {
             guard (1...32).contains(r), (1...16).contains(p), (16...1024).contains(length) else {
                 throw AuthFailure("INVALID_ARGUMENT", "blockSize, parallelization or dkLen out of range")
             }
+            guard PasswordHasher.memory(costLog2: n.trailingZeroBitCount, blockSize: r, parallelization: p) <= PasswordHasher.maxMemory else {
+                throw AuthFailure("INVALID_MEMORY_COST", "cpuMemCost × blockSize needs more than 1 GiB a hash")
+            }
         }
     }
 
@@ -82,6 +85,8 @@ extension AuthService {
                 }
             } catch let failure as AuthFailure {
                 errors.append((index, failure.message))
+            } catch let failure as CryptoError {
+                errors.append((index, "INVALID_PASSWORD_HASH : \(failure)"))
             }
         }
         return errors

@@ -11,9 +11,8 @@ extension Crypto {
             throw CryptoError(operation: "scrypt", detail: "parameters out of range (log2 N \(costLog2), r \(r), p \(p), \(length) bytes)")
         }
         let n = UInt64(1) << UInt64(costLog2)
-        // scrypt needs 128·N·r bytes for V plus 128·r·p for B; give OpenSSL that and a margin.
-        let memory = 128 * n * UInt64(r) + 128 * UInt64(r) * UInt64(p) + 1 << 20
-        guard memory <= 1 << 30 else { throw CryptoError(operation: "scrypt", detail: "needs \(memory) bytes, more than 1 GiB") }
+        let memory = PasswordHasher.memory(costLog2: costLog2, blockSize: r, parallelization: p)
+        guard memory <= PasswordHasher.maxMemory else { throw CryptoError(operation: "scrypt", detail: "needs \(memory) bytes, more than 1 GiB") }
         var key = [UInt8](repeating: 0, count: length)
         // A C string of the password bytes (NUL-terminated so an empty one is still a valid pointer;
         // the length passed excludes the terminator).
@@ -56,6 +55,16 @@ public struct PasswordHasher: Sendable {
     public var blockSize: Int
     public var parallelization: Int
     static let keyLength = 64
+    /// The most memory one hash may take.
+    public static let maxMemory: UInt64 = 1 << 30
+
+    /// What one scrypt takes: 128·N·r bytes for V, 128·r·p for B, and a margin for OpenSSL
+    /// (parameters within `Crypto.scrypt`'s ranges: no overflow).
+    public static func memory(costLog2: Int, blockSize r: Int, parallelization p: Int) -> UInt64 {
+        let n = UInt64(1) << UInt64(min(max(costLog2, 0), 40))
+        let r = UInt64(min(max(r, 0), 1024)), p = UInt64(min(max(p, 0), 1024))
+        return 128 * n * r + 128 * r * p + 1 << 20
+    }
 
     public init(costLog2: Int = 14, blockSize: Int = 8, parallelization: Int = 1) {
         self.costLog2 = costLog2

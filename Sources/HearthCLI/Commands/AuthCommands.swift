@@ -15,7 +15,7 @@ enum AuthSetup {
     }
 
     static func printUser(_ user: UserRecord, _ io: CommandIO) throws {
-        io.out(JSONWriter.string(try ValueEncoder().encode(user), options: JSONWriteOptions(style: .tagged, sortKeys: true, pretty: true)))
+        io.out(JSONWriter.string(try ValueEncoder().encode(user.redacted), options: JSONWriteOptions(style: .tagged, sortKeys: true, pretty: true)))
     }
 }
 
@@ -107,7 +107,7 @@ struct UsersCommand: Command {
             switch action {
             case .list(let max, let token):
                 let page = try await users.list(maxResults: max, pageToken: token)
-                var out: [String: Value] = ["users": try ValueEncoder().encode(page.users)]
+                var out: [String: Value] = ["users": try ValueEncoder().encode(page.users.map(\.redacted))]
                 if let next = page.nextPageToken { out["nextPageToken"] = .string(next) }
                 io.out(JSONWriter.string(.map(out), options: JSONWriteOptions(style: .tagged, sortKeys: true, pretty: true)))
             case .get(let uid, let email, let phone, let provider, let providerUID):

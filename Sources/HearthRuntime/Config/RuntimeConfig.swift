@@ -208,6 +208,10 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.bool("email_enumeration_protection") { auth.emailEnumerationProtection = v }
             if let v = s.int("password_hash_mem_cost", range: 1...20) { auth.passwordHashMemCost = v }
             if let v = s.int("password_hash_rounds", range: 1...32) { auth.passwordHashRounds = v }
+            let memory = 128 * (UInt64(1) << UInt64(auth.passwordHashMemCost)) * UInt64(auth.passwordHashRounds)
+            if memory > 1 << 30 {
+                s.problem("password_hash_mem_cost", "scrypt with N = 2^\(auth.passwordHashMemCost) and r = \(auth.passwordHashRounds) needs \(memory >> 20) MiB a hash; at most 1024 MiB")
+            }
             if let v = s.int("failed_sign_in_burst", range: 1...1_000_000) { auth.failedSignInBurst = v }
             if let v = s.seconds("failed_sign_in_refill_seconds", range: 0...86_400) { auth.failedSignInRefillSeconds = v }
             if let v = s.stringArray("google_client_ids") { auth.googleClientIDs = v }

@@ -41,7 +41,8 @@ extension FrontDoor {
                 guard let postBody = try fields.string("postBody") else { return FrontDoor.toolkitError(400, "INVALID_IDP_RESPONSE", "postBody is required") }
                 let returnCredential = try fields.bool("returnIdpCredential") ?? false
                 do {
-                    let result = try await auth.signInWithIdp(postBody: postBody, idToken: try fields.string("idToken"))
+                    let result = try await auth.signInWithIdp(postBody: postBody, idToken: try fields.string("idToken"),
+                                                              autoCreate: try fields.bool("autoCreate") ?? true)
                     return .json(.map(FrontDoor.providerFields(result, returnCredential: returnCredential, postBody: postBody)))
                 } catch let failure as AuthFailure where returnCredential && FrontDoor.credentialConflicts.contains(failure.code) {
                     // With returnIdpCredential (the iOS SDK always asks) these come back as a 200
@@ -85,6 +86,10 @@ extension FrontDoor {
                 return .json(.map(out))
 
             case "accounts:update" where body["idToken"] != nil:
+                // What only the Admin SDK may change, as Identity Toolkit refuses it from a client.
+                if !asAdmin, let field = FrontDoor.adminOnlyAccountFields.first(where: { body[$0] != nil }) {
+                    return FrontDoor.toolkitError(400, "INSUFFICIENT_PERMISSION", "\(field) can only be set with admin credentials")
+                }
                 let changes = AccountChanges(displayName: try fields.string("displayName"), photoURL: try fields.string("photoUrl"),
                                              email: try fields.string("email"), password: try fields.string("password"),
                                              deleteAttributes: try fields.strings("deleteAttribute") ?? [],
@@ -115,6 +120,7 @@ extension FrontDoor {
     /// `GET /emulator/v1/projects/{project}/oobCodes`: the codes Firebase would have emailed, as
     /// the Auth emulator lists them. Served in emulator mode, or to admin credentials.
     func emulatorEndpoint(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
+        if segments == ["action"] { return await emulatorAction(request) }
         guard config.emulatorMode || authorizedAsAdmin(request) else {
             return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode or admin credentials")
         }
@@ -130,6 +136,43 @@ extension FrontDoor {
                  "oobLink": .string(oobLink(code, request, continueURL: nil))]
             })])
         } catch { return FrontDoor.toolkitError(error) }
+    }
+
+    /// `GET /emulator/action?mode=…&oobCode=…`: what opening an emailed link does (the Auth
+    /// emulator's page): verifies the address, or with `newPassword` resets the password. The
+    /// code is the credential, as it is in Firebase's emails. With a `continueUrl`, a 303 there.
+    func emulatorAction(_ request: HTTPServerRequest) async -> HTTPServerResponse {
+        let query = Dictionary(request.queryItems, uniquingKeysWith: { first, _ in first })
+        func answer(_ key: String, _ text: String, status: Int) -> HTTPServerResponse {
+            .json(["authEmulator": .map([key: .string(text)])], status: status)
+        }
+        do {
+            let email: String
+            let message: String
+            switch query["mode"] {
+            case "verifyEmail"?, "verifyAndChangeEmail"?:
+                email = try await runtime.auth.applyOobCode(query["oobCode"]).email ?? ""
+                message = "The email has been successfully verified."
+            case "resetPassword"?:
+                guard let newPassword = query["newPassword"] else {
+                    return answer("error", "resetPassword needs &newPassword=… (the emulator's form sends it)", status: 400)
+                }
+                email = try await runtime.auth.resetPassword(oobCode: query["oobCode"], newPassword: newPassword).email
+                message = "The password has been successfully updated."
+            default:
+                return answer("error", "mode must be verifyEmail, verifyAndChangeEmail or resetPassword", status: 400)
+            }
+            if let next = query["continueUrl"], next.hasPrefix("https://") || next.hasPrefix("http://") {
+                var headers = HTTPHeaders()
+                headers.set("Location", next)
+                return HTTPServerResponse(status: 303, headers: headers)
+            }
+            return .json(["authEmulator": ["success": .string(message), "email": .string(email)]])
+        } catch let failure as AuthFailure {
+            return answer("error", failure.message, status: 400)
+        } catch {
+            return answer("error", "\(error)", status: 500)
+        }
     }
 
     /// The action link Firebase would email, pointing at this server as the emulator's do.
@@ -190,6 +233,8 @@ extension FrontDoor {
         }
         return out
     }
+
+    static let adminOnlyAccountFields = ["customAttributes", "disableUser", "phoneNumber", "validSince", "createdAt", "lastLoginAt"]
 
     /// Sign-in refusals about which account a provider credential belongs to.
     static let credentialConflicts: Set<String> = ["FEDERATED_USER_ID_ALREADY_LINKED", "EMAIL_EXISTS"]

@@ -95,10 +95,18 @@ extension FrontDoor {
         do {
             switch (request.method, operation) {
             case ("POST", "accounts"):
+                if let password = try fields.string("password") { try auth.checkNewPassword(password) }
                 let user = try await auth.createUser(NewUser(uid: try fields.string("localId"), email: try fields.string("email"),
                                                              emailVerified: try fields.bool("emailVerified"), displayName: try fields.string("displayName"),
                                                              photoURL: try fields.string("photoUrl"), phoneNumber: try fields.string("phoneNumber"),
                                                              disabled: try fields.bool("disabled")))
+                if let password = try fields.string("password") {
+                    do { try await auth.setPassword(uid: user.uid, password) } catch {
+                        // A user made without the password it was asked for would be half-written.
+                        try? await auth.deleteUser(uid: user.uid)
+                        throw error
+                    }
+                }
                 return .json(["kind": "identitytoolkit#SignupNewUserResponse", "localId": .string(user.uid)])
             case ("POST", "accounts:lookup"):
                 var users: [UserRecord] = []
@@ -133,7 +141,9 @@ extension FrontDoor {
                 if let since = validSince, !(0...Timestamp.maxSeconds).contains(since) {
                     return FrontDoor.toolkitError(400, "INVALID_ARGUMENT", "validSince must be seconds between 0 and \(Timestamp.maxSeconds)")
                 }
+                if let password = try fields.string("password") { try auth.checkNewPassword(password) }
                 _ = try await auth.updateUser(uid: uid, update)
+                if let password = try fields.string("password") { try await auth.setPassword(uid: uid, password) }
                 if let since = validSince {
                     _ = try await auth.users.update(uid: uid) { $0.tokensValidAfterTime = Timestamp(seconds: since) }
                 }
@@ -155,12 +165,9 @@ extension FrontDoor {
             case ("POST", "accounts:batchCreate"):
                 let (users, hash) = try FrontDoor.importRequest(fields)
                 let errors = try await auth.importUsers(users, hash: hash)
-                var out: [String: Value] = ["kind": "identitytoolkit#UploadAccountResponse"]
-                if !errors.isEmpty {
-                    out["error"] = .array(errors.map { ["index": .int(Int64($0.index)), "message": .string($0.message)] })
-                }
-                return .json(.map(out))
-            case ("GET", "accounts:batchGet"), ("POST", "accounts:query"):
+                return .json(["kind": "identitytoolkit#UploadAccountResponse",
+                              "error": .array(errors.map { ["index": .int(Int64($0.index)), "message": .string($0.message)] })])
+            case ("GET", "accounts:batchGet"), ("POST", "accounts:batchGet"), ("POST", "accounts:query"):
                 let query = Dictionary(request.queryItems, uniquingKeysWith: { _, b in b })
                 let bodyMax = try fields.int64("maxResults").map { Int(clamping: $0) }
                 let max = Int(query["maxResults"] ?? "") ?? bodyMax ?? 1000

@@ -146,7 +146,7 @@ public final class FrontDoor: Sendable {
         case "__" where segments.count >= 2 && segments[1] == "admin": return .admin(segments.dropFirst(2))
         case "identitytoolkit.googleapis.com": return .identityToolkit(segments.dropFirst())
         case "securetoken.googleapis.com": return .secureToken(segments.dropFirst())
-        case "emulator" where segments.count >= 2 && segments[1] == "v1": return .emulator(segments.dropFirst())
+        case "emulator" where segments.count >= 2 && (segments[1] == "v1" || segments[1] == "action"): return .emulator(segments.dropFirst())
         case "www.googleapis.com" where segments.count >= 2 && segments[1] == "identitytoolkit": return .legacyToolkit(segments.dropFirst())
         default: break
         }

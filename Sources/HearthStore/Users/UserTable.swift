@@ -171,7 +171,7 @@ public final class UserTable: Sendable {
 
     static func logEvent(_ db: Connection, _ kind: UserEventKind, _ user: UserRecord, time: Timestamp) throws {
         try db.run("INSERT INTO user_events(time, kind, uid, record) VALUES (?, ?, ?, ?)",
-                   [.integer(RowEncoding.micros(time)), .integer(kind == .created ? 0 : 1), .text(user.uid), .blob(try encode(user))])
+                   [.integer(RowEncoding.micros(time)), .integer(kind == .created ? 0 : 1), .text(user.uid), .blob(try encode(user.redacted))])
     }
 
     // MARK: the user event log

@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthHTTP
 import HearthModel
+import HearthStore
 @_spi(Internals) @testable import HearthRuntime
 import HearthTesting
 import Testing
@@ -216,6 +217,11 @@ struct ClientAuthTests {
             #expect(after["displayName"] == nil)
             #expect(after["photoUrl"] == nil)
             #expect(try await a.ios("setAccountInfo", ["idToken": "garbage", "displayName": "x"]).code == "INVALID_ID_TOKEN")
+            for field: (String, Value) in [("customAttributes", #"{"role":"admin"}"#), ("disableUser", false), ("validSince", "0")] {
+                let r = try await a.ios("setAccountInfo", .map(["idToken": .string(idToken), field.0: field.1]))
+                #expect(r.code == "INSUFFICIENT_PERMISSION", "a client may not set \(field.0)")
+            }
+            #expect(try a.claims(try #require(try await a.ios("verifyPassword", ["email": "fay@example.com", "password": "secret-1"]).json["idToken"]?.stringValue))["role"] == nil)
             #expect(try await a.ios("setAccountInfo", ["displayName": "x"]).status == 401, "no user and no admin credentials")
         }
     }
@@ -393,6 +399,117 @@ struct UserImportTests {
             #expect(try await a.ios("resetPassword", ["oobCode": .string(code), "newPassword": "secret-2"]).status == 200)
             let unknown = try await a.v1("accounts:sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "nobody@example.com", "returnOobLink": true], admin: true)
             #expect(unknown.code == "EMAIL_NOT_FOUND", "the Admin SDK is told")
+        }
+    }
+}
+
+/// What a stolen or stale ID token, a guessing script, or a made-up request must not get.
+@Suite("Client auth: what an attacker must not get")
+struct ClientAuthAttackTests {
+    @Test("an old session cannot swap the password out by unlinking and relinking it, nor give a password to an account with another way in")
+    func unlinkRelink() async throws {
+        try await withAuthApp { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "jay@example.com", "password": "secret-1", "returnSecureToken": true])
+            let token = try #require(signUp.json["idToken"]?.stringValue)
+            a.clock.advance(by: .seconds(600))
+            for body: [String: Value] in [["deleteProvider": ["password"]], ["deleteAttribute": ["PASSWORD"]], ["deleteAttribute": ["EMAIL"]]] {
+                var request = body
+                request["idToken"] = .string(token)
+                #expect(try await a.ios("setAccountInfo", .map(request)).error == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN", "\(body)")
+            }
+            #expect(try await a.ios("verifyPassword", ["email": "jay@example.com", "password": "secret-1"]).status == 200, "the password is still there")
+
+            let custom = try a.app.runtime.auth.createCustomToken(uid: "kay")
+            let kay = try #require(try await a.ios("verifyCustomToken", ["token": .string(custom)]).json["idToken"]?.stringValue)
+            _ = try await a.v1("accounts:update", ["localId": "kay", "email": "kay@example.com"], admin: true)
+            a.clock.advance(by: .seconds(600))
+            let link = try await a.ios("signupNewUser", ["idToken": .string(kay), "email": "kay@example.com", "password": "secret-1"])
+            #expect(link.error == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN", "only an anonymous user links a password without a recent sign-in")
+        }
+    }
+
+    @Test("a client cannot have a verification or change-of-address code made for someone else's account")
+    func codesForOthers() async throws {
+        try await withAuthApp { a in
+            _ = try await a.ios("signupNewUser", ["email": "lea@example.com", "password": "secret-1"])
+            #expect(try await a.ios("getOobConfirmationCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "email": "lea@example.com",
+                                                               "newEmail": "thief@example.com"]).code == "MISSING_ID_TOKEN")
+            #expect(try await a.ios("getOobConfirmationCode", ["requestType": "VERIFY_EMAIL", "email": "lea@example.com"]).code == "MISSING_ID_TOKEN")
+            #expect(try await a.oobCodes().isEmpty)
+        }
+    }
+
+    @Test("parallel guesses cannot get past the failed-attempt limit")
+    func parallelGuesses() async throws {
+        try await withAuthApp(configure: { $0.auth.failedSignInBurst = 3 }) { a in
+            _ = try await a.ios("signupNewUser", ["email": "max@example.com", "password": "secret-1"])
+            let codes = try await withThrowingTaskGroup(of: String?.self) { group in
+                for i in 0..<12 { group.addTask { try await a.ios("verifyPassword", ["email": "max@example.com", "password": .string("guess-\(i)")]).code } }
+                var all: [String?] = []
+                for try await code in group { all.append(code) }
+                return all
+            }
+            #expect(codes.filter { $0 == "INVALID_LOGIN_CREDENTIALS" }.count == 3, "\(codes)")
+            #expect(codes.filter { $0 == "TOO_MANY_ATTEMPTS_TRY_LATER" }.count == 9)
+        }
+    }
+
+    @Test("a reset code sent to an address the account no longer has resets nothing")
+    func resetAfterEmailChange() async throws {
+        try await withAuthApp { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "ned@example.com", "password": "secret-1", "returnSecureToken": true])
+            _ = try await a.ios("getOobConfirmationCode", ["requestType": "PASSWORD_RESET", "email": "ned@example.com"])
+            let code = try await a.code(for: "ned@example.com", "PASSWORD_RESET")
+            let changed = try await a.ios("setAccountInfo", ["idToken": signUp.json["idToken"] ?? .null, "email": "ned2@example.com", "returnSecureToken": true])
+            #expect(changed.status == 200, "\(changed.json)")
+            #expect(try await a.ios("resetPassword", ["oobCode": .string(code), "newPassword": "taken-over"]).code == "INVALID_OOB_CODE")
+            #expect(try await a.ios("verifyPassword", ["email": "ned2@example.com", "password": "secret-1"]).status == 200)
+        }
+    }
+
+    @Test("password hashes stay in the user table: not in the user event log, not in lookups")
+    func hashesStayPut() async throws {
+        try await withAuthApp { a in
+            let signUp = try await a.ios("signupNewUser", ["email": "ola@example.com", "password": "secret-1", "returnSecureToken": true])
+            let uid = try #require(signUp.json["localId"]?.stringValue)
+            let table = UserTable(engine: a.app.runtime.store.engine as! SQLiteEngine)
+            let events = try table.events(after: 0, limit: 100).filter { $0.user.uid == uid }
+            #expect(events.count == 1)
+            #expect(events.allSatisfy { $0.user.passwordHash == nil })
+            let admin = try await a.v1("accounts:lookup", ["localId": [.string(uid)]], admin: true)
+            #expect(admin.json["users"]?.arrayValue?.first?["passwordHash"] == "UkVEQUNURUQ=")
+            #expect(try await a.app.runtime.users.get(.uid(uid)).redacted.passwordHash == nil)
+        }
+    }
+
+    @Test("the emailed link itself works: opening it verifies the address, or with a new password resets it")
+    func actionLinks() async throws {
+        try await withAuthApp { a in
+            _ = try await a.ios("signupNewUser", ["email": "pia@example.com", "password": "secret-1"])
+            let r = try await a.v1("accounts:sendOobCode", ["requestType": "PASSWORD_RESET", "email": "pia@example.com", "returnOobLink": true], admin: true)
+            let link = try #require(r.json["oobLink"]?.stringValue)
+            let path = String(link.drop(while: { $0 != "/" }).dropFirst(2).drop(while: { $0 != "/" }))
+            let opened = try await a.client.send(HTTPClientRequest(url: a.base + path + "&newPassword=secret-2"))
+            #expect(opened.status == 200, "\(opened.text)")
+            #expect(try await a.ios("verifyPassword", ["email": "pia@example.com", "password": "secret-2"]).status == 200)
+            let again = try await a.client.send(HTTPClientRequest(url: a.base + path + "&newPassword=secret-3"))
+            #expect(again.status == 400)
+            #expect(again.text.contains("INVALID_OOB_CODE"))
+        }
+    }
+
+    @Test("the Admin SDK's create and update with a password: checked first, then hashed, and the user signs in with it")
+    func adminPasswords() async throws {
+        try await withAuthApp { a in
+            let weak = try await a.v1("accounts", ["localId": "quin", "email": "quin@example.com", "password": "short"], admin: true)
+            #expect(weak.code == "WEAK_PASSWORD")
+            #expect(try await a.app.runtime.users.list().users.isEmpty, "nothing half-made")
+            let made = try await a.v1("accounts", ["localId": "quin", "email": "quin@example.com", "password": "secret-1"], admin: true)
+            #expect(made.status == 200, "\(made.json)")
+            #expect(try await a.ios("verifyPassword", ["email": "quin@example.com", "password": "secret-1"]).status == 200)
+            let updated = try await a.v1("accounts:update", ["localId": "quin", "password": "secret-2"], admin: true)
+            #expect(updated.status == 200, "\(updated.json)")
+            #expect(try await a.ios("verifyPassword", ["email": "quin@example.com", "password": "secret-2"]).status == 200)
         }
     }
 }

@@ -57,6 +57,10 @@ struct ProviderSignInTests {
             let user = try #require(try await a.lookup(idToken).json["users"]?.arrayValue?.first)
             #expect(user["providerUserInfo"]?.arrayValue?.first?["federatedId"] == "g-100")
 
+            // Re-authenticating (autoCreate false) with an account nobody has linked makes nobody.
+            var reauth: [String: Value] = ["requestUri": "http://localhost", "returnSecureToken": true, "autoCreate": false]
+            reauth["postBody"] = .string("id_token=\(try p.google.token(sub: "g-stranger", email: "stranger@gmail.com", now: now))&providerId=google.com")
+            #expect(try await a.ios("verifyAssertion", .map(reauth)).code == "USER_NOT_FOUND")
             let second = try await assertion(a, "id_token=\(try p.google.token(sub: "g-100", email: "jo@gmail.com", now: now))&providerId=google.com")
             #expect(second.json["localId"] == .string(uid))
             #expect(second.json["isNewUser"] == false)
@@ -101,6 +105,8 @@ struct ProviderSignInTests {
 
             #expect(try await assertion(a, "providerId=apple.com&id_token=\(token)&nonce=another-nonce").code == "MISSING_OR_INVALID_NONCE")
             #expect(try await assertion(a, "providerId=apple.com&id_token=\(token)").code == "MISSING_OR_INVALID_NONCE")
+            let replay = try await assertion(a, "providerId=apple.com&id_token=\(token)&nonce=\(hashed)")
+            #expect(replay.code == "MISSING_OR_INVALID_NONCE", "the claim itself is not the raw nonce")
             let wrongAudience = try p.apple.token(sub: "001234.abcd", now: now, ["aud": "com.other.app", "nonce": .string(hashed)])
             #expect(try await assertion(a, "providerId=apple.com&id_token=\(wrongAudience)&nonce=\(raw)").code == "INVALID_IDP_RESPONSE")
             // A Google token is not an Apple one.
@@ -155,6 +161,9 @@ struct ProviderSignInTests {
             #expect(r.json["isNewUser"] == true)
             #expect(try await assertion(a, "id_token=\(JWT.unsigned(["email": "x@example.com"]))&providerId=google.com").code == "INVALID_IDP_RESPONSE",
                     "a subject is still required")
+            let json = PercentEncoding.encodeQueryValue(#"{"sub":"json-user","email":"json@example.com"}"#)
+            let fromJSON = try await assertion(a, "id_token=\(json)&providerId=google.com")
+            #expect(fromJSON.status == 200, "the emulator's JSON fake tokens: \(fromJSON.json)")
         }
         try await withAuthApp { a in
             let fake = JWT.unsigned(["sub": "fake-google-user"])
