@@ -47,6 +47,8 @@ public enum Items: FunctionModule {
             let auth = try req.requireAuth()
             return try await update(req.data, paths: try MemberPaths(uid: auth.uid), docs: req.documents)
         }
+
+        registerLifecycle(&fn)
     }
 
     /// Takes the next number from `counters/item` and creates the item in one transaction, so two

@@ -24,6 +24,55 @@ public enum Members: FunctionModule {
             if let name = req.data.displayName { try Validate.text(name, name: "displayName", max: 200, allowEmpty: true) }
             return InitializeResponse(created: try await initialize(req, auth: auth))
         }
+
+        // The device's FCM token (the app's token sync): stored server-only, replaced when it
+        // rotates, removed on sign-out. The token comes in the body, or as the callable
+        // protocol's `Firebase-Instance-ID-Token` header.
+        fn.onCall("registerDevice") { (req: CallableRequest<DeviceToken>) -> Value in
+            let auth = try req.requireAuth()
+            guard let token = req.data.fcmToken ?? req.instanceIdToken, !token.isEmpty else {
+                throw HTTPSError(.invalidArgument, "fcmToken is required")
+            }
+            try Validate.text(token, name: "fcmToken", max: 4096)
+            let paths = try MemberPaths(uid: auth.uid)
+            _ = try await req.documents.document(paths.secrets).set(["fcmToken": .string(token)] as [String: Value], merge: true)
+            return .null
+        }
+
+        // Sign-out: the token is removed, unless another device registered since (a token given
+        // must be the stored one).
+        fn.onCall("unregisterDevice") { (req: CallableRequest<DeviceToken>) -> Value in
+            let auth = try req.requireAuth()
+            let ref = try req.documents.document(try MemberPaths(uid: auth.uid).secrets)
+            let given = req.data.fcmToken ?? req.instanceIdToken
+            try await req.documents.runTransaction { tx in
+                guard let stored = try await tx.get(ref, Secrets.self)?.data.fcmToken else { return }
+                if let given, given != stored { return }
+                try tx.update(ref, ["fcmToken": FieldValue.null])
+            }
+            return .null
+        }
+
+        // The device's time zone moved (travel, a setting): reminders follow from the next tick.
+        fn.onCall("updateTimeZone") { (req: CallableRequest<TimeZoneRequest>) -> Value in
+            let auth = try req.requireAuth()
+            try Validate.timeZone(req.data.timeZone)
+            let ref = try req.documents.document(try MemberPaths(uid: auth.uid).settings)
+            do {
+                _ = try await ref.update(["timeZone": .value(.string(req.data.timeZone))])
+            } catch let error as HTTPSError where error.code == .notFound {
+                throw HTTPSError(.failedPrecondition, "the member is not initialized; call initializeMember first")
+            }
+            return .null
+        }
+    }
+
+    public struct DeviceToken: Codable, Sendable {
+        public var fcmToken: String?
+    }
+
+    public struct TimeZoneRequest: Codable, Sendable {
+        public var timeZone: String
     }
 
     /// Reads the default documents in a transaction and creates the missing ones: a repeat (or a

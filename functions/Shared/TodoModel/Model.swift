@@ -141,3 +141,106 @@ public enum Validate {
         if value.count > max { throw HTTPSError(.invalidArgument, "\(name) is longer than \(max) characters") }
     }
 }
+
+/// `members/{uid}/messages/{messageId}`: a notification record.
+public struct Message: Codable, Sendable, Equatable {
+    public var itemId: String
+    public var title: String
+    public var body: String
+    public var targetDateKey: String
+    public var isRead: Bool
+    public var isDeleted: Bool
+    @ServerTimestamp public var createdAt: Date?
+
+    public init(itemId: String, title: String, body: String, targetDateKey: String, isRead: Bool = false, isDeleted: Bool = false) {
+        self.itemId = itemId
+        self.title = title
+        self.body = body
+        self.targetDateKey = targetDateKey
+        self.isRead = isRead
+        self.isDeleted = isDeleted
+    }
+}
+
+/// `members/{uid}/deliveryRecords/{itemId_targetDateKey}`: one push per item and local day. The
+/// id says which; `itemId` and `targetDateKey` are kept as fields too, so an item's records can be
+/// found with a query.
+public struct DeliveryRecord: Codable, Sendable, Equatable {
+    public var itemId: String
+    public var targetDateKey: String
+    /// `claimed` once a task took it, `sent` once the push went out (or there was no token).
+    public var state: String
+    @ServerTimestamp public var createdAt: Date?
+    public var sentAt: Date?
+
+    public init(itemId: String, targetDateKey: String, state: String = "claimed", sentAt: Date? = nil) {
+        self.itemId = itemId
+        self.targetDateKey = targetDateKey
+        self.state = state
+        self.sentAt = sentAt
+    }
+
+    public static func id(itemId: String, targetDateKey: String) -> String { "\(itemId)_\(targetDateKey)" }
+}
+
+/// `members/{uid}/links/{linkId}`: a saved web page.
+public struct Link: Codable, Sendable, Equatable {
+    public var url: String
+    public var title: String
+    public var isDeleted: Bool
+    @ServerTimestamp public var createdAt: Date?
+
+    public init(url: String, title: String, isDeleted: Bool = false) {
+        self.url = url
+        self.title = title
+        self.isDeleted = isDeleted
+    }
+}
+
+/// `members/{uid}/profiles/secrets` (server-only).
+public struct Secrets: Codable, Sendable, Equatable {
+    public var fcmToken: String?
+    public var appleRefreshToken: String?
+    public var githubAccessToken: String?
+
+    public init(fcmToken: String? = nil, appleRefreshToken: String? = nil, githubAccessToken: String? = nil) {
+        self.fcmToken = fcmToken
+        self.appleRefreshToken = appleRefreshToken
+        self.githubAccessToken = githubAccessToken
+    }
+}
+
+/// Task ids that are the same every time one event asks for one piece of work, so a retried
+/// trigger enqueues nothing twice (the queue refuses a known id): 32 hex digits from two FNV-1a
+/// hashes of the parts.
+public enum StableID {
+    public static func of(_ parts: String...) -> String {
+        let text = Array(parts.joined(separator: "\u{1F}").utf8)
+        func fnv(_ seed: UInt64) -> UInt64 {
+            var h = seed
+            for b in text { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            return h
+        }
+        let a = fnv(0xcbf2_9ce4_8422_2325), b = fnv(0x84222325_cbf29ce4)
+        return String(a, radix: 16).leftPadded(16) + String(b, radix: 16).leftPadded(16)
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}
+
+extension MemberPaths {
+    public func message(_ id: String) throws -> String {
+        try Validate.identifier(id, name: "messageId")
+        return "\(messages)/\(id)"
+    }
+    public func link(_ id: String) throws -> String {
+        try Validate.identifier(id, name: "linkId")
+        return "\(links)/\(id)"
+    }
+    public func deliveryRecord(_ id: String) throws -> String {
+        try Validate.identifier(id, name: "deliveryRecordId")
+        return "\(deliveryRecords)/\(id)"
+    }
+}

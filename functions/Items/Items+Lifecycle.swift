@@ -1,0 +1,148 @@
+import Foundation
+import HearthFunctions
+import TodoModel
+
+/// Soft delete and undo, the triggers that follow an item's end, and the daily purge (SCENARIOS §3).
+extension Items {
+    public struct ItemID: Codable, Sendable { public var itemId: String }
+    public struct MessageID: Codable, Sendable { public var messageId: String }
+    public struct LinkID: Codable, Sendable { public var linkId: String }
+
+    public struct DeleteReply: Codable, Sendable, Equatable {
+        /// The item's messages marked (or unmarked) with it.
+        public var messages: Int
+    }
+
+    /// The purge: every day at 09:00 in Seoul.
+    public static let purgeSchedule = ScheduleOptions(schedule: "0 9 * * *", timeZone: "Asia/Seoul", retry: true, timeout: .seconds(900))
+    /// Items deleted longer ago than this are compacted.
+    public static let compactAfter: Duration = .seconds(24 * 3600)
+    /// The fields a compacted item keeps.
+    public static let compactFields = ["sequence", "title", "category", "isDone", "targetDate", "createdAt", "deletedAt", "goalId"]
+    static let pageSize = 300
+
+    static func registerLifecycle(_ fn: inout FunctionRegistry) {
+        fn.onCall("deleteItem") { (req: CallableRequest<ItemID>) -> DeleteReply in
+            let auth = try req.requireAuth()
+            return try await setItemDeleted(true, req.data.itemId, paths: try MemberPaths(uid: auth.uid), docs: req.documents)
+        }
+        fn.onCall("restoreItem") { (req: CallableRequest<ItemID>) -> DeleteReply in
+            let auth = try req.requireAuth()
+            return try await setItemDeleted(false, req.data.itemId, paths: try MemberPaths(uid: auth.uid), docs: req.documents)
+        }
+        fn.onCall("deleteMessage") { (req: CallableRequest<MessageID>) -> Value in
+            let paths = try MemberPaths(uid: try req.requireAuth().uid)
+            try await setFlag(true, try req.documents.document(try paths.message(req.data.messageId)), what: "message", docs: req.documents)
+            return .null
+        }
+        fn.onCall("restoreMessage") { (req: CallableRequest<MessageID>) -> Value in
+            let paths = try MemberPaths(uid: try req.requireAuth().uid)
+            try await setFlag(false, try req.documents.document(try paths.message(req.data.messageId)), what: "message", docs: req.documents)
+            return .null
+        }
+        fn.onCall("deleteLink") { (req: CallableRequest<LinkID>) -> Value in
+            let paths = try MemberPaths(uid: try req.requireAuth().uid)
+            try await setFlag(true, try req.documents.document(try paths.link(req.data.linkId)), what: "link", docs: req.documents)
+            return .null
+        }
+        fn.onCall("restoreLink") { (req: CallableRequest<LinkID>) -> Value in
+            let paths = try MemberPaths(uid: try req.requireAuth().uid)
+            try await setFlag(false, try req.documents.document(try paths.link(req.data.linkId)), what: "link", docs: req.documents)
+            return .null
+        }
+
+        // An item really deleted takes its messages and delivery records with it.
+        fn.onDocumentDeleted("onItemDeleted", .init(document: "members/{uid}/items/{itemId}", retry: true)) { (event: DocumentEvent<[String: Value]>) in
+            guard let uid = event.params["uid"], let itemId = event.params["itemId"], let paths = try? MemberPaths(uid: uid) else { return }
+            let docs = event.documents
+            for collection in [paths.messages, paths.deliveryRecords] {
+                try await deleteAll(try docs.collection(collection).whereField("itemId", isEqualTo: itemId), docs: docs)
+            }
+        }
+
+        // An item completed after its due date no longer needs its delivery records.
+        fn.onDocumentUpdated("onItemCompleted", .init(document: "members/{uid}/items/{itemId}", retry: true)) { (event: DocumentEvent<[String: Value]>) in
+            guard let uid = event.params["uid"], let itemId = event.params["itemId"], let paths = try? MemberPaths(uid: uid) else { return }
+            let wasDone = event.before?.data["isDone"]?.boolValue ?? false
+            let isDone = event.after?.data["isDone"]?.boolValue ?? false
+            guard !wasDone, isDone, case .timestamp(let due)? = event.after?.data["targetDate"], due < event.time else { return }
+            try await deleteAll(try event.documents.collection(paths.deliveryRecords).whereField("itemId", isEqualTo: itemId), docs: event.documents)
+        }
+
+        fn.onSchedule("purgeDeleted", purgeSchedule) { event in
+            let docs = event.documents
+            var removed = 0
+            for group in ["messages", "links"] {
+                removed += try await deleteAll(try docs.collectionGroup(group).whereField("isDeleted", isEqualTo: true), docs: docs)
+            }
+            let compacted = try await compactDeletedItems(before: event.scheduleTime - compactAfter, docs: docs)
+            event.logger.info("purge", ["removed": .int(Int64(removed)), "compacted": .int(Int64(compacted))])
+        }
+    }
+
+    /// Marks or unmarks an item deleted, with its messages, in one transaction: all or nothing.
+    /// The item must exist (`not-found`) and not already be in that state (`failed-precondition`).
+    static func setItemDeleted(_ deleted: Bool, _ itemId: String, paths: MemberPaths, docs: Documents) async throws -> DeleteReply {
+        let ref = try docs.document(try paths.item(itemId))
+        let messages = try docs.collection(paths.messages).whereField("itemId", isEqualTo: itemId)
+        return try await docs.runTransaction { tx in
+            guard let item = try await tx.get(ref, [String: Value].self) else { throw HTTPSError(.notFound, "no item \(itemId)") }
+            let isDeleted = !(item.data["deletedAt"]?.isNull ?? true)
+            if isDeleted == deleted {
+                throw HTTPSError(.failedPrecondition, deleted ? "the item is already deleted" : "the item is not deleted")
+            }
+            let found = try await tx.getDocuments(messages, [String: Value].self)
+            try tx.update(ref, ["deletedAt": deleted ? .serverTimestamp() : FieldValue.null, "updatedAt": .serverTimestamp()])
+            for message in found { try tx.update(docs.document(message.path), ["isDeleted": .value(.bool(deleted))]) }
+            return DeleteReply(messages: found.count)
+        }
+    }
+
+    /// `isDeleted` on a message or link: it must exist and not already be in that state.
+    static func setFlag(_ deleted: Bool, _ ref: DocumentReference, what: String, docs: Documents) async throws {
+        try await docs.runTransaction { tx in
+            guard let doc = try await tx.get(ref, [String: Value].self) else { throw HTTPSError(.notFound, "no \(what) \(ref.id)") }
+            if (doc.data["isDeleted"]?.boolValue ?? false) == deleted {
+                throw HTTPSError(.failedPrecondition, deleted ? "the \(what) is already deleted" : "the \(what) is not deleted")
+            }
+            try tx.update(ref, ["isDeleted": .value(.bool(deleted))])
+        }
+    }
+
+    /// Deletes what `query` finds, a page per commit, until it finds nothing; returns how many.
+    @discardableResult
+    static func deleteAll(_ query: Query, docs: Documents) async throws -> Int {
+        var deleted = 0
+        let page = query.limit(to: pageSize)
+        while true {
+            let found = try await page.getDocuments([String: Value].self)
+            if found.isEmpty { return deleted }
+            let batch = docs.batch()
+            for doc in found { try batch.delete(docs.document(doc.path)) }
+            _ = try await batch.commit()
+            deleted += found.count
+        }
+    }
+
+    /// Items deleted before `cutoff` keep only `compactFields`; ones already compact are left
+    /// alone, so the purge can run again (or twice) with no effect.
+    static func compactDeletedItems(before cutoff: Timestamp, docs: Documents) async throws -> Int {
+        var compacted = 0
+        var query = try docs.collectionGroup("items").whereField("deletedAt", isLessThan: cutoff).order(by: "deletedAt").limit(to: pageSize)
+        while true {
+            let found = try await query.getDocuments([String: Value].self)
+            guard let last = found.last else { return compacted }
+            let batch = docs.batch()
+            var writes = 0
+            for item in found where Set(item.data.keys) != Set(compactFields) {
+                var kept: [String: Value] = [:]
+                for field in compactFields { kept[field] = item.data[field] ?? .null }
+                try batch.set(docs.document(item.path), kept)
+                writes += 1
+            }
+            if writes > 0 { _ = try await batch.commit() }
+            compacted += writes
+            query = query.start(afterDocument: last)
+        }
+    }
+}
