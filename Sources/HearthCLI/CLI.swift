@@ -20,6 +20,7 @@ public enum CLI {
         DeliveriesCommand.self,
         TasksCommand.self,
         ScheduleCommand.self,
+        MessagesCommand.self,
     ]
 
     /// The result of parsing a command line, without running anything.

@@ -28,6 +28,8 @@ public struct FunctionContext: Sendable {
 
     /// The task queues: every `onTaskDispatched` function is a queue of its name; see `TaskQueues`.
     public var tasks: TaskQueues { TaskQueues(channel: host) }
+    /// Pushes to devices (FCM); see `Messaging`.
+    public var messaging: Messaging { Messaging(channel: host) }
 
     /// Firebase Auth's admin operations: users, custom tokens, ID token verification; see `Auth`.
     public var auth: Auth { Auth(channel: host) }
@@ -67,6 +69,8 @@ extension HandlerInput {
     public var documents: Documents { context.documents }
     /// The task queues; see `TaskQueues`.
     public var tasks: TaskQueues { context.tasks }
+    /// Pushes to devices; see `Messaging`.
+    public var messaging: Messaging { context.messaging }
     /// Structured logs for this invocation; see `Logger`.
     public var logger: Logger { context.logger }
     /// The host's clock; see `FunctionContext.clock`.

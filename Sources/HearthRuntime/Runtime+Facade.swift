@@ -120,6 +120,11 @@ extension Runtime {
     public var users: RuntimeUsers { RuntimeUsers(auth: auth, clock: clock) }
 
     /// Deliveries, oldest first, optionally only one function's and one state's.
+    /// The pushes functions sent (the messaging outbox), after `sequence`, oldest first.
+    public func outbox(after sequence: Int64 = 0, limit: Int = 100) throws -> [OutboxEntry] {
+        try store.engine.outbox.entries(after: sequence, limit: limit)
+    }
+
     public func deliveryList(function: String? = nil, state: DeliveryState? = nil, limit: Int = 100) throws -> [Delivery] {
         try deliveries.list(function: function, state: state, limit: limit)
     }

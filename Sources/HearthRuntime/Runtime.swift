@@ -46,7 +46,7 @@ public final class Runtime: Sendable {
     public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
 
     public init(config: RuntimeConfig, store: DocumentStore, keys: KeyRing, clock: any Clock = SystemClock(),
-                random: any RandomSource = SystemRandom(), log: RuntimeLog? = nil, secrets: Secrets = Secrets()) {
+                random: any RandomSource = SystemRandom(), log: RuntimeLog? = nil, secrets: Secrets = Secrets(), fcm: FCMClient? = nil) {
         self.config = config
         self.store = store
         self.clock = clock
@@ -70,7 +70,9 @@ public final class Runtime: Sendable {
             state.withLock { $0.table[name]?.trigger == .task }
         })
         self.taskRequests = tasks
+        let messenger = Messenger(outbox: storage.outbox, fcm: fcm, clock: clock)
         self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries,
+                                             messenger: messenger,
                                              secrets: secrets, declaredSecrets: { function in state.withLock { $0.table[function]?.spec.options.secrets ?? [] } })
         // The poll applies to a driving engine only (`hearth serve`); a test drives its engine itself.
         let engineConfiguration = DeliveryEngine.Configuration(
@@ -200,7 +202,8 @@ public final class Runtime: Sendable {
         let secrets = try Secrets.load(path: config.secretsFile.map(config.resolve))
         let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock, random: random)
         let keys = try KeyRing(path: config.keysPath, clock: clock)
-        return Runtime(config: config, store: store, keys: keys, clock: clock, random: random, log: log, secrets: secrets)
+        let fcm = try Runtime.fcmClient(config, clock: clock)
+        return Runtime(config: config, store: store, keys: keys, clock: clock, random: random, log: log, secrets: secrets, fcm: fcm)
     }
 
     /// Metrics of the runtime's parts beyond HTTP and invocations (the delivery engine adds its own).
@@ -321,7 +324,7 @@ public final class Runtime: Sendable {
     /// The services units can call: the clock, logs, secrets, stream chunks, documents,
     /// transactions, tasks and auth.
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
-                             tasks: TaskRequests, deliveries: any DeliveryStorage, secrets: Secrets,
+                             tasks: TaskRequests, deliveries: any DeliveryStorage, messenger: Messenger, secrets: Secrets,
                              declaredSecrets: @escaping @Sendable (String) -> [String]) -> HostServices {
         var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0) != nil })
         services.answer(Boundary.ClockNow.self) { _, _ in clock.now() }
@@ -356,7 +359,27 @@ public final class Runtime: Sendable {
         DocumentServices.register(&services, store: store, tasks: tasks)
         TaskServices.register(&services, requests: tasks, deliveries: deliveries)
         AuthServices.register(&services, auth: auth)
+        services.serve(Boundary.SendMessage.self) { caller, request in
+            let function = invoker.record(for: caller.invocation)?.function ?? caller.unit
+            return try await messenger.send(request.message, function: function)
+        }
         return HostServices(services)
+    }
+
+    /// The FCM client for `[messaging]`'s fcm mode (nil in log mode); a service account that
+    /// cannot be read stops the runtime at start, saying why.
+    static func fcmClient(_ config: RuntimeConfig, clock: any Clock) throws -> FCMClient? {
+        guard config.messaging.resolvedMode == .fcm, let file = config.messaging.serviceAccountFile else { return nil }
+        let path = config.resolve(file)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError("[messaging] service_account_file \(path) cannot be read")
+        }
+        do {
+            return FCMClient(account: try ServiceAccount(json: Array(data)), baseURL: config.messaging.fcmURL,
+                             tokenURL: config.messaging.oauthTokenURL, clock: clock)
+        } catch {
+            throw ConfigError("[messaging] service_account_file \(path): \(error)")
+        }
     }
 }
 

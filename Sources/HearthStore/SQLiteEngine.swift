@@ -29,6 +29,8 @@ public final class SQLiteEngine: StorageEngine {
     public let userTable: UserTable
     public var deliveries: any DeliveryStorage { deliveryTables }
     public var users: any UserStorage { userTable }
+    let outboxTable: OutboxTable
+    public var outbox: any OutboxStorage { outboxTable }
 
     public init(path: String, options: Options = Options(), clock: any Clock) async throws {
         self.path = path
@@ -39,6 +41,7 @@ public final class SQLiteEngine: StorageEngine {
         notifier = ChangeNotifier(last: await writer.lastSequence)
         deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
         userTable = UserTable(writer: writer, readers: readers, activity: activity)
+        outboxTable = OutboxTable(writer: writer, readers: readers)
     }
 
     public var lastSequence: Int64 { notifier.last }

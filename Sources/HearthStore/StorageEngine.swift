@@ -42,6 +42,8 @@ public protocol StorageEngine: Sendable {
     var deliveries: any DeliveryStorage { get }
     /// Auth's users, refresh tokens and user event log in this database.
     var users: any UserStorage { get }
+    /// The pushes functions sent (the messaging outbox).
+    var outbox: any OutboxStorage { get }
     /// Signalled after commits that may give the delivery engine work (deliveries queued, user
     /// events logged, document changes committed), with the functions whose queues changed when
     /// known. The delivery engine waits on it.

@@ -2,7 +2,7 @@ import HearthModel
 import HearthTesting
 
 /// The app's units, as `Scripts/run` serves them.
-let appUnits = ["Members", "Items", "CategoryCleanup", "AccountCleanup"]
+let appUnits = ["Members", "Items", "CategoryCleanup", "AccountCleanup", "Reminders"]
 
 extension TestRuntime {
     /// First sign-in setup for `uid` (SCENARIOS §2).

@@ -69,6 +69,7 @@ enum BoundarySamples {
         frame(Boundary.ListUsers(maxResults: 10, pageToken: "p")),
         frame(Boundary.VerifyIDToken(token: "eyJ", checkRevoked: true)),
         frame(Boundary.SignJWT(claims: ["iss": "team"], privateKeyPEM: "-----BEGIN", keyID: "K", header: ["typ": "JWT"])),
+        frame(Boundary.SendMessage(PushMessage(token: "fcm-token", title: "Due", body: "milk", data: ["itemId": "i1"], badge: 3, sound: "default"))),
     ]
 
     static func frame<R: Boundary.Request>(_ request: R) -> (Boundary.Operation, [UInt8]) {
@@ -106,6 +107,8 @@ struct BoundaryTests {
         update.deletePhoneNumber = true
         try roundTrip(Boundary.UpdateUser(uid: "u", update: update), .updateUser)
         try roundTrip(Boundary.SignJWT(claims: ["a": 1], privateKeyPEM: "pem", keyID: nil, header: [:]), .signJWT)
+        try roundTrip(Boundary.SendMessage(PushMessage(token: "t", title: nil, body: "b", data: [:], badge: nil, sound: nil)), .sendMessage)
+        try roundTrip(Boundary.SendMessage(PushMessage(token: "t", title: "T", body: nil, data: ["k": "v", "é": "ü"], badge: 0, sound: "default")), .sendMessage)
         // Every request sample decodes as a frame of its own operation with the header it was sent with.
         for (operation, bytes) in BoundarySamples.requests {
             let header = try bytes.withUnsafeBytes { p in Result { () throws(WireError) in try Boundary.header(p) } }.get()

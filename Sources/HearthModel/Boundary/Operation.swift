@@ -43,6 +43,8 @@ extension Boundary {
         case listUsers = 103
         case verifyIDToken = 104
         case signJWT = 105
+        // messaging
+        case sendMessage = 112
 
         /// The name logs and recordings show (`docs.get`).
         public var name: String {
@@ -79,6 +81,7 @@ extension Boundary {
             case .listUsers: return "auth.listUsers"
             case .verifyIDToken: return "auth.verifyIdToken"
             case .signJWT: return "auth.signJWT"
+            case .sendMessage: return "messaging.send"
             }
         }
 

@@ -617,3 +617,52 @@ extension Boundary.SignJWT {
         self.init(claims: try r.fields(), privateKeyPEM: try r.string(), keyID: try r.optional(), header: try r.fields())
     }
 }
+
+// MARK: messaging
+
+extension Boundary {
+    /// Sends one push (FCM HTTP v1, or the outbox in `log` mode). Refusals: `not-found` with
+    /// `UNREGISTERED` for a token FCM no longer knows (remove it), `invalid-argument` for a bad
+    /// token or message, `unavailable` for a transient failure (retry), `failed-precondition`
+    /// when messaging is not configured.
+    public struct SendMessage: Request, Hashable {
+        public typealias Reply = String
+        public static let operation = Operation.sendMessage
+        public var message: PushMessage
+
+        public init(_ message: PushMessage) { self.message = message }
+    }
+}
+
+extension PushMessage: WireCodable {
+    public func encode(to w: inout WireWriter) {
+        w.string(token)
+        w.write(title)
+        w.write(body)
+        w.write(Value.map(data.mapValues { .string($0) }))
+        w.write(badge.map { Int64($0) })
+        w.write(sound)
+    }
+
+    public init(from r: inout WireReader) throws(WireError) {
+        let token = try r.string(), title: String? = try r.optional(), body: String? = try r.optional()
+        let data: Value = try r.read()
+        var pairs: [String: String] = [:]
+        for (k, v) in data.mapValue ?? [:] {
+            guard let s = v.stringValue else { throw r.failure("message data values must be strings") }
+            pairs[k] = s
+        }
+        let badge: Int64? = try r.optional()
+        var small: Int?
+        if let badge {
+            guard let b = Int(exactly: badge) else { throw r.failure("badge out of range") }
+            small = b
+        }
+        self.init(token: token, title: title, body: body, data: pairs, badge: small, sound: try r.optional())
+    }
+}
+
+extension Boundary.SendMessage {
+    public func encode(to w: inout WireWriter) { message.encode(to: &w) }
+    public init(from r: inout WireReader) throws(WireError) { self.init(try PushMessage(from: &r)) }
+}

@@ -76,6 +76,21 @@ public struct RuntimeConfig: Sendable, Equatable {
         public init() {}
     }
 
+    /// Pushes (`context.messaging`): recorded in the outbox only (`log`, the default with no
+    /// service account), or sent through FCM HTTP v1 (`fcm`).
+    public struct Messaging: Sendable, Equatable {
+        public enum Mode: String, Sendable, CaseIterable { case log, fcm }
+        public var mode: Mode?
+        /// A Google service-account key file (JSON); setting it turns `fcm` on.
+        public var serviceAccountFile: String?
+        public var fcmURL = "https://fcm.googleapis.com"
+        /// Where the service-account assertion is exchanged; unset: the file's `token_uri`.
+        public var oauthTokenURL: String?
+        public init() {}
+
+        public var resolvedMode: Mode { mode ?? (serviceAccountFile == nil ? .log : .fcm) }
+    }
+
     public struct AppCheck: Sendable, Equatable {
         /// A JWKS file with the keys App Check tokens are signed with; unset: App Check tokens are
         /// not verified (and functions with `enforceAppCheck` refuse every call).
@@ -131,6 +146,7 @@ public struct RuntimeConfig: Sendable, Equatable {
     public var store = Store()
     public var log = Log()
     public var auth = Auth()
+    public var messaging = Messaging()
     public var appCheck = AppCheck()
     public var delivery = Delivery()
     /// A TOML file of secrets (mode 0600), beside the environment; relative to the config file.
@@ -218,6 +234,15 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.string("google_jwks") { auth.googleJWKS = v }
             if let v = s.stringArray("apple_client_ids") { auth.appleClientIDs = v }
             if let v = s.string("apple_jwks") { auth.appleJWKS = v }
+        }
+        r.section("messaging") { s in
+            if let v = s.oneOf("mode", Messaging.Mode.self) { messaging.mode = v }
+            if let v = s.string("service_account_file") { messaging.serviceAccountFile = v }
+            if let v = s.string("fcm_url") { messaging.fcmURL = v }
+            if let v = s.string("oauth_token_url") { messaging.oauthTokenURL = v }
+            if messaging.mode == .fcm && messaging.serviceAccountFile == nil {
+                s.problem("mode", "\"fcm\" needs service_account_file")
+            }
         }
         r.section("app_check") { s in
             if let v = s.string("jwks_file") { appCheck.jwksFile = v }
@@ -378,6 +403,8 @@ public struct RuntimeConfig: Sendable, Equatable {
                      "failed_sign_in_burst": .int(Int64(auth.failedSignInBurst)), "failed_sign_in_refill_seconds": .double(auth.failedSignInRefillSeconds),
                      "google_client_ids": .array(auth.googleClientIDs.map { .string($0) }), "google_jwks": .string(auth.googleJWKS),
                      "apple_client_ids": .array(auth.appleClientIDs.map { .string($0) }), "apple_jwks": .string(auth.appleJWKS)],
+            "messaging": ["mode": .string(messaging.resolvedMode.rawValue), "service_account_file": messaging.serviceAccountFile.map { .string(resolve($0)) } ?? .null,
+                          "fcm_url": .string(messaging.fcmURL), "oauth_token_url": messaging.oauthTokenURL.map { .string($0) } ?? .null],
             "app_check": ["jwks_file": appCheck.jwksFile.map { .string(resolve($0)) } ?? .null, "issuer_prefix": .string(appCheck.issuerPrefix)],
             "secrets": ["file": secretsFile.map { .string(resolve($0)) } ?? .null],
             "delivery": ["poll_interval_seconds": .double(delivery.pollIntervalSeconds), "task_dedupe_window_hours": .double(delivery.taskDedupeWindowHours),

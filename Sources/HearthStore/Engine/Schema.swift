@@ -205,6 +205,18 @@ enum Schema {
         );
         CREATE INDEX oob_codes_by_uid ON oob_codes(uid);
         """,
+        // 14: the messaging outbox: every push a function sent, as the `log` mode records it (and
+        // the FCM mode, with FCM's answer).
+        """
+        CREATE TABLE outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            time INTEGER NOT NULL,
+            function TEXT NOT NULL,
+            message BLOB NOT NULL,
+            outcome TEXT NOT NULL,
+            message_id TEXT
+        );
+        """,
     ]
 
     /// Steps SQL cannot express, run right after the migration of that number (1-based), in the
