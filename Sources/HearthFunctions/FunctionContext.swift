@@ -30,6 +30,10 @@ public struct FunctionContext: Sendable {
     public var tasks: TaskQueues { TaskQueues(channel: host) }
     /// Pushes to devices (FCM); see `Messaging`.
     public var messaging: Messaging { Messaging(channel: host) }
+    /// Outbound HTTP to allowed base URLs; see `OutboundHTTP`.
+    public var http: OutboundHTTP { OutboundHTTP(channel: host) }
+    /// runtime.toml's `[params]`; see `Params`.
+    public var params: Params { Params(channel: host) }
 
     /// Firebase Auth's admin operations: users, custom tokens, ID token verification; see `Auth`.
     public var auth: Auth { Auth(channel: host) }
@@ -71,6 +75,10 @@ extension HandlerInput {
     public var tasks: TaskQueues { context.tasks }
     /// Pushes to devices; see `Messaging`.
     public var messaging: Messaging { context.messaging }
+    /// Outbound HTTP; see `OutboundHTTP`.
+    public var http: OutboundHTTP { context.http }
+    /// runtime.toml's `[params]`; see `Params`.
+    public var params: Params { context.params }
     /// Structured logs for this invocation; see `Logger`.
     public var logger: Logger { context.logger }
     /// The host's clock; see `FunctionContext.clock`.

@@ -11,13 +11,17 @@ public struct HTTPClientRequest: Sendable {
     public var body: [UInt8]
     /// The whole exchange, connection included.
     public var timeout: Duration
+    /// A response body longer than this ends the transfer with a `.responseTooLarge` error.
+    public var maxResponseBytes: Int
 
-    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], timeout: Duration = .seconds(30)) {
+    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], timeout: Duration = .seconds(30),
+                maxResponseBytes: Int = 64 << 20) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
     }
 }
 
@@ -32,7 +36,7 @@ public struct HTTPClientResponse: Sendable {
 /// Why a request got no HTTP answer: unreachable, timed out, TLS refused… (an HTTP error status is
 /// a response, not this).
 public struct HTTPClientError: Error, Sendable, CustomStringConvertible, Equatable {
-    public enum Kind: Sendable, Equatable { case timeout, connection, tls, invalidRequest, other }
+    public enum Kind: Sendable, Equatable { case timeout, connection, tls, invalidRequest, responseTooLarge, other }
     public var kind: Kind
     public var message: String
     public var description: String { message }
@@ -95,6 +99,7 @@ final class Transfer: @unchecked Sendable {  // handed to the loop thread once, 
         headerList = curl_slist_append(headerList, "Expect:")
         let milliseconds = max(1, Int(request.timeout.secondsDouble * 1000))
         let context = Unmanaged.passUnretained(sink).toOpaque()
+        sink.limit = max(0, request.maxResponseBytes)
         hearth_curl_setopt_string(handle, CURLOPT_URL, request.url)
         hearth_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         hearth_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds)
@@ -124,6 +129,11 @@ final class Transfer: @unchecked Sendable {  // handed to the loop thread once, 
 
     func complete(_ code: CURLcode) {
         let method = request.method.uppercased()
+        if sink.overflowed {
+            continuation.resume(returning: .failure(HTTPClientError(kind: .responseTooLarge,
+                                                                    message: "\(method) \(request.url): the response is larger than \(request.maxResponseBytes) bytes")))
+            return
+        }
         guard code == CURLE_OK else {
             let message = String(cString: curl_easy_strerror(code))
             let kind: HTTPClientError.Kind
@@ -226,6 +236,8 @@ final class CurlLoop: @unchecked Sendable {  // `multi` and `idleHandles` belong
 final class ResponseSink {
     var body: [UInt8] = []
     var headers = HTTPHeaders()
+    var limit = Int.max
+    var overflowed = false
 
     func header(_ line: String) {
         if line.hasPrefix("HTTP/") {
@@ -243,6 +255,10 @@ let curlBodyCallback: hearth_curl_data_callback = { buffer, size, count, context
     guard let buffer, let context else { return 0 }
     let n = size * count
     let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    guard n <= sink.limit - sink.body.count else {
+        sink.overflowed = true
+        return 0  // anything other than n makes curl stop the transfer
+    }
     buffer.withMemoryRebound(to: UInt8.self, capacity: n) { sink.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
     return n
 }

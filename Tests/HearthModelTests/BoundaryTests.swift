@@ -70,6 +70,9 @@ enum BoundarySamples {
         frame(Boundary.VerifyIDToken(token: "eyJ", checkRevoked: true)),
         frame(Boundary.SignJWT(claims: ["iss": "team"], privateKeyPEM: "-----BEGIN", keyID: "K", header: ["typ": "JWT"])),
         frame(Boundary.SendMessage(PushMessage(token: "fcm-token", title: "Due", body: "milk", data: ["itemId": "i1"], badge: 3, sound: "default"))),
+        frame(Boundary.ParamGet(name: "APPLE_BASE_URL")),
+        frame(Boundary.HTTPFetch(method: "POST", url: "https://appleid.apple.com/auth/token", headers: [("Accept", "application/json")],
+                                 body: Array("code=x".utf8), timeoutMillis: 30_000)),
     ]
 
     static func frame<R: Boundary.Request>(_ request: R) -> (Boundary.Operation, [UInt8]) {
@@ -108,6 +111,9 @@ struct BoundaryTests {
         try roundTrip(Boundary.UpdateUser(uid: "u", update: update), .updateUser)
         try roundTrip(Boundary.SignJWT(claims: ["a": 1], privateKeyPEM: "pem", keyID: nil, header: [:]), .signJWT)
         try roundTrip(Boundary.SendMessage(PushMessage(token: "t", title: nil, body: "b", data: [:], badge: nil, sound: nil)), .sendMessage)
+        try roundTrip(Boundary.ParamGet(name: "X"), .paramGet)
+        try roundTrip(Boundary.HTTPFetch(method: "GET", url: "https://a.example/x?y=1", headers: [("A", "1"), ("B", "")], body: [], timeoutMillis: 1), .httpFetch)
+        try roundTrip(Boundary.HTTPFetchReply(status: 204, headers: [("Retry-After", "1")], body: [0, 255]), .httpFetch)
         try roundTrip(Boundary.SendMessage(PushMessage(token: "t", title: "T", body: nil, data: ["k": "v", "é": "ü"], badge: 0, sound: "default")), .sendMessage)
         // Every request sample decodes as a frame of its own operation with the header it was sent with.
         for (operation, bytes) in BoundarySamples.requests {
@@ -141,12 +147,12 @@ struct BoundaryTests {
         #expect(Boundary.reply(Int64.self, from: Boundary.frame(request.answer(.reply), "text")).failureCode == .internal)
     }
 
-    @Test("operation numbers and names are unique; the synchronous ones are the clock, logs and secrets")
+    @Test("operation numbers and names are unique; the synchronous ones are the clock, logs, secrets and params")
     func operations() {
         let all = Boundary.Operation.allCases
         #expect(Set(all.map(\.rawValue)).count == all.count)
         #expect(Set(all.map(\.name)).count == all.count)
-        #expect(all.filter(\.isSynchronous) == [.clockNow, .log, .secretGet])
+        #expect(all.filter(\.isSynchronous) == [.clockNow, .log, .secretGet, .paramGet])
         #expect(all.filter(\.isSentByHost) == [.describe, .invoke, .cancel])
         #expect(Boundary.Operation.getDocuments.name == "docs.get")
     }

@@ -21,15 +21,17 @@ struct SecretsTests {
         return runtime
     }
 
-    @Test("a unit declaring a secret that is not set is refused, naming the secret and never a value")
-    func missingSecretRefusesUnit() async throws {
-        let runtime = try await runtime(["SOMETHING_ELSE": "unrelated-value"])
+    @Test("a declared secret that is not set is named at load (never a value); the unit loads and reading it is failed-precondition naming it")
+    func missingSecretNamed() async throws {
+        let log = LogCapture()
+        let runtime = try await runtime(["SOMETHING_ELSE": "unrelated-value"], log: log)
         defer { runtime.close() }
-        let error = try #require(runtime.loadErrors.first)
-        #expect(error.unit == "SecretUnit")
-        #expect(error.reason.contains("function 'readSecret' declares the secret 'HEARTH_TEST_SECRET', which is not set"))
-        #expect(!error.reason.contains("unrelated-value"))
-        #expect(runtime.table["readSecret"] == nil)
+        #expect(runtime.loadErrors.isEmpty, "\(runtime.loadErrors)")
+        #expect(log.all.contains { $0.contains("declared secret not set") && $0.contains("HEARTH_TEST_SECRET") && $0.contains("readSecret") })
+        let read = await runtime.call("readSecret", data: nil)
+        #expect(read.error?.code == .failedPrecondition)
+        #expect(read.error?.message.contains("HEARTH_TEST_SECRET") == true)
+        #expect(!log.all.contains { $0.contains("unrelated-value") })
     }
 
     @Test("the declaring function reads its secret; another function of the same unit is refused, and nothing logs the value")

@@ -11,6 +11,7 @@ extension Boundary {
         case clockNow = 16
         case log = 17
         case secretGet = 18
+        case paramGet = 19
 
         // Unit → host, answered later (on any thread).
         case clockSleep = 32
@@ -45,6 +46,8 @@ extension Boundary {
         case signJWT = 105
         // messaging
         case sendMessage = 112
+        // outbound HTTP
+        case httpFetch = 128
 
         /// The name logs and recordings show (`docs.get`).
         public var name: String {
@@ -55,6 +58,7 @@ extension Boundary {
             case .clockNow: return "clock.now"
             case .log: return "log"
             case .secretGet: return "secrets.get"
+            case .paramGet: return "params.get"
             case .clockSleep: return "clock.sleep"
             case .streamSend: return "stream.send"
             case .getDocuments: return "docs.get"
@@ -82,6 +86,7 @@ extension Boundary {
             case .verifyIDToken: return "auth.verifyIdToken"
             case .signJWT: return "auth.signJWT"
             case .sendMessage: return "messaging.send"
+            case .httpFetch: return "http.fetch"
             }
         }
 

@@ -666,3 +666,88 @@ extension Boundary.SendMessage {
     public func encode(to w: inout WireWriter) { message.encode(to: &w) }
     public init(from r: inout WireReader) throws(WireError) { self.init(try PushMessage(from: &r)) }
 }
+
+// MARK: parameters and outbound HTTP
+
+extension Boundary {
+    /// A parameter from runtime.toml's `[params]` (Firebase's `defineString`): nil when unset.
+    public struct ParamGet: Request, Hashable {
+        public typealias Reply = String?
+        public static let operation = Operation.paramGet
+        public var name: String
+        public init(name: String) { self.name = name }
+    }
+
+    /// An outbound HTTP request through the host's client, to a base URL runtime.toml allows.
+    public struct HTTPFetch: Request, Hashable {
+        public typealias Reply = HTTPFetchReply
+        public static let operation = Operation.httpFetch
+        public var method: String
+        public var url: String
+        /// Header pairs, in order.
+        public var headers: [String]
+        public var body: [UInt8]
+        public var timeoutMillis: Int64
+
+        public init(method: String, url: String, headers: [(String, String)], body: [UInt8], timeoutMillis: Int64) {
+            self.method = method
+            self.url = url
+            self.headers = headers.flatMap { [$0.0, $0.1] }
+            self.body = body
+            self.timeoutMillis = timeoutMillis
+        }
+
+        /// The headers as pairs (an odd trailing name is dropped).
+        public var headerPairs: [(String, String)] {
+            stride(from: 0, to: headers.count - 1, by: 2).map { (headers[$0], headers[$0 + 1]) }
+        }
+    }
+
+    public struct HTTPFetchReply: WireCodable, Sendable, Hashable {
+        public var status: Int64
+        /// Header pairs, names lower-cased, in order.
+        public var headers: [String]
+        public var body: [UInt8]
+
+        public init(status: Int64, headers: [(String, String)], body: [UInt8]) {
+            self.status = status
+            self.headers = headers.flatMap { [$0.0.lowercased(), $0.1] }
+            self.body = body
+        }
+
+        public func encode(to w: inout WireWriter) {
+            w.write(status)
+            w.list(headers)
+            w.bytes(body)
+        }
+
+        public init(from r: inout WireReader) throws(WireError) {
+            status = try r.read()
+            headers = try r.list()
+            body = try r.bytes()
+        }
+    }
+}
+
+extension Boundary.ParamGet {
+    public func encode(to w: inout WireWriter) { w.string(name) }
+    public init(from r: inout WireReader) throws(WireError) { self.init(name: try r.string()) }
+}
+
+extension Boundary.HTTPFetch {
+    public func encode(to w: inout WireWriter) {
+        w.string(method)
+        w.string(url)
+        w.list(headers)
+        w.bytes(body)
+        w.write(timeoutMillis)
+    }
+
+    public init(from r: inout WireReader) throws(WireError) {
+        method = try r.string()
+        url = try r.string()
+        headers = try r.list()
+        body = try r.bytes()
+        timeoutMillis = try r.read()
+    }
+}

@@ -91,6 +91,23 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var resolvedMode: Mode { mode ?? (serviceAccountFile == nil ? .log : .fcm) }
     }
 
+    /// Outbound HTTP from units (`context.http`): only to these base URLs (scheme, host, port and
+    /// path prefix), with a time and size limit per request.
+    public struct Outbound: Sendable, Equatable {
+        public var allow: [String] = []
+        public var timeoutSeconds = 30.0
+        public var maxResponseBytes = 10 << 20
+        public init() {}
+
+        /// Whether `url` is under one of the allowed base URLs (a base ending in `/` matches
+        /// below it; one without matches itself and below `base/`).
+        public func allows(_ url: String) -> Bool {
+            allow.contains { base in
+                url == base || url.hasPrefix(base.hasSuffix("/") ? base : base + "/") || url.hasPrefix(base + "?")
+            }
+        }
+    }
+
     public struct AppCheck: Sendable, Equatable {
         /// A JWKS file with the keys App Check tokens are signed with; unset: App Check tokens are
         /// not verified (and functions with `enforceAppCheck` refuse every call).
@@ -147,6 +164,10 @@ public struct RuntimeConfig: Sendable, Equatable {
     public var log = Log()
     public var auth = Auth()
     public var messaging = Messaging()
+    public var outbound = Outbound()
+    /// `[params]`: string parameters units read with `context.params` (Firebase's `defineString`),
+    /// such as providers' base URLs. Not secrets: those go in `[secrets]`.
+    public var params: [String: String] = [:]
     public var appCheck = AppCheck()
     public var delivery = Delivery()
     /// A TOML file of secrets (mode 0600), beside the environment; relative to the config file.
@@ -242,6 +263,22 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.string("oauth_token_url") { messaging.oauthTokenURL = v }
             if messaging.mode == .fcm && messaging.serviceAccountFile == nil {
                 s.problem("mode", "\"fcm\" needs service_account_file")
+            }
+        }
+        r.section("outbound") { s in
+            if let v = s.stringArray("allow") {
+                if let bad = v.first(where: { !($0.hasPrefix("https://") || $0.hasPrefix("http://")) || $0.count < 10 }) {
+                    s.problem("allow", "\"\(bad)\" is not an http(s) base URL")
+                } else {
+                    outbound.allow = v
+                }
+            }
+            if let v = s.seconds("timeout_seconds", range: 0.1...600) { outbound.timeoutSeconds = v }
+            if let v = s.int("max_response_bytes", range: 1...(1 << 30)) { outbound.maxResponseBytes = v }
+        }
+        r.section("params") { s in
+            for key in s.table.keys {
+                if let v = s.string(key) { params[key] = v }
             }
         }
         r.section("app_check") { s in
@@ -405,6 +442,9 @@ public struct RuntimeConfig: Sendable, Equatable {
                      "apple_client_ids": .array(auth.appleClientIDs.map { .string($0) }), "apple_jwks": .string(auth.appleJWKS)],
             "messaging": ["mode": .string(messaging.resolvedMode.rawValue), "service_account_file": messaging.serviceAccountFile.map { .string(resolve($0)) } ?? .null,
                           "fcm_url": .string(messaging.fcmURL), "oauth_token_url": messaging.oauthTokenURL.map { .string($0) } ?? .null],
+            "outbound": ["allow": .array(outbound.allow.map { .string($0) }), "timeout_seconds": .double(outbound.timeoutSeconds),
+                         "max_response_bytes": .int(Int64(outbound.maxResponseBytes))],
+            "params": .map(params.mapValues { .string($0) }),
             "app_check": ["jwks_file": appCheck.jwksFile.map { .string(resolve($0)) } ?? .null, "issuer_prefix": .string(appCheck.issuerPrefix)],
             "secrets": ["file": secretsFile.map { .string(resolve($0)) } ?? .null],
             "delivery": ["poll_interval_seconds": .double(delivery.pollIntervalSeconds), "task_dedupe_window_hours": .double(delivery.taskDedupeWindowHours),

@@ -1,0 +1,60 @@
+import Synchronization
+import HearthHTTP
+import HearthModel
+
+/// `http.fetch`: units' outbound HTTP through the host's libcurl client, only to the base URLs
+/// runtime.toml's `[outbound] allow` lists, within its time and size limits.
+enum OutboundServices {
+    static func register(_ services: inout HostServices.Builder, config: RuntimeConfig.Outbound, log: RuntimeLog) {
+        let client = LazyClient()
+        services.serve(Boundary.HTTPFetch.self) { caller, request in
+            guard request.url.hasPrefix("https://") || request.url.hasPrefix("http://") else {
+                throw HTTPSError(.invalidArgument, "http.fetch: the URL must be http(s)")
+            }
+            guard config.allows(request.url) else {
+                let origin = request.url.split(separator: "/", maxSplits: 3).prefix(3).joined(separator: "/")
+                log.warning("outbound request refused", ["unit": .string(caller.unit), "origin": .string(origin)])
+                throw HTTPSError(.permissionDenied, "http.fetch: \(origin) is not in runtime.toml's [outbound] allow")
+            }
+            let method = request.method.uppercased()
+            guard ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"].contains(method) else {
+                throw HTTPSError(.invalidArgument, "http.fetch: method \(Printable.quoted(request.method, limit: 20)) is not supported")
+            }
+            let limit = Duration.seconds(double: config.timeoutSeconds)
+            let asked = Duration.milliseconds(min(max(request.timeoutMillis, 1), 600_000))
+            let timeout = asked < limit ? asked : limit
+            var headers = HTTPHeaders()
+            for (name, value) in request.headerPairs {
+                guard !name.isEmpty, !name.contains(where: { $0 == ":" || $0 == "\r" || $0 == "\n" }), !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                    throw HTTPSError(.invalidArgument, "http.fetch: header \(Printable.quoted(name, limit: 40)) is not a valid header")
+                }
+                headers.add(name, value)
+            }
+            do {
+                let response = try await client.get().send(HTTPClientRequest(method: method, url: request.url, headers: headers, body: request.body,
+                                                                             timeout: timeout, maxResponseBytes: config.maxResponseBytes))
+                return Boundary.HTTPFetchReply(status: Int64(response.status), headers: response.headers.map { ($0.name, $0.value) }, body: response.body)
+            } catch let error as HTTPClientError {
+                switch error.kind {
+                case .timeout: throw HTTPSError(.deadlineExceeded, "http.fetch: \(error.message)")
+                case .responseTooLarge: throw HTTPSError(.resourceExhausted, "http.fetch: \(error.message)")
+                case .invalidRequest: throw HTTPSError(.invalidArgument, "http.fetch: \(error.message)")
+                default: throw HTTPSError(.unavailable, "http.fetch: \(error.message)")
+                }
+            }
+        }
+    }
+}
+
+/// One HTTP client for every unit's requests, made on first use.
+final class LazyClient: Sendable {
+    private let client = Mutex<HTTPClient?>(nil)
+    func get() -> HTTPClient {
+        client.withLock { c in
+            if let c { return c }
+            let made = HTTPClient()
+            c = made
+            return made
+        }
+    }
+}
