@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
         // SCENARIOS.md, one file per scenario, through the real units.
         .testTarget(name: "AppScenarioTests", dependencies: ["HearthTesting", "HearthModel", "HearthRuntime", "HearthAuth", "HearthHTTP"]),
-        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore", "HearthHTTP", "HearthTesting"], exclude: ["Fixtures"]),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTesting"], exclude: ["Fixtures"]),
     ]
         // Libraries the app's units share, linked (statically) into each of them.
         + sharedLibraries.map { .target(name: $0, dependencies: ["HearthFunctions"], path: "functions/Shared/\($0)") }

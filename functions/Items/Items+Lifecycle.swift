@@ -8,11 +8,6 @@ extension Items {
     public struct MessageID: Codable, Sendable { public var messageId: String }
     public struct LinkID: Codable, Sendable { public var linkId: String }
 
-    public struct DeleteReply: Codable, Sendable, Equatable {
-        /// The item's messages marked (or unmarked) with it.
-        public var messages: Int
-    }
-
     /// The purge: every day at 09:00 in Seoul.
     public static let purgeSchedule = ScheduleOptions(schedule: "0 9 * * *", timeZone: "Asia/Seoul", retry: true, timeout: .seconds(900))
     /// Items deleted longer ago than this are compacted.
@@ -24,30 +19,30 @@ extension Items {
     static func registerLifecycle(_ fn: inout FunctionRegistry) {
         fn.onCall("deleteItem") { (req: CallableRequest<ItemID>) -> DeleteReply in
             let auth = try req.requireAuth()
-            return try await setItemDeleted(true, req.data.itemId, paths: try MemberPaths(uid: auth.uid), docs: req.documents)
+            return try await ItemOperations.setItemDeleted(true, req.data.itemId, paths: try MemberPaths(uid: auth.uid), docs: req.documents)
         }
         fn.onCall("restoreItem") { (req: CallableRequest<ItemID>) -> DeleteReply in
             let auth = try req.requireAuth()
-            return try await setItemDeleted(false, req.data.itemId, paths: try MemberPaths(uid: auth.uid), docs: req.documents)
+            return try await ItemOperations.setItemDeleted(false, req.data.itemId, paths: try MemberPaths(uid: auth.uid), docs: req.documents)
         }
         fn.onCall("deleteMessage") { (req: CallableRequest<MessageID>) -> Value in
             let paths = try MemberPaths(uid: try req.requireAuth().uid)
-            try await setFlag(true, try req.documents.document(try paths.message(req.data.messageId)), what: "message", docs: req.documents)
+            try await ItemOperations.setFlag(true, try req.documents.document(try paths.message(req.data.messageId)), what: "message", docs: req.documents)
             return .null
         }
         fn.onCall("restoreMessage") { (req: CallableRequest<MessageID>) -> Value in
             let paths = try MemberPaths(uid: try req.requireAuth().uid)
-            try await setFlag(false, try req.documents.document(try paths.message(req.data.messageId)), what: "message", docs: req.documents)
+            try await ItemOperations.setFlag(false, try req.documents.document(try paths.message(req.data.messageId)), what: "message", docs: req.documents)
             return .null
         }
         fn.onCall("deleteLink") { (req: CallableRequest<LinkID>) -> Value in
             let paths = try MemberPaths(uid: try req.requireAuth().uid)
-            try await setFlag(true, try req.documents.document(try paths.link(req.data.linkId)), what: "link", docs: req.documents)
+            try await ItemOperations.setFlag(true, try req.documents.document(try paths.link(req.data.linkId)), what: "link", docs: req.documents)
             return .null
         }
         fn.onCall("restoreLink") { (req: CallableRequest<LinkID>) -> Value in
             let paths = try MemberPaths(uid: try req.requireAuth().uid)
-            try await setFlag(false, try req.documents.document(try paths.link(req.data.linkId)), what: "link", docs: req.documents)
+            try await ItemOperations.setFlag(false, try req.documents.document(try paths.link(req.data.linkId)), what: "link", docs: req.documents)
             return .null
         }
 
@@ -77,35 +72,6 @@ extension Items {
             }
             let compacted = try await compactDeletedItems(before: event.scheduleTime - compactAfter, docs: docs)
             event.logger.info("purge", ["removed": .int(Int64(removed)), "compacted": .int(Int64(compacted))])
-        }
-    }
-
-    /// Marks or unmarks an item deleted, with its messages, in one transaction: all or nothing.
-    /// The item must exist (`not-found`) and not already be in that state (`failed-precondition`).
-    static func setItemDeleted(_ deleted: Bool, _ itemId: String, paths: MemberPaths, docs: Documents) async throws -> DeleteReply {
-        let ref = try docs.document(try paths.item(itemId))
-        let messages = try docs.collection(paths.messages).whereField("itemId", isEqualTo: itemId)
-        return try await docs.runTransaction { tx in
-            guard let item = try await tx.get(ref, [String: Value].self) else { throw HTTPSError(.notFound, "no item \(itemId)") }
-            let isDeleted = !(item.data["deletedAt"]?.isNull ?? true)
-            if isDeleted == deleted {
-                throw HTTPSError(.failedPrecondition, deleted ? "the item is already deleted" : "the item is not deleted")
-            }
-            let found = try await tx.getDocuments(messages, [String: Value].self)
-            try tx.update(ref, ["deletedAt": deleted ? .serverTimestamp() : FieldValue.null, "updatedAt": .serverTimestamp()])
-            for message in found { try tx.update(docs.document(message.path), ["isDeleted": .value(.bool(deleted))]) }
-            return DeleteReply(messages: found.count)
-        }
-    }
-
-    /// `isDeleted` on a message or link: it must exist and not already be in that state.
-    static func setFlag(_ deleted: Bool, _ ref: DocumentReference, what: String, docs: Documents) async throws {
-        try await docs.runTransaction { tx in
-            guard let doc = try await tx.get(ref, [String: Value].self) else { throw HTTPSError(.notFound, "no \(what) \(ref.id)") }
-            if (doc.data["isDeleted"]?.boolValue ?? false) == deleted {
-                throw HTTPSError(.failedPrecondition, deleted ? "the \(what) is already deleted" : "the \(what) is not deleted")
-            }
-            try tx.update(ref, ["isDeleted": .value(.bool(deleted))])
         }
     }
 

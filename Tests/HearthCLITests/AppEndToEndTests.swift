@@ -1,0 +1,121 @@
+import Foundation
+import HearthAuth
+import HearthHTTP
+import HearthModel
+import HearthTesting
+import Testing
+
+/// The whole journey of SCENARIOS.md against a real `hearth serve` and the real CLI, as a user
+/// would run it: sign in with an Apple code (a fake Apple on 127.0.0.1), initialize, register the
+/// device, create an item due tomorrow, fire the reminder schedule with `hearth schedule run`, see
+/// the push in `hearth messages list`, delete the account, see the data gone.
+@Suite("The app end to end against hearth serve")
+struct AppEndToEndTests {
+    let client = HTTPClient()
+
+    func hearth(_ args: [String], in dir: TempDir) async throws -> (status: Int32, out: String, err: String) {
+        let process = try Subprocess(buildDirectory + "/hearth", args, directory: dir.path)
+        guard case .exited(let status) = try await process.wait(seconds: 120) else { throw Failure("hearth \(args) did not exit normally") }
+        return (status, process.stdoutText, process.stderrText)
+    }
+
+    func post(_ url: String, _ body: Value, token: String? = nil) async throws -> Value {
+        var headers = HTTPHeaders([("Content-Type", "application/json")])
+        if let token { headers.set("Authorization", "Bearer \(token)") }
+        let r = try await client.send(HTTPClientRequest(method: "POST", url: url, headers: headers, body: JSONWriter.encode(body)))
+        return try JSONParser.parse(r.body)
+    }
+
+    /// Tries `condition` every 100 ms for at most `seconds` (a real server runs on the real clock).
+    func eventually(_ what: String, seconds: Int = 60, _ condition: () async throws -> Bool) async throws {
+        for _ in 0..<(seconds * 10) {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Failure("never: \(what)")
+    }
+
+    @Test("sign in with Apple, initialize, a reminder tick, the push in the outbox, delete the account, the data gone")
+    func journey() async throws {
+        let apple = HTTPServer(configuration: HTTPServer.Configuration()) { request in
+            let form = Dictionary(PercentEncoding.formItems(String(decoding: request.body, as: UTF8.self)), uniquingKeysWith: { a, _ in a })
+            guard request.path == "/auth/token", form["code"] == "apple-code", form["client_secret"]?.split(separator: ".").count == 3 else {
+                return .json(["error": "invalid_grant"], status: 400)
+            }
+            return .json(["access_token": "at", "refresh_token": "rt", "id_token": .string(JWT.unsigned(["sub": "apple-e2e", "email": "e2e@example.com"]))])
+        }
+        try apple.start()
+        let appleBase = "http://127.0.0.1:\(apple.port)"
+
+        let dir = TempDir()
+        let key = try Key.generateP256().privatePEM()
+        _ = dir.write("secrets.toml", "APPLE_TEAM_ID = \"T\"\nAPPLE_KEY_ID = \"K\"\nAPPLE_CLIENT_ID = \"com.example.todo\"\nAPPLE_PRIVATE_KEY = \"\"\"\n\(key)\"\"\"\n")
+        chmod(dir.path + "/secrets.toml", 0o600)
+        _ = dir.write("runtime.toml", """
+            project = "hearth-e2e"
+            units_dir = "\(buildDirectory)"
+            units = ["AuthExchange", "Members", "Items", "Reminders", "AccountCleanup"]
+            [server]
+            port = 0
+            shutdown_grace_seconds = 5
+            [delivery]
+            poll_interval_seconds = 0.1
+            [secrets]
+            file = "secrets.toml"
+            [outbound]
+            allow = ["\(appleBase)/"]
+            [params]
+            APPLE_BASE_URL = "\(appleBase)"
+            """)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await server.servingPort())"
+
+        let exchanged = try await post(base + "/exchangeAppleCode", ["data": ["authorizationCode": "apple-code"]])
+        let custom = try #require(exchanged["result"]?["customToken"]?.stringValue, "\(exchanged)")
+        let signIn = try await post(base + "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyCustomToken?key=k", ["token": .string(custom), "returnSecureToken": true])
+        let idToken = try #require(signIn["idToken"]?.stringValue, "\(signIn)")
+        let uid = try #require(try JWT.decode(idToken).claims["sub"]?.stringValue)
+        _ = try await post(base + "/initializeMember", ["data": ["timeZone": "UTC"]], token: idToken)
+        _ = try await post(base + "/registerDevice", ["data": ["fcmToken": "e2e-device"]], token: idToken)
+
+        // Reminder time: a minute ago (UTC), so the tick fired now finds it in its window; an item due tomorrow.
+        let now = Date()
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let minuteAgo = utc.dateComponents([.hour, .minute], from: now.addingTimeInterval(-60))
+        let set = try await hearth(["docs", "set", "members/\(uid)/profiles/settings", "--data",
+                                    "{\"pushEnabled\": true, \"timeZone\": \"UTC\", \"reminderHour\": \(minuteAgo.hour!), \"reminderMinute\": \(minuteAgo.minute!)}"], in: dir)
+        #expect(set.status == 0, "\(set.err)")
+        let tomorrowNoon = utc.date(byAdding: .day, value: 1, to: utc.startOfDay(for: now))!.addingTimeInterval(12 * 3600)
+        let created = try await post(base + "/createItem", ["data": ["title": "water the plants", "targetDate": .timestamp(Timestamp(seconds: Int64(tomorrowNoon.timeIntervalSince1970)))]],
+                                     token: idToken)
+        #expect(created["result"]?["sequence"] == 1, "\(created)")
+
+        let fired = try await hearth(["schedule", "run", "scheduleTodoReminder"], in: dir)
+        #expect(fired.status == 0, "\(fired.err)")
+        var pushes: [Value] = []
+        try await eventually("the push in the outbox") {
+            let listed = try await hearth(["messages", "list"], in: dir)
+            pushes = listed.out.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8)) }
+            return !pushes.isEmpty
+        }
+        #expect(pushes.count == 1)
+        #expect(pushes.first?["token"] == "e2e-device")
+        #expect(pushes.first?["body"] == "water the plants")
+        #expect(pushes.first?["outcome"] == "logged")
+
+        let deleted = try await post(base + "/www.googleapis.com/identitytoolkit/v3/relyingparty/deleteAccount?key=k", ["idToken": .string(idToken), "localId": .string(uid)])
+        #expect(deleted["kind"] == "identitytoolkit#DeleteAccountResponse", "\(deleted)")
+        try await eventually("the member's data deleted") {
+            let listed = try await hearth(["docs", "query", "members/\(uid)/items", "--count"], in: dir)
+            return listed.status == 0 && (try? JSONParser.parse(Array(listed.out.utf8)))?["count"] == 0
+        }
+        for path in ["profiles/basic", "profiles/settings", "profiles/secrets", "counters/item"] {
+            let got = try await hearth(["docs", "get", "members/\(uid)/\(path)"], in: dir)
+            #expect(got.status != 0 && got.err.contains("no document"), "\(path): \(got.status) \(got.out) \(got.err)")
+        }
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit() == 0)
+        await apple.shutdown(grace: .seconds(1))
+    }
+}
