@@ -9,6 +9,7 @@ let suites: [String: () async throws -> Void] = [
     "store": runStoreBenchmark,
     "auth": runAuthBenchmark,
     "delivery": runDeliveryBenchmark,
+    "app": runAppBenchmark,
     "store-write-profile": runStoreWriteProfile,
 ]
 
