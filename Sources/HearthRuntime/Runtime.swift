@@ -280,11 +280,15 @@ public final class Runtime: Sendable {
                 // A declared secret that is not set is named (never a value) at load; the unit
                 // loads, and reading the secret answers failed-precondition naming it, so an app
                 // runs before every provider is configured (SCENARIOS §1's "missing provider secret").
+                // One line per secret (a notice: `hearth serve` shows it, CLI commands stay quiet).
+                var missing: [String: [String]] = [:]
                 for fn in candidate.manifest.functions {
-                    for name in (fn.options.secrets ?? []) where secrets.value(name) == nil {
-                        log.warning("declared secret not set", ["unit": .string(unit.name), "function": .string(fn.name), "secret": .string(name),
-                                                                "effect": "reading it answers failed-precondition until it is set"])
-                    }
+                    for name in (fn.options.secrets ?? []) where secrets.value(name) == nil { missing[name, default: []].append(fn.name) }
+                }
+                for (name, functions) in missing.sorted(by: { $0.key < $1.key }) {
+                    log.log(.notice, "declared secret not set", ["unit": .string(unit.name), "secret": .string(name),
+                                                           "functions": .string(functions.joined(separator: ",")),
+                                                           "effect": "reading it answers failed-precondition until it is set"])
                 }
                 loaded.append(candidate)
             } catch {
