@@ -196,5 +196,12 @@ struct OutboundAllowTests {
         #expect(!o.allows("http://127.0.0.1:8081/fake/token"), "another port")
         #expect(!o.allows("http://127.0.0.1:8080/fakery"), "a path prefix stops at a segment")
         #expect(!o.allows("https://api.github.com@evil.example/"))
+        #expect(!o.allows("http://127.0.0.1:8080/fake/../admin"), "dot segments curl would normalize past the prefix")
+        #expect(!o.allows("http://127.0.0.1:8080/fake/%2E%2E/admin"))
+        #expect(!o.allows("http://127.0.0.1:8080/fake/./x"))
+        #expect(o.allows("HTTPS://AppleID.Apple.com/auth/token"), "scheme and host compare case-insensitively")
+        #expect(!o.allows("http://127.0.0.1:8080/FAKE/token"), "paths exactly")
+        #expect(RuntimeConfig.Outbound.origin("https://user:pw@api.github.com:8443/x?access_token=s") == "https://api.github.com:8443",
+                "logs name the origin, never userinfo or query")
     }
 }

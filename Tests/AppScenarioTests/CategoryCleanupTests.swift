@@ -51,6 +51,17 @@ struct CategoryCleanupTests {
         #expect(try await app.document("members/fin/items/late")?.fields["category"] == "default")
     }
 
+    @Test("a category removed and added back before its task runs keeps its items")
+    func removedAndRestored() async throws {
+        let app = try await TestRuntime(units: appUnits)
+        try await app.member("hal")
+        try await app.seed(["members/hal/profiles/preferences": ["categories": [["id": "work", "name": "Work"]]],
+                            "members/hal/items/w": ["title": "w", "category": "work"]])
+        _ = try await app.enqueue("cleanupCategory", ["userId": "hal", "categoryId": "work"])
+        await app.settle()
+        #expect(try await app.document("members/hal/items/w")?.fields["category"] == "work")
+    }
+
     @Test("a payload that can never work ends quietly, not retried; adding a category or renaming one enqueues nothing")
     func badPayloadsAndNoOps() async throws {
         let app = try await TestRuntime(units: appUnits)

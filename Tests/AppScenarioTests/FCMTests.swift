@@ -67,6 +67,9 @@ final class FakeGoogle: Sendable {
             s.failuresLeft[token] = left - 1
             return true
         }
+        if token == "misrouted" {
+            return .json(["error": ["code": 404, "status": "NOT_FOUND", "message": "no such project"]], status: 404)
+        }
         if token == "gone" {
             return .json(["error": ["code": 404, "status": "NOT_FOUND", "message": "Requested entity was not found.",
                                     "details": [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "UNREGISTERED"]]]], status: 404)
@@ -132,6 +135,18 @@ struct FCMTests {
         _ = try await app.enqueue("sendPushNotification", ["userId": "amy", "itemId": "j", "targetDateKey": "2026-01-02", "title": "t", "body": "eggs"])
         await app.advance(by: .seconds(5))
         #expect(google.state.withLock { $0.tokensIssued } == 2)
+        await google.server.shutdown(grace: .seconds(1))
+    }
+
+    @Test("a 404 without UNREGISTERED (a wrong project or URL) keeps the token")
+    func misrouted() async throws {
+        let google = try FakeGoogle()
+        let base = try google.start()
+        let app = try await app(google, base)
+        try await member(app, "dan", token: "misrouted")
+        await app.advance(by: .seconds(60))
+        #expect(try await app.document("members/dan/profiles/secrets")?.fields["fcmToken"] == "misrouted")
+        #expect(try app.runtime.outbox().contains { $0.outcome.hasPrefix("failed-precondition: FCM answered 404 without UNREGISTERED") })
         await google.server.shutdown(grace: .seconds(1))
     }
 

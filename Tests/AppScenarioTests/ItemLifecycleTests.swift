@@ -108,8 +108,18 @@ struct ItemLifecycleTests {
         #expect(try await app.document("members/kai/items/recent")?.fields.count == 13)
         #expect(try await app.document("members/kai/items/live")?.fields.count == 13)
 
+        // A compacted item can be restored (its dropped fields come back at their defaults) and updated.
+        _ = try await app.call("restoreItem", ["itemId": "old"], as: "kai")
+        _ = try await app.call("updateItem", ["itemId": "old", "title": "back"], as: "kai")
+        let restored = try #require(try await app.document("members/kai/items/old"))
+        #expect(restored.fields["title"] == "back")
+        #expect(restored.fields["body"] == "" && restored.fields["priority"] == 0 && restored.fields["deletedAt"] == .null)
+        _ = try await app.call("deleteItem", ["itemId": "old"], as: "kai")
+        await app.advance(by: .seconds(1))
+        try await app.write(["members/kai/items/old": .map(compacted.fields)])  // compacted again, as before
+
         // The next day's run finds them compact and writes nothing.
-        let stamp = compacted.updateTime
+        let stamp = try #require(try await app.document("members/kai/items/old")).updateTime
         await app.advance(by: .seconds(24 * 3600))
         #expect(try await app.document("members/kai/items/old")?.updateTime == stamp)
         #expect(try await app.document("members/kai/items/recent")?.fields.count == 8)

@@ -142,7 +142,7 @@ enum Todos {
                 throw HTTPSError(.invalidArgument, "the body is not an item: \(error)")
             }
             let reply = try await ItemOperations.create(input, paths: route.paths, docs: docs)
-            return Route.created(try await item(reply.itemId, route, docs), location: "\(prefix)/\(reply.itemId)")
+            return Route.created(try await item(reply.itemId, route, docs), location: "\(prefix)/\(PercentEncoding.encodeQueryValue(reply.itemId))")
         case ("GET", let id?):
             return Route.json(try await item(id, route, docs))
         case ("PATCH", let id?):
@@ -200,7 +200,7 @@ enum WebPages {
             let ref = try docs.collection(route.paths.links).document()
             _ = try await ref.create(Link(url: url, title: title))
             let doc = try await ref.get([String: Value].self)
-            return Route.created(doc.map(Route.resource) ?? .null, location: "\(prefix)/\(ref.id)")
+            return Route.created(doc.map(Route.resource) ?? .null, location: "\(prefix)/\(PercentEncoding.encodeQueryValue(ref.id))")
         case ("DELETE", let id?):
             try await ItemOperations.setFlag(true, try docs.document(try route.paths.link(id)), what: "web page", docs: docs)
             return HTTPResponse(status: 204)

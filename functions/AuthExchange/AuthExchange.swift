@@ -125,6 +125,14 @@ struct AppleClient {
 
     /// iss = team, sub = client, aud = Apple, five minutes long.
     func clientSecret(now: Timestamp) async throws -> String {
+        do {
+            return try await sign(now: now)
+        } catch let error as HTTPSError where error.code == .invalidArgument {
+            throw HTTPSError(.failedPrecondition, "APPLE_PRIVATE_KEY is not a usable ES256 key (the .p8 file's PEM)")
+        }
+    }
+
+    func sign(now: Timestamp) async throws -> String {
         try await auth.signJWT(claims: ["iss": .string(teamID), "sub": .string(clientID), "aud": "https://appleid.apple.com",
                                         "iat": .int(now.seconds), "exp": .int(now.seconds + 300)],
                                privateKeyPEM: privateKey, keyID: keyID)
@@ -137,6 +145,10 @@ struct AppleClient {
                                                            ("grant_type", "authorization_code")])
         }
         if r.status >= 500 { throw HTTPSError(.unavailable, "Apple answered \(r.status)") }
+        if r.json?["error"]?.stringValue == "invalid_client" {
+            // The team, key or client id is wrong: the runtime's configuration, not the user's code.
+            throw HTTPSError(.failedPrecondition, "Apple refused the client (check APPLE_TEAM_ID, APPLE_KEY_ID, APPLE_CLIENT_ID)")
+        }
         guard r.status == 200, case .map(let tokens)? = r.json else {
             throw HTTPSError(.unauthenticated, "Apple refused the authorization code (\(r.json?["error"]?.stringValue ?? "HTTP \(r.status)"))")
         }

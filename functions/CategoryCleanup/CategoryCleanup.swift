@@ -45,6 +45,9 @@ public enum CategoryCleanup: FunctionModule {
                 return
             }
             guard req.data.categoryId != "default" else { return }
+            // Removed and added back (an undo) before the task ran: the items stay where they are.
+            let preferences = try await req.documents.document(paths.preferences).get([String: Value].self)?.data
+            if categoryIDs(preferences).contains(req.data.categoryId) { return }
             let moved = try await moveItems(of: paths, from: req.data.categoryId, docs: req.documents)
             req.logger.info("category cleaned up", ["userId": .string(req.data.userId), "categoryId": .string(req.data.categoryId),
                                                               "moved": .int(Int64(moved))])

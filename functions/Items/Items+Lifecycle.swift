@@ -75,18 +75,21 @@ extension Items {
         }
     }
 
-    /// Deletes what `query` finds, a page per commit, until it finds nothing; returns how many.
+    /// Deletes what `query` finds, a page per transaction, until it finds nothing; returns how
+    /// many. The page is read in the transaction, so a document changed meanwhile (a message
+    /// restored while the purge runs) makes it run again on what the query finds then.
     @discardableResult
     static func deleteAll(_ query: Query, docs: Documents) async throws -> Int {
         var deleted = 0
         let page = query.limit(to: pageSize)
         while true {
-            let found = try await page.getDocuments([String: Value].self)
-            if found.isEmpty { return deleted }
-            let batch = docs.batch()
-            for doc in found { try batch.delete(docs.document(doc.path)) }
-            _ = try await batch.commit()
-            deleted += found.count
+            let count = try await docs.runTransaction { tx -> Int in
+                let found = try await tx.getDocuments(page, [String: Value].self)
+                for doc in found { try tx.delete(docs.document(doc.path)) }
+                return found.count
+            }
+            if count == 0 { return deleted }
+            deleted += count
         }
     }
 
@@ -96,17 +99,19 @@ extension Items {
         var compacted = 0
         var query = try docs.collectionGroup("items").whereField("deletedAt", isLessThan: cutoff).order(by: "deletedAt").limit(to: pageSize)
         while true {
-            let found = try await query.getDocuments([String: Value].self)
-            guard let last = found.last else { return compacted }
-            let batch = docs.batch()
-            var writes = 0
-            for item in found where Set(item.data.keys) != Set(compactFields) {
-                var kept: [String: Value] = [:]
-                for field in compactFields { kept[field] = item.data[field] ?? .null }
-                try batch.set(docs.document(item.path), kept)
-                writes += 1
+            // Read and rewritten in one transaction: an item restored meanwhile is not compacted.
+            let (last, writes) = try await docs.runTransaction { tx -> (DocumentSnapshot<[String: Value]>?, Int) in
+                let found = try await tx.getDocuments(query, [String: Value].self)
+                var writes = 0
+                for item in found where Set(item.data.keys) != Set(compactFields) {
+                    var kept: [String: Value] = [:]
+                    for field in compactFields { kept[field] = item.data[field] ?? .null }
+                    try tx.set(docs.document(item.path), kept)
+                    writes += 1
+                }
+                return (found.last, writes)
             }
-            if writes > 0 { _ = try await batch.commit() }
+            guard let last else { return compacted }
             compacted += writes
             query = query.start(afterDocument: last)
         }

@@ -31,7 +31,9 @@ public enum Reminders: FunctionModule {
     static let pageSize = 300
 
     public static func register(_ fn: inout FunctionRegistry) {
-        fn.onSchedule("scheduleTodoReminder", .init(schedule: "*/5 * * * *", timeout: .seconds(540))) { event in
+        // Retried: a tick works from its scheduleTime and makes stable task ids, so running it
+        // again queues nothing twice.
+        fn.onSchedule("scheduleTodoReminder", .init(schedule: "*/5 * * * *", retry: true, timeout: .seconds(540))) { event in
             let enqueued = try await tick(at: event.scheduleTime, docs: event.documents, tasks: event.tasks)
             if enqueued > 0 { event.logger.info("reminders enqueued", ["tasks": .int(Int64(enqueued))]) }
         }
@@ -47,16 +49,22 @@ public enum Reminders: FunctionModule {
     /// Enqueues the pushes for every member whose reminder time came in the window ending at `now`.
     static func tick(at now: Timestamp, docs: Documents, tasks: TaskQueues) async throws -> Int {
         var enqueued = 0
+        // One member's failure does not cost the members after it their reminder: the rest go on
+        // and the tick fails (and is retried) at the end.
+        var failure: Error?
         var page = try docs.collectionGroup("profiles").whereField("pushEnabled", isEqualTo: true).limit(to: pageSize)
         while true {
             let settings = try await page.getDocuments([String: Value].self)
-            guard let last = settings.last else { return enqueued }
+            guard let last = settings.last else {
+                if let failure { throw failure }
+                return enqueued
+            }
             for doc in settings where doc.id == "settings" {
                 // members/{uid}/profiles/settings, and nothing else that is called settings.
                 let segments = doc.path.segments
                 guard segments.count == 4, segments[0] == "members", segments[2] == "profiles", let paths = try? MemberPaths(uid: segments[1]),
                       let due = dueReminder(doc.data, at: now) else { continue }
-                enqueued += try await enqueue(for: paths, day: due, docs: docs, tasks: tasks)
+                do { enqueued += try await enqueue(for: paths, day: due, docs: docs, tasks: tasks) } catch { failure = error }
             }
             page = page.start(afterDocument: last)
         }
@@ -127,11 +135,17 @@ public enum Reminders: FunctionModule {
         // 3. Claim the delivery record with a create; one already sent ends here.
         let recordID = DeliveryRecord.id(itemId: task.itemId, targetDateKey: task.targetDateKey)
         let record = try docs.document(try paths.deliveryRecord(recordID))
+        // `claimed` → `sending` just before the push → `sent`; a transient failure puts it back to
+        // `claimed` for the retry. An attempt that finds `sending` (another attempt is sending, or
+        // one died mid-send) stops: a push lost to a crash at that instant is the price of never
+        // sending two.
         let claimed = try await docs.runTransaction { tx -> Bool in
             if let existing = try await tx.get(record, DeliveryRecord.self)?.data {
-                return existing.state == "claimed"  // an attempt that stopped before sending: go on
+                guard existing.state == "claimed" else { return false }
+                try tx.update(record, ["state": .value(.string("sending"))])
+                return true
             }
-            try tx.create(record, DeliveryRecord(itemId: task.itemId, targetDateKey: task.targetDateKey))
+            try tx.create(record, DeliveryRecord(itemId: task.itemId, targetDateKey: task.targetDateKey, state: "sending"))
             return true
         }
         guard claimed else { return }
@@ -148,11 +162,23 @@ public enum Reminders: FunctionModule {
         }
         let unread = try await docs.collection(paths.messages).whereField("isRead", isEqualTo: false).whereField("isDeleted", isEqualTo: false).count()
         do {
-            try await req.messaging.send(PushMessage(token: token, title: task.title, body: task.body,
+            // FCM takes 4 KiB: a long title is cut rather than the push refused.
+            let body = task.body.count > 1000 ? String(task.body.prefix(1000)) + "…" : task.body
+            try await req.messaging.send(PushMessage(token: token, title: task.title, body: body,
                                                      data: ["itemId": task.itemId, "targetDateKey": task.targetDateKey], badge: unread, sound: "default"))
-        } catch let error as HTTPSError where Messaging.isUnregistered(error) || error.code == .invalidArgument {
-            // The app is gone from that device (or the token is bad): forget the token, unless it
-            // changed meanwhile, and end here; retrying cannot help.
+        } catch let error as HTTPSError where error.code == .invalidArgument {
+            // A message FCM (or the SDK's check) refuses is not the token's fault: keep the token,
+            // end here (a retry would be refused the same way).
+            _ = try await record.update(["state": .value(.string("refused"))])
+            req.logger.warning("push refused", ["userId": .string(task.userId), "reason": .string(error.message)])
+            return
+        } catch let error as HTTPSError where !Messaging.isUnregistered(error) {
+            // Transient (or a configuration problem): the retry may send, so the claim goes back.
+            _ = try? await record.update(["state": .value(.string("claimed"))])
+            throw error
+        } catch let error as HTTPSError {
+            // The app is gone from that device: forget the token, unless it changed meanwhile, and
+            // end here; retrying cannot help.
             try await docs.runTransaction { tx in
                 if try await tx.get(secrets, Secrets.self)?.data.fcmToken == token { try tx.update(secrets, ["fcmToken": FieldValue.null]) }
                 try tx.update(record, ["state": .value(.string("tokenRemoved"))])

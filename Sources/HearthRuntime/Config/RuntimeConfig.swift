@@ -100,11 +100,31 @@ public struct RuntimeConfig: Sendable, Equatable {
         public init() {}
 
         /// Whether `url` is under one of the allowed base URLs (a base ending in `/` matches
-        /// below it; one without matches itself and below `base/`).
+        /// below it; one without matches itself and below `base/`). Scheme and host compare
+        /// case-insensitively, the path exactly; a URL with dot segments (`/../`, `%2e`) or a
+        /// backslash is never allowed, since the client would normalize it past the prefix.
         public func allows(_ url: String) -> Bool {
-            allow.contains { base in
-                url == base || url.hasPrefix(base.hasSuffix("/") ? base : base + "/") || url.hasPrefix(base + "?")
+            let lower = url.lowercased()
+            if lower.contains("/..") || lower.contains("/./") || lower.hasSuffix("/.") || lower.contains("%2e") || url.contains("\\") { return false }
+            let target = Outbound.normalized(url)
+            return allow.contains { raw in
+                let base = Outbound.normalized(raw)
+                return target == base || target.hasPrefix(base.hasSuffix("/") ? base : base + "/") || target.hasPrefix(base + "?")
             }
+        }
+
+        /// The URL with its scheme and host (everything before the path) lower-cased.
+        static func normalized(_ url: String) -> String {
+            guard let schemeEnd = url.range(of: "://") else { return url }
+            let rest = url[schemeEnd.upperBound...]
+            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+            return url[..<authorityEnd].lowercased() + url[authorityEnd...]
+        }
+
+        /// `scheme://host[:port]` of a URL, for logs and errors (never its userinfo, path or query).
+        public static func origin(_ url: String) -> String {
+            guard let c = URLComponents(string: url), let scheme = c.scheme, let host = c.host else { return "(unparsable URL)" }
+            return "\(scheme)://\(host)" + (c.port.map { ":\($0)" } ?? "")
         }
     }
 

@@ -24,7 +24,8 @@ final class Messenger: Sendable {
         }
         do {
             let name = try await fcm.send(message)
-            _ = try await outbox.record(time: clock.now(), function: function, message: message, outcome: "sent", messageID: name)
+            // FCM has it: failing to note that must not make the caller send it again.
+            _ = try? await outbox.record(time: clock.now(), function: function, message: message, outcome: "sent", messageID: name)
             return name
         } catch let error as HTTPSError {
             _ = try? await outbox.record(time: clock.now(), function: function, message: message, outcome: "\(error.code.rawValue): \(error.message)", messageID: nil)
@@ -119,8 +120,13 @@ public final class FCMClient: Sendable {
         let status = error?["status"]?.stringValue ?? ""
         let detail = (error?["message"]?.stringValue).map { Printable.quoted($0, limit: 200) } ?? "HTTP \(response.status)"
         let codes = (error?["details"]?.arrayValue ?? []).compactMap { $0["errorCode"]?.stringValue }
-        if codes.contains("UNREGISTERED") || response.status == 404 {
+        // Only FCM's own word says the token is gone: a 404 from a wrong fcm_url, project id or proxy
+        // must not make callers forget every device's token.
+        if codes.contains("UNREGISTERED") {
             return HTTPSError(.notFound, "UNREGISTERED: the registration token is not registered (\(detail))")
+        }
+        if response.status == 404 {
+            return HTTPSError(.failedPrecondition, "FCM answered 404 without UNREGISTERED (check [messaging] fcm_url and the project id): \(detail)")
         }
         switch response.status {
         case 400: return HTTPSError(.invalidArgument, "\(codes.first ?? (status.isEmpty ? "INVALID_ARGUMENT" : status)): \(detail)")

@@ -12,7 +12,7 @@ enum OutboundServices {
                 throw HTTPSError(.invalidArgument, "http.fetch: the URL must be http(s)")
             }
             guard config.allows(request.url) else {
-                let origin = request.url.split(separator: "/", maxSplits: 3).prefix(3).joined(separator: "/")
+                let origin = RuntimeConfig.Outbound.origin(request.url)
                 log.warning("outbound request refused", ["unit": .string(caller.unit), "origin": .string(origin)])
                 throw HTTPSError(.permissionDenied, "http.fetch: \(origin) is not in runtime.toml's [outbound] allow")
             }

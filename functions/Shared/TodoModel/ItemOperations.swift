@@ -108,9 +108,12 @@ public enum ItemOperations {
         if let category = input.category { try Validate.identifier(category, name: "category") }
         let ref = try docs.document(try paths.item(input.itemId))
         return try await docs.runTransaction { tx in
-            guard let item = try await tx.get(ref, Item.self)?.data else {
+            // Read as stored, not as `Item`: a compacted item (8 fields) is still updatable.
+            guard let item = try await tx.get(ref, [String: Value].self)?.data else {
                 throw HTTPSError(.notFound, "no item \(input.itemId)")
             }
+            let isDone = item["isDone"]?.boolValue ?? false
+            let sequence = Int(clamping: item["sequence"]?.intValue ?? 0)
             var fields: [String: FieldValue] = ["updatedAt": .serverTimestamp()]
             if let v = input.title { fields["title"] = .value(.string(v)) }
             if let v = input.body { fields["body"] = .value(.string(v)) }
@@ -120,12 +123,12 @@ public enum ItemOperations {
             if let v = input.priority { fields["priority"] = .value(.int(Int64(v))) }
             if let v = input.targetDate { fields["targetDate"] = try .value(v) }
             if input.clearTargetDate == true { fields["targetDate"] = FieldValue.null }
-            if let done = input.isDone, done != item.isDone {
+            if let done = input.isDone, done != isDone {
                 fields["isDone"] = .value(.bool(done))
                 fields["completedAt"] = done ? .serverTimestamp() : FieldValue.null
             }
             try tx.update(ref, fields)
-            return ItemReply(itemId: ref.id, sequence: item.sequence)
+            return ItemReply(itemId: ref.id, sequence: sequence)
         }
     }
     /// Marks or unmarks an item deleted, with its messages, in one transaction: all or nothing.
@@ -140,7 +143,13 @@ public enum ItemOperations {
                 throw HTTPSError(.failedPrecondition, deleted ? "the item is already deleted" : "the item is not deleted")
             }
             let found = try await tx.getDocuments(messages, [String: Value].self)
-            try tx.update(ref, ["deletedAt": deleted ? .serverTimestamp() : FieldValue.null, "updatedAt": .serverTimestamp()])
+            var fields: [String: FieldValue] = ["deletedAt": deleted ? .serverTimestamp() : FieldValue.null, "updatedAt": .serverTimestamp()]
+            if !deleted {
+                // A compacted item comes back with the fields compaction dropped, at their defaults.
+                let defaults: [String: Value] = ["body": "", "tags": [], "completedAt": .null, "priority": 0]
+                for (name, value) in defaults where item.data[name] == nil { fields[name] = .value(value) }
+            }
+            try tx.update(ref, fields)
             for message in found { try tx.update(docs.document(message.path), ["isDeleted": .value(.bool(deleted))]) }
             return DeleteReply(messages: found.count)
         }

@@ -123,6 +123,9 @@ public enum Validate {
     public static func identifier(_ value: String, name: String) throws {
         if value.isEmpty { throw HTTPSError(.invalidArgument, "\(name) must not be empty") }
         if value.contains("/") { throw HTTPSError(.invalidArgument, "\(name) must not contain '/'") }
+        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw HTTPSError(.invalidArgument, "\(name) must not contain control characters")
+        }
         if value == "." || value == ".." || value.utf8.count > 1500 || (value.hasPrefix("__") && value.hasSuffix("__")) {
             throw HTTPSError(.invalidArgument, "\(name) '\(value)' is not a valid document id")
         }
