@@ -105,8 +105,10 @@ struct AuthExchangeTests {
                                  "APPLE_PRIVATE_KEY": try fake.teamKey.privatePEM(), "GITHUB_CLIENT_ID": "gh-client", "GITHUB_CLIENT_SECRET": "gh-secret"]
         let toml = values.map { "\($0.key) = \"\"\"\n\($0.value)\"\"\"" }.joined(separator: "\n")
         FileManager.default.createFile(atPath: file, contents: Data(toml.utf8), attributes: [.posixPermissions: 0o600])
-        return try await TestRuntime(units: appUnits + ["AuthExchange"], start: Self.start) { config in
+        return try await TestRuntime(units: appUnits + ["AuthExchange", "AppAPI"], start: Self.start) { config in
             config.secretsFile = file
+            config.server.port = 0
+            config.rewrites = APIClient.rewrites + [.init(source: "/api/auth/*", function: "authApi")]
             config.outbound.allow = allow ?? [base + "/apple/", base + "/gh/", base + "/ghapi/"]
             config.params = ["APPLE_BASE_URL": base + "/apple", "GITHUB_BASE_URL": base + "/gh", "GITHUB_API_URL": base + "/ghapi"]
         }
@@ -161,6 +163,29 @@ struct AuthExchangeTests {
         _ = try await app.call("revokeProvider", ["provider": "github.com"], as: uid)
         #expect(fake.state.withLock { $0.githubRevoked } == ["gho_token"])
         #expect(try await app.document("members/\(uid)/profiles/secrets")?.fields["githubAccessToken"] == .null)
+        await fake.stop()
+    }
+
+    @Test("the same exchanges over HTTP: /api/auth/apple and /api/auth/github answer {customToken}; /api/auth/google the verified user")
+    func overHTTP() async throws {
+        let fake = try FakeProviders(now: Self.start)
+        let base = try fake.start()
+        let app = try await app(fake, base)
+        let api = APIClient(app: app, door: try FrontDoor(runtime: app.runtime, secrets: Secrets()))
+        try api.door.start()
+        let apple = try await api.send("POST", "/api/auth/apple", as: nil, json: ["authorizationCode": "good-code"])
+        #expect(apple.status == 200, "\(apple.body)")
+        let uid = try await app.runtime.auth.signInWithCustomToken(try #require(apple.body["customToken"]?.stringValue)).uid
+        let github = try await api.send("POST", "/api/auth/github", as: nil, json: ["code": "gh-code"])
+        #expect(github.status == 200, "\(github.body)")
+        #expect(try await api.send("POST", "/api/auth/github", as: nil, json: ["code": "nope"]).status == 401)
+        #expect(try await api.send("POST", "/api/auth/apple", as: nil, json: [:]).status == 400)
+        let google = try await api.send("POST", "/api/auth/google", as: uid)
+        #expect(google.body["uid"] == .string(uid))
+        #expect(google.body["providers"] == ["apple.com"])
+        #expect(try await api.send("POST", "/api/auth/google", as: nil).status == 401)
+        #expect(try await api.send("GET", "/api/auth/apple", as: nil).status == 405)
+        await api.door.shutdown(grace: .seconds(2))
         await fake.stop()
     }
 

@@ -12,6 +12,9 @@ import TodoModel
 ///   `/api/todos/{id}`: `GET`, `PATCH` (the fields to change), `DELETE` (soft: 204).
 /// - `/api/web-pages`: `GET` (not deleted, newest first, paged), `POST {url, title}` (201);
 ///   `/api/web-pages/{id}`: `DELETE` (soft, 204).
+/// - `/api/auth/apple` `POST {authorizationCode}`, `/api/auth/github` `POST {code}`: the sign-in
+///   exchanges, answering `{customToken}`; `/api/auth/google` `POST` with the Firebase ID token the
+///   app got from a Google sign-in answers the user (`{uid, email, providers}`).
 /// - `/api/push-notifications`: `GET` (not deleted, newest first, `unread=true`, paged);
 ///   `/api/push-notifications/{id}`: `PATCH {isRead}`, `DELETE` (soft, 204).
 public enum AppAPI: FunctionModule {
@@ -21,6 +24,10 @@ public enum AppAPI: FunctionModule {
         fn.onRequest("todosApi") { req in try await Todos.handle(req) }
         fn.onRequest("webPagesApi") { req in try await WebPages.handle(req) }
         fn.onRequest("pushNotificationsApi") { req in try await Notifications.handle(req) }
+        // The same exchanges as the callables, for clients that speak plain HTTP.
+        fn.onRequest("authApi", .init(secrets: ProviderExchange.appleSecrets + ProviderExchange.githubSecrets)) { req in
+            try await SignIn.handle(req)
+        }
     }
 }
 
@@ -235,6 +242,36 @@ enum Notifications {
             return HTTPResponse(status: 204)
         case (_, nil): return route.methodNotAllowed(["GET"])
         case (_, _?): return route.methodNotAllowed(["PATCH", "DELETE"])
+        }
+    }
+}
+
+enum SignIn {
+    static func handle(_ req: HTTPRequest) async throws -> HTTPResponse {
+        guard req.method == "POST" else {
+            var r = HTTPResponse.error(HTTPSError(.invalidArgument, "use POST"))
+            r.status = 405
+            r.headers.set("Allow", "POST")
+            return r
+        }
+        let body: [String: Value]
+        if req.body.isEmpty { body = [:] } else {
+            guard case .map(let m)? = try? JSONParser.parse(req.body) else { throw HTTPSError(.invalidArgument, "the body must be a JSON object") }
+            body = m
+        }
+        switch req.path {
+        case "/api/auth/apple":
+            return Route.json(["customToken": .string(try await ProviderExchange.apple(code: body["authorizationCode"]?.stringValue, req))])
+        case "/api/auth/github":
+            return Route.json(["customToken": .string(try await ProviderExchange.github(code: body["code"]?.stringValue, req))])
+        case "/api/auth/google":
+            // Google signs in on the client; the server verifies the resulting ID token.
+            let auth = try await req.verifiedAuth()
+            let user = try await req.context.auth.getUser(uid: auth.uid)
+            return Route.json(["uid": .string(user.uid), "email": user.email.map { .string($0) } ?? .null,
+                               "providers": .array(user.providerData.map { .string($0.providerId) })])
+        default:
+            throw HTTPSError(.notFound, "no route for \(req.path)")
         }
     }
 }
