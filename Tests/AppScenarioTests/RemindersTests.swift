@@ -120,6 +120,35 @@ struct RemindersTests {
         #expect(try await app.document("members/wes/deliveryRecords/i2_2026-01-02") == nil)
     }
 
+    @Test("the record's states: an attempt that failed before its push (claimed) is retried to a send; one caught mid-send (sending) is not sent again")
+    func recordStates() async throws {
+        let app = try await TestRuntime(units: appUnits, start: Self.newYear)
+        try await member(app, "ivy", zone: "Asia/Seoul", hour: 9, minute: 0, token: "ivy-token",
+                         items: [("a", Self.newYear + .seconds(20 * 3600), [:]), ("b", Self.newYear + .seconds(20 * 3600), [:])])
+        try await app.seed(["members/ivy/deliveryRecords/a_2026-01-02": ["itemId": "a", "targetDateKey": "2026-01-02", "state": "claimed"],
+                            "members/ivy/deliveryRecords/b_2026-01-02": ["itemId": "b", "targetDateKey": "2026-01-02", "state": "sending"]])
+        for item in ["a", "b"] {
+            _ = try await app.enqueue("sendPushNotification", ["userId": "ivy", "itemId": .string(item), "targetDateKey": "2026-01-02", "title": "t", "body": "b"])
+        }
+        await app.advance(by: .seconds(5))
+        #expect(try pushes(app).map { $0.message.data["itemId"] } == ["a"])
+        #expect(try await app.document("members/ivy/deliveryRecords/a_2026-01-02")?.fields["state"] == "sent")
+        #expect(try await app.document("members/ivy/deliveryRecords/b_2026-01-02")?.fields["state"] == "sending")
+    }
+
+    @Test("a long body is cut at a character within FCM's limit, in bytes")
+    func longBody() async throws {
+        let app = try await TestRuntime(units: appUnits, start: Self.newYear)
+        try await member(app, "jon", zone: "Asia/Seoul", hour: 9, minute: 0, items: [("i", Self.newYear + .seconds(20 * 3600), [:])])
+        let long = String(repeating: "한국어", count: 400)  // 3,600 bytes
+        _ = try await app.enqueue("sendPushNotification", ["userId": "jon", "itemId": "i", "targetDateKey": "2026-01-02", "title": "t", "body": .string(long)])
+        await app.advance(by: .seconds(5))
+        let body = try #require(try pushes(app).first?.message.body)
+        #expect(body.utf8.count <= 1000)
+        #expect(body.hasSuffix("…"))
+        #expect(long.hasPrefix(String(body.dropLast())))
+    }
+
     @Test("no token: the message record is kept, the push skipped; a user deleted while the task waits gets nothing")
     func noTokenAndDeletedUser() async throws {
         let app = try await TestRuntime(units: appUnits, start: Self.newYear)

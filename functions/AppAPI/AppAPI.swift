@@ -247,7 +247,10 @@ enum Notifications {
 }
 
 enum SignIn {
+    static let routes: Set<String> = ["/api/auth/apple", "/api/auth/github", "/api/auth/google"]
+
     static func handle(_ req: HTTPRequest) async throws -> HTTPResponse {
+        guard routes.contains(req.path) else { throw HTTPSError(.notFound, "no route for \(req.path)") }
         guard req.method == "POST" else {
             var r = HTTPResponse.error(HTTPSError(.invalidArgument, "use POST"))
             r.status = 405

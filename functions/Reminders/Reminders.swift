@@ -33,7 +33,10 @@ public enum Reminders: FunctionModule {
     public static func register(_ fn: inout FunctionRegistry) {
         // Retried: a tick works from its scheduleTime and makes stable task ids, so running it
         // again queues nothing twice.
-        fn.onSchedule("scheduleTodoReminder", .init(schedule: "*/5 * * * *", retry: true, timeout: .seconds(540))) { event in
+        // A few quick retries only: a tick retried much later would remind at the wrong local time.
+        fn.onSchedule("scheduleTodoReminder", .init(schedule: "*/5 * * * *",
+                                                    retry: .policy(.exponential(maxAttempts: 3, minBackoff: .seconds(5), maxBackoff: .seconds(30))),
+                                                    timeout: .seconds(240))) { event in
             let enqueued = try await tick(at: event.scheduleTime, docs: event.documents, tasks: event.tasks)
             if enqueued > 0 { event.logger.info("reminders enqueued", ["tasks": .int(Int64(enqueued))]) }
         }
@@ -135,17 +138,14 @@ public enum Reminders: FunctionModule {
         // 3. Claim the delivery record with a create; one already sent ends here.
         let recordID = DeliveryRecord.id(itemId: task.itemId, targetDateKey: task.targetDateKey)
         let record = try docs.document(try paths.deliveryRecord(recordID))
-        // `claimed` → `sending` just before the push → `sent`; a transient failure puts it back to
-        // `claimed` for the retry. An attempt that finds `sending` (another attempt is sending, or
-        // one died mid-send) stops: a push lost to a crash at that instant is the price of never
-        // sending two.
+        // The record goes `claimed` → `sending` (in its own transaction, just before the push) →
+        // `sent`. A failure before the push leaves it `claimed`, so the retry goes on; a transient
+        // failure of the push itself puts it back to `claimed`. An attempt that finds `sending`
+        // (another attempt is sending, or one died or timed out mid-send) stops: a push lost at
+        // that instant is the price of never sending two.
         let claimed = try await docs.runTransaction { tx -> Bool in
-            if let existing = try await tx.get(record, DeliveryRecord.self)?.data {
-                guard existing.state == "claimed" else { return false }
-                try tx.update(record, ["state": .value(.string("sending"))])
-                return true
-            }
-            try tx.create(record, DeliveryRecord(itemId: task.itemId, targetDateKey: task.targetDateKey, state: "sending"))
+            if let existing = try await tx.get(record, DeliveryRecord.self)?.data { return existing.state == "claimed" }
+            try tx.create(record, DeliveryRecord(itemId: task.itemId, targetDateKey: task.targetDateKey))
             return true
         }
         guard claimed else { return }
@@ -161,9 +161,16 @@ public enum Reminders: FunctionModule {
             return
         }
         let unread = try await docs.collection(paths.messages).whereField("isRead", isEqualTo: false).whereField("isDeleted", isEqualTo: false).count()
+        let sending = try await docs.runTransaction { tx -> Bool in
+            guard try await tx.get(record, DeliveryRecord.self)?.data.state == "claimed" else { return false }
+            try tx.update(record, ["state": .value(.string("sending"))])
+            return true
+        }
+        guard sending else { return }
         do {
-            // FCM takes 4 KiB: a long title is cut rather than the push refused.
-            let body = task.body.count > 1000 ? String(task.body.prefix(1000)) + "…" : task.body
+            // FCM takes 4 KiB: a long body is cut (at a character, within 1000 bytes) rather than
+            // the push refused.
+            let body = Reminders.cut(task.body, toBytes: 1000)
             try await req.messaging.send(PushMessage(token: token, title: task.title, body: body,
                                                      data: ["itemId": task.itemId, "targetDateKey": task.targetDateKey], badge: unread, sound: "default"))
         } catch let error as HTTPSError where error.code == .invalidArgument {
@@ -171,6 +178,10 @@ public enum Reminders: FunctionModule {
             // end here (a retry would be refused the same way).
             _ = try await record.update(["state": .value(.string("refused"))])
             req.logger.warning("push refused", ["userId": .string(task.userId), "reason": .string(error.message)])
+            return
+        } catch let error as HTTPSError where error.code == .deadlineExceeded {
+            // FCM may have taken it before the time ran out: stay `sending`, do not send again.
+            req.logger.warning("push timed out; not retried, as it may have been delivered", ["userId": .string(task.userId)])
             return
         } catch let error as HTTPSError where !Messaging.isUnregistered(error) {
             // Transient (or a configuration problem): the retry may send, so the claim goes back.
@@ -188,6 +199,17 @@ public enum Reminders: FunctionModule {
         }
         // A transient failure was thrown on above: the queue retries, and the claim lets it through.
         _ = try await record.update(["state": .value(.string("sent")), "sentAt": .serverTimestamp()])
+    }
+
+    /// `text` cut at a character boundary so it takes at most `limit` bytes of UTF-8 (with "…").
+    static func cut(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var out = ""
+        for ch in text {
+            if out.utf8.count + ch.utf8.count + 3 > limit { break }
+            out.append(ch)
+        }
+        return out + "…"
     }
 
     /// The payload, when every field is a non-empty string and the ids hold no '/'.

@@ -171,7 +171,8 @@ public struct Message: Codable, Sendable, Equatable {
 public struct DeliveryRecord: Codable, Sendable, Equatable {
     public var itemId: String
     public var targetDateKey: String
-    /// `claimed` once a task took it, `sent` once the push went out (or there was no token).
+    /// `claimed` once a task took it, `sending` while its push is sent, then `sent`; or `noToken`,
+    /// `tokenRemoved`, `refused` when the push could not or need not go out.
     public var state: String
     @ServerTimestamp public var createdAt: Date?
     public var sentAt: Date?
