@@ -171,16 +171,11 @@ public final class AuthService: Sendable {
         let user = try await users.update(uid: uid) { user in
             if let v = update.email {
                 user.email = v
-                // The password provider is keyed by the address.
-                if let i = user.providerData.firstIndex(where: { $0.providerId == "password" }) {
-                    user.providerData[i].uid = v
-                    user.providerData[i].email = v
-                }
+                user.movePasswordProvider(to: v)
             }
             if update.deleteEmail == true {
                 user.email = nil
-                user.providerData.removeAll { $0.providerId == "password" }
-                user.passwordHash = nil
+                user.unlinkPassword()
             }
             if let v = update.emailVerified { user.emailVerified = v }
             if let v = update.displayName { user.displayName = v }
@@ -210,9 +205,7 @@ public final class AuthService: Sendable {
             record.passwordHash = hash
             record.passwordUpdatedAt = now
             record.tokensValidAfterTime = now
-            if let email = record.email, !record.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
-                record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
-            }
+            record.linkPasswordProvider()
         }
         try await users.revokeRefreshTokens(uid: uid)
     }

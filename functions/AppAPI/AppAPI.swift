@@ -49,8 +49,11 @@ struct Route {
         return Route(req: req, paths: paths, id: id)
     }
 
-    func methodNotAllowed(_ allowed: [String]) -> HTTPResponse {
-        var r = HTTPResponse.error(HTTPSError(.invalidArgument, "\(req.method) is not allowed here; use \(allowed.joined(separator: ", "))"))
+    func methodNotAllowed(_ allowed: [String]) -> HTTPResponse { Route.methodNotAllowed(req.method, allowed) }
+
+    /// 405 with `Allow`.
+    static func methodNotAllowed(_ method: String, _ allowed: [String]) -> HTTPResponse {
+        var r = HTTPResponse.error(HTTPSError(.invalidArgument, "\(method) is not allowed here; use \(allowed.joined(separator: ", "))"))
         r.status = 405
         r.headers.set("Allow", allowed.joined(separator: ", "))
         return r
@@ -251,12 +254,7 @@ enum SignIn {
 
     static func handle(_ req: HTTPRequest) async throws -> HTTPResponse {
         guard routes.contains(req.path) else { throw HTTPSError(.notFound, "no route for \(req.path)") }
-        guard req.method == "POST" else {
-            var r = HTTPResponse.error(HTTPSError(.invalidArgument, "use POST"))
-            r.status = 405
-            r.headers.set("Allow", "POST")
-            return r
-        }
+        guard req.method == "POST" else { return Route.methodNotAllowed(req.method, ["POST"]) }
         let body: [String: Value]
         if req.body.isEmpty { body = [:] } else {
             guard case .map(let m)? = try? JSONParser.parse(req.body) else { throw HTTPSError(.invalidArgument, "the body must be a JSON object") }

@@ -72,7 +72,7 @@ extension AuthService {
         guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
         guard let password, !password.isEmpty else { throw AuthFailure.missingPassword }
         try checkEmail(email)
-        if user.passwordHash != nil || user.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
+        if user.passwordHash != nil || user.hasPasswordProvider {
             throw AuthFailure("PROVIDER_ALREADY_LINKED")
         }
         // An anonymous user becomes permanent freely; giving a password to an account that has
@@ -87,7 +87,7 @@ extension AuthService {
             record.email = email
             record.passwordHash = hash
             record.passwordUpdatedAt = now
-            record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
+            record.linkPasswordProvider()
             if newAddress { record.tokensValidAfterTime = now }
         }
         if newAddress { try await users.revokeRefreshTokens(uid: user.uid) }
@@ -151,7 +151,7 @@ extension AuthService {
         for attribute in changes.deleteAttributes where !AccountChanges.deletableAttributes.contains(attribute) {
             throw AuthFailure.invalidArgument("deleteAttribute \(Printable.quoted(attribute, limit: 40)) is not one of DISPLAY_NAME, PHOTO_URL, PASSWORD, EMAIL")
         }
-        let hash = try await changes.password.asyncMap { try await hashPassword($0) }
+        let hash: PasswordHash? = if let password = changes.password { try await hashPassword(password) } else { nil }
         let now = secondsNow()
         let updated = try await updateRecord(uid: user.uid) { record in
             if let name = changes.displayName { record.displayName = name.isEmpty ? nil : name }
@@ -159,11 +159,7 @@ extension AuthService {
             if changes.deleteAttributes.contains("DISPLAY_NAME") { record.displayName = nil }
             if changes.deleteAttributes.contains("PHOTO_URL") { record.photoURL = nil }
             // The password provider is the address and the password together: without either it goes.
-            if changes.deleteAttributes.contains("PASSWORD") || changes.deleteAttributes.contains("EMAIL") {
-                record.passwordHash = nil
-                record.passwordUpdatedAt = nil
-                record.providerData.removeAll { $0.providerId == AuthService.passwordProvider }
-            }
+            if changes.deleteAttributes.contains("PASSWORD") || changes.deleteAttributes.contains("EMAIL") { record.unlinkPassword() }
             if changes.deleteAttributes.contains("EMAIL") {
                 record.email = nil
                 record.emailVerified = false
@@ -172,8 +168,7 @@ extension AuthService {
                 record.providerData.removeAll { $0.providerId == provider }
                 if provider == AuthService.passwordProvider {
                     // Unlinking the password takes the address with it, as the Auth emulator does.
-                    record.passwordHash = nil
-                    record.passwordUpdatedAt = nil
+                    record.unlinkPassword()
                     record.email = nil
                     record.emailVerified = false
                 }
@@ -182,17 +177,12 @@ extension AuthService {
             if let email = changes.email {
                 record.email = email
                 record.emailVerified = false
-                if let i = record.providerData.firstIndex(where: { $0.providerId == AuthService.passwordProvider }) {
-                    record.providerData[i].uid = email
-                    record.providerData[i].email = email
-                }
+                record.movePasswordProvider(to: email)
             }
             if let hash {
                 record.passwordHash = hash
                 record.passwordUpdatedAt = now
-                if let email = record.email, !record.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
-                    record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
-                }
+                record.linkPasswordProvider()
             }
             if changes.isSensitive { record.tokensValidAfterTime = now }
         }
@@ -237,12 +227,5 @@ extension AuthService {
     /// Runs a `UserRules` check, its refusal in Identity Toolkit's words.
     func check(_ rule: () throws -> Void) throws {
         do { try rule() } catch let error as HTTPSError { throw AuthFailure.from(error) }
-    }
-}
-
-extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }

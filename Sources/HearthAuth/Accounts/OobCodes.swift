@@ -81,10 +81,7 @@ extension AuthService {
             record.emailVerified = true
             if let newEmail = found.newEmail {
                 record.email = newEmail
-                if let i = record.providerData.firstIndex(where: { $0.providerId == AuthService.passwordProvider }) {
-                    record.providerData[i].uid = newEmail
-                    record.providerData[i].email = newEmail
-                }
+                record.movePasswordProvider(to: newEmail)
                 record.tokensValidAfterTime = now
             }
         }
@@ -110,9 +107,7 @@ extension AuthService {
             record.passwordUpdatedAt = now
             record.tokensValidAfterTime = now
             if let email = record.email, EmailKey.of(email) == EmailKey.of(found.email) { record.emailVerified = true }
-            if let email = record.email, !record.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
-                record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
-            }
+            record.linkPasswordProvider()
         }
         try await users.revokeRefreshTokens(uid: found.uid)
         return found

@@ -77,9 +77,7 @@ extension AuthService {
                     if stored != nil { record.passwordUpdatedAt = now }
                     record.customClaims = (user.customClaims?.isEmpty ?? true) ? nil : user.customClaims
                     for p in user.providers where !record.providerData.contains(where: { $0.providerId == p.providerId }) { record.providerData.append(p) }
-                    if stored != nil, let email = record.email, !record.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) {
-                        record.providerData.append(UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: email, email: email))
-                    }
+                    if stored != nil { record.linkPasswordProvider() }
                     if let created = user.createdAt { record.metadata.creationTime = created }
                     if let last = user.lastSignInAt { record.metadata.lastSignInTime = last }
                 }

@@ -26,16 +26,10 @@ extension Runtime {
 /// Fetches providers' key sets over HTTP with one client, made on first use (most runtimes never
 /// fetch one).
 final class JWKSFetcher: Sendable {
-    let client = Mutex<HTTPClient?>(nil)
+    let client = LazyClient()
 
     func get(_ url: String) async throws -> (body: [UInt8], cacheControl: String?) {
-        let client = self.client.withLock { c in
-            if let c { return c }
-            let made = HTTPClient()
-            c = made
-            return made
-        }
-        let response = try await client.send(HTTPClientRequest(url: url, timeout: .seconds(10)))
+        let response = try await client.get().send(HTTPClientRequest(url: url, timeout: .seconds(10)))
         guard response.status == 200 else { throw HTTPSError(.unavailable, "fetching the key set \(url) answered HTTP \(response.status)") }
         return (response.body, response.headers["cache-control"])
     }

@@ -225,13 +225,9 @@ public enum StableID {
             for b in text { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
             return h
         }
-        let a = fnv(0xcbf2_9ce4_8422_2325), b = fnv(0x84222325_cbf29ce4)
-        return String(a, radix: 16).leftPadded(16) + String(b, radix: 16).leftPadded(16)
+        let bytes = [fnv(0xcbf2_9ce4_8422_2325), fnv(0x84222325_cbf29ce4)].flatMap { h in (0..<8).map { UInt8(truncatingIfNeeded: h >> (56 - 8 * $0)) } }
+        return Hex.encode(bytes)
     }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }
 
 extension MemberPaths {

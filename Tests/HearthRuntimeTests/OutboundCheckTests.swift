@@ -1,0 +1,65 @@
+import HearthHTTP
+import HearthModel
+@testable import HearthRuntime
+import HearthTOML
+import Testing
+
+@Suite("Outbound HTTP and the app's runtime.toml sections: bad inputs")
+struct OutboundCheckTests {
+    static var config: RuntimeConfig.Outbound {
+        var o = RuntimeConfig.Outbound()
+        o.allow = ["https://api.example.com/"]
+        o.timeoutSeconds = 30
+        return o
+    }
+
+    func fetch(method: String = "GET", url: String = "https://api.example.com/x", headers: [(String, String)] = [], timeout: Int64 = 1000) -> Boundary.HTTPFetch {
+        Boundary.HTTPFetch(method: method, url: url, headers: headers, body: [], timeoutMillis: timeout)
+    }
+
+    func code(_ request: Boundary.HTTPFetch) -> FunctionsErrorCode? {
+        do { _ = try OutboundServices.check(request, config: Self.config); return nil } catch let e as HTTPSError { return e.code } catch { return .unknown }
+    }
+
+    @Test("extreme timeouts clamp to 1 ms … the configured limit, never trap")
+    func timeouts() throws {
+        for (asked, expected) in [(Int64.min, Duration.milliseconds(1)), (-5, .milliseconds(1)), (0, .milliseconds(1)),
+                                  (1500, .milliseconds(1500)), (Int64.max, .seconds(30))] {
+            #expect(try OutboundServices.check(fetch(timeout: asked), config: Self.config).timeout == expected, "\(asked)")
+        }
+    }
+
+    @Test("bad methods, URLs and headers are refused, naming what is wrong")
+    func refusals() {
+        #expect(code(fetch(method: "CONNECT")) == .invalidArgument)
+        #expect(code(fetch(method: String(repeating: "G", count: 100_000))) == .invalidArgument)
+        #expect(code(fetch(url: "file:///etc/passwd")) == .invalidArgument)
+        #expect(code(fetch(url: "https://elsewhere.example.com/x")) == .permissionDenied)
+        #expect(code(fetch(url: "https://api.example.com/../x")) == .permissionDenied)
+        #expect(code(fetch(headers: [("X-A", "1\r\nInjected: yes")])) == .invalidArgument)
+        #expect(code(fetch(headers: [("Bad:Name", "v")])) == .invalidArgument)
+        #expect(code(fetch(headers: [("", "v")])) == .invalidArgument)
+        #expect(code(fetch(method: "post", headers: [("Accept", "application/json")])) == nil, "methods compare case-insensitively")
+        #expect(RuntimeConfig.Outbound.origin("not a url") == "(unparsable URL)")
+    }
+
+    @Test("[outbound], [params] and [messaging] refuse wrong types and ranges, naming the key")
+    func configSections() throws {
+        for (toml, key) in [("[outbound]\nallow = [\"ftp://x\"]", "outbound.allow"), ("[outbound]\nallow = \"https://x.example\"", "outbound.allow"),
+                            ("[outbound]\ntimeout_seconds = 1e9", "outbound.timeout_seconds"), ("[outbound]\nmax_response_bytes = -1", "outbound.max_response_bytes"),
+                            ("[outbound]\nmax_response_bytes = 9223372036854775807", "outbound.max_response_bytes"),
+                            ("[params]\nAPPLE_BASE_URL = 5", "params.APPLE_BASE_URL"), ("[messaging]\nmode = \"fcm\"", "messaging.mode"),
+                            ("[messaging]\nmode = \"carrier-pigeon\"", "messaging.mode"),
+                            ("[auth]\npassword_hash_mem_cost = 20\npassword_hash_rounds = 32", "auth.password_hash_mem_cost")] {
+            do {
+                _ = try RuntimeConfig(table: try TOML.parse(toml), baseDirectory: "/tmp")
+                Issue.record("accepted \(toml)")
+            } catch let error as ConfigError {
+                #expect(error.problems.contains { $0.hasPrefix(key) }, "\(toml): \(error.problems)")
+            }
+        }
+        let fine = try RuntimeConfig(table: try TOML.parse("[params]\nA = \"1\"\n[outbound]\nallow = [\"https://a.example/\"]"), baseDirectory: "/tmp")
+        #expect(fine.params == ["A": "1"])
+        #expect(fine.messaging.resolvedMode == .log)
+    }
+}
