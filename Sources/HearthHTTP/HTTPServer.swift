@@ -135,6 +135,22 @@ public final class HTTPServer: Sendable {
         core.connections.stop()
         if stopping != 0, let handle = OpaquePointer(bitPattern: stopping) { MHD_stop_daemon(handle) }
     }
+
+    /// A server dropped without `shutdown` (a test that failed half-way, say) stops its daemon
+    /// here: libmicrohttpd's threads hold an unretained pointer to `core`, and calling into it
+    /// after it is freed crashed the process (in ConnectionGuard and ServerCore's completion).
+    deinit {
+        let running = daemon.withLock { d -> UInt in
+            defer { d = 0 }
+            return d
+        }
+        guard running != 0, let handle = OpaquePointer(bitPattern: running) else { return }
+        // Handlers still running are answered 503 now, so none touches its connection later.
+        core.abandonInFlight()
+        core.stopWatchdog()
+        core.connections.stop()
+        MHD_stop_daemon(handle)
+    }
 }
 
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {

@@ -31,7 +31,7 @@ struct APIClient: Sendable {
         var headers = HTTPHeaders([("Content-Type", "application/json")])
         if let uid { headers.set("Authorization", "Bearer \(try await app.runtime.caller(asUser: uid).rawToken)") }
         let r = try await client.send(HTTPClientRequest(method: method, url: "http://127.0.0.1:\(door.port)\(path)", headers: headers,
-                                                        body: json.map { JSONWriter.encode($0) } ?? []))
+                                                        body: json.map { JSONWriter.encode($0) } ?? [], timeout: .seconds(150)))
         return (r.status, (try? JSONParser.parse(r.body)) ?? .null, r.headers)
     }
 }

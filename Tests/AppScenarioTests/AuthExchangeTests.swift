@@ -110,6 +110,9 @@ struct AuthExchangeTests {
             config.server.port = 0
             config.rewrites = APIClient.rewrites + [.init(source: "/api/auth/*", function: "authApi")]
             config.outbound.allow = allow ?? [base + "/apple/", base + "/gh/", base + "/ghapi/"]
+            // Generous: on 2 cores the heaviest tests (child processes, 10,000 writes) can stall
+            // this process for tens of seconds.
+            config.outbound.timeoutSeconds = 120
             config.params = ["APPLE_BASE_URL": base + "/apple", "GITHUB_BASE_URL": base + "/gh", "GITHUB_API_URL": base + "/ghapi"]
         }
     }

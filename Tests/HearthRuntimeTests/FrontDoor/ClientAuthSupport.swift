@@ -30,7 +30,7 @@ struct AuthApp: Sendable {
     func post(_ path: String, _ body: Value, headers: [(String, String)] = []) async throws -> Reply {
         let r = try await client.send(HTTPClientRequest(method: "POST", url: base + path,
                                                         headers: HTTPHeaders([(name: "Content-Type", value: "application/json")] + headers.map { (name: $0.0, value: $0.1) }),
-                                                        body: JSONWriter.encode(body), timeout: .seconds(60)))
+                                                        body: JSONWriter.encode(body), timeout: .seconds(150)))
         return Reply(status: r.status, json: (try? JSONParser.parse(r.body)) ?? .null)
     }
 
