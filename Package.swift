@@ -54,6 +54,8 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "HearthUnitABI"),
+        // GNU extensions of glibc the worker supervisor uses (pipe2, closefrom for posix_spawn).
+        .target(name: "CHearthSystem"),
         .executableTarget(name: "hearth-unit-entry", path: "Plugins/Tools/hearth-unit-entry"),
         .plugin(name: "HearthUnitEntry", capability: .buildTool(), dependencies: ["hearth-unit-entry"]),
         // A unit as one built against boundary version 1 looks to the host (tests of the version check).
@@ -65,7 +67,7 @@ let package = Package(
         .target(name: "HearthAuth", dependencies: ["HearthModel", "COpenSSL"]),
         // A TOML 1.0 parser knowing nothing of Hearth; the runtime's config reader uses it.
         .target(name: "HearthTOML"),
-        .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML"]),
+        .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "CHearthSystem", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML"]),
         // The CLI and the testing library use the runtime's facade only: nothing below it.
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel"]),
         .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel"]),

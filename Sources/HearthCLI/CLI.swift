@@ -21,6 +21,7 @@ public enum CLI {
         TasksCommand.self,
         ScheduleCommand.self,
         MessagesCommand.self,
+        WorkerCommand.self,
     ]
 
     /// The result of parsing a command line, without running anything.

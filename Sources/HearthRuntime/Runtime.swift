@@ -189,8 +189,15 @@ public final class Runtime: Sendable {
     /// Holds the node lock once deliveries started; released when the runtime closes or the process exits.
     private let nodeLock = Mutex<NodeLock?>(nil)
 
-    /// Closes the store and gives up the node id (for runtimes that end before the process does).
+    /// Stops every unit's worker processes (they exit once they have answered what they run).
+    public func stopUnits() {
+        for unit in table.units { (unit.transport as? WorkerPool)?.stop() }
+    }
+
+    /// Closes the store and gives up the node id (for runtimes that end before the process does);
+    /// workers are stopped.
     public func close() {
+        stopUnits()
         store.close()
         nodeLock.withLock { $0?.release() }
     }
@@ -210,6 +217,12 @@ public final class Runtime: Sendable {
         var out: [(name: String, help: String, type: String, samples: [(labels: String, value: Double)])] = [
             ("hearth_units_loaded", "Units loaded.", "gauge", [("", Double(table.units.count))]),
             ("hearth_units_refused", "Units refused at load.", "gauge", [("", Double(loadErrors.count))]),
+            ("hearth_unit_healthy", "1 while a unit serves normally, 0 while its workers keep dying.", "gauge",
+             table.units.map { ("unit=\"\($0.name)\"", $0.health.healthy ? 1 : 0) }),
+            ("hearth_unit_workers", "Worker processes up, per unit in process isolation.", "gauge",
+             table.units.filter { $0.isolation == .process }.map { ("unit=\"\($0.name)\"", Double($0.health.workers)) }),
+            ("hearth_unit_worker_restarts_total", "Workers restarted after dying, per unit.", "counter",
+             table.units.filter { $0.isolation == .process }.map { ("unit=\"\($0.name)\"", Double($0.health.restarts)) }),
             ("hearth_change_feed_sequence", "The change feed's last sequence.", "gauge", [("", Double(store.engine.lastSequence))]),
         ]
         // Deliveries: what waits in the database, and what the engine did since the process started.
@@ -271,12 +284,12 @@ public final class Runtime: Sendable {
     /// Loads every configured unit. A unit that fails is refused (logged and listed in `loadErrors`);
     /// the others load.
     public func loadUnits() async {
-        let loader = UnitLoader(services: services, validateSchedule: Runtime.scheduleProblem)
+        let loader = UnitLoader(services: services, log: log, validateSchedule: Runtime.scheduleProblem)
         var loaded: [LoadedUnit] = []
         var errors: [UnitLoadError] = []
         for unit in config.units {
             do {
-                let candidate = try await loader.load(unit: unit.name, path: config.libraryPath(of: unit))
+                let candidate = try await loader.load(unit: unit.name, path: config.libraryPath(of: unit), placement: placement(of: unit))
                 // A declared secret that is not set is named (never a value) at load; the unit
                 // loads, and reading the secret answers failed-precondition naming it, so an app
                 // runs before every provider is configured (SCENARIOS §1's "missing provider secret").
@@ -297,14 +310,26 @@ public final class Runtime: Sendable {
         }
         let (table, refused) = FunctionTable.build(loaded)
         errors += refused
+        for unit in loaded where refused.contains(where: { $0.unit == unit.name }) { unit.transport.retire() }
         for error in errors { log.error("unit refused", ["unit": .string(error.unit), "path": .string(error.path), "reason": .string(error.reason)]) }
         for unit in table.units {
-            log.info("unit loaded", ["unit": .string(unit.name), "functions": .int(Int64(unit.manifest.functions.count)), "path": .string(unit.path)])
+            log.info("unit loaded", ["unit": .string(unit.name), "functions": .int(Int64(unit.manifest.functions.count)), "path": .string(unit.path),
+                                     "isolation": .string(unit.isolation.rawValue)])
         }
         state.withLock {
             $0.table = table
             $0.loadErrors = errors
         }
+    }
+
+    /// How `unit` runs, from the configuration.
+    func placement(of unit: RuntimeConfig.Unit) -> UnitPlacement {
+        guard config.isolation(of: unit) == .process else { return .inProcess }
+        let w = config.workers
+        return UnitPlacement(isolation: .process,
+                             launch: WorkerLaunch(executable: config.workerExecutable, unit: unit.name, library: "",
+                                                  memoryLimitMB: unit.memoryLimitMB ?? w.memoryLimitMB, openFiles: unit.openFiles ?? w.openFiles),
+                             workers: unit.workers ?? w.count, killGrace: w.killGraceSeconds, backoffMax: w.restartBackoffMaxSeconds)
     }
 
     /// Runs a callable in-process, as the HTTP front door would after verifying the caller.

@@ -150,3 +150,11 @@ extension RemoteError: WireCodable {
                   details: try r.optional(Value.self), debug: try r.optional(String.self))
     }
 }
+
+extension Boundary {
+    /// Sets a frame's call id (a worker connection numbers the requests it sends).
+    public static func setCall(_ call: UInt64, in frame: inout [UInt8]) {
+        guard frame.count >= headerSize else { return }
+        for k in 0..<8 { frame[15 + k] = UInt8(truncatingIfNeeded: call >> (8 * UInt64(k))) }
+    }
+}

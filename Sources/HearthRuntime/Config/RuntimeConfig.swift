@@ -6,15 +6,51 @@ import HearthTOML
 /// The runtime's configuration, read from `runtime.toml`. Every key is optional; the defaults are
 /// listed in the README and printed by `hearth config show`.
 public struct RuntimeConfig: Sendable, Equatable {
-    /// A unit to load: its name and, optionally, an explicit library path.
+    /// A unit to load: its name and, optionally, an explicit library path and how it is isolated.
     public struct Unit: Sendable, Equatable {
         public var name: String
         public var path: String?
+        /// Overrides `[workers] isolation` for this unit.
+        public var isolation: Isolation?
+        /// Worker processes for this unit (process isolation); overrides `[workers] count`.
+        public var workers: Int?
+        /// Overrides `[workers] memory_limit_mb` / `open_files` for this unit.
+        public var memoryLimitMB: Int?
+        public var openFiles: Int?
 
-        public init(name: String, path: String? = nil) {
+        public init(name: String, path: String? = nil, isolation: Isolation? = nil, workers: Int? = nil) {
             self.name = name
             self.path = path
+            self.isolation = isolation
+            self.workers = workers
         }
+    }
+
+    /// Where a unit's handlers run: in worker processes of their own (a trap kills one worker), or
+    /// in the host process (the fastest path; a trap kills the host).
+    public enum Isolation: String, Sendable, Equatable, CaseIterable {
+        case process
+        case inProcess = "in-process"
+    }
+
+    /// `[workers]`: how units in process isolation run.
+    public struct Workers: Sendable, Equatable {
+        /// Isolation for units that set none; nil: `defaultIsolation` (process for `hearth serve`).
+        public var isolation: Isolation?
+        /// Worker processes per unit.
+        public var count = 1
+        /// Address-space limit of each worker (RLIMIT_AS), in MiB; 0 for none.
+        public var memoryLimitMB = 4096
+        /// Open-file limit of each worker (RLIMIT_NOFILE).
+        public var openFiles = 1024
+        /// How long a timed-out invocation has to stop after it is cancelled before its worker is killed.
+        public var killGraceSeconds = 1.0
+        /// The longest wait before restarting a worker that keeps dying.
+        public var restartBackoffMaxSeconds = 30.0
+        /// The `hearth` executable workers run; nil: this process's executable if it is `hearth`,
+        /// else `hearth` in the units directory or beside this executable.
+        public var executable: String?
+        public init() {}
     }
 
     public struct Server: Sendable, Equatable {
@@ -179,6 +215,10 @@ public struct RuntimeConfig: Sendable, Equatable {
     /// The units to load: those `units` lists in runtime.toml, or, when it lists none, every unit
     /// under `functions_dir`.
     public var units: [Unit] = []
+    public var workers = Workers()
+    /// The isolation of units when neither they nor `[workers]` choose: `hearth serve` sets
+    /// process; tests, tools and the other commands run units in-process.
+    public var defaultIsolation = Isolation.inProcess
     public var server = Server()
     public var store = Store()
     public var log = Log()
@@ -305,6 +345,15 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.string("jwks_file") { appCheck.jwksFile = v }
             if let v = s.string("issuer_prefix") { appCheck.issuerPrefix = v }
         }
+        r.section("workers") { s in
+            workers.isolation = RuntimeConfig.isolation(&s, "isolation")
+            if let v = s.int("count", range: 1...64) { workers.count = v }
+            if let v = s.int("memory_limit_mb", range: 0...(1 << 22)) { workers.memoryLimitMB = v }
+            if let v = s.int("open_files", range: 16...(1 << 20)) { workers.openFiles = v }
+            if let v = s.seconds("kill_grace_seconds", range: 0...600) { workers.killGraceSeconds = v }
+            if let v = s.seconds("restart_backoff_max_seconds", range: 0.01...3600) { workers.restartBackoffMaxSeconds = v }
+            if let v = s.string("executable") { workers.executable = v }
+        }
         r.section("delivery") { s in
             if let v = s.seconds("poll_interval_seconds", range: 0.01...3600) { delivery.pollIntervalSeconds = v }
             if let v = s.seconds("task_dedupe_window_hours", range: 0...8760) { delivery.taskDedupeWindowHours = v }
@@ -342,7 +391,14 @@ public struct RuntimeConfig: Sendable, Equatable {
                 unit = Unit(name: name)
             case .table(let t):
                 var sub = ConfigReader(t, path: "units[\(i)]")
-                if let name = sub.string("name") { unit = Unit(name: name, path: sub.string("path")) } else {
+                if let name = sub.string("name") {
+                    var u = Unit(name: name, path: sub.string("path"))
+                    u.isolation = RuntimeConfig.isolation(&sub, "isolation")
+                    u.workers = sub.int("workers", range: 1...64)
+                    u.memoryLimitMB = sub.int("memory_limit_mb", range: 0...(1 << 22))
+                    u.openFiles = sub.int("open_files", range: 16...(1 << 20))
+                    unit = u
+                } else {
                     sub.problem("name", "missing")
                 }
                 sub.finish()
@@ -371,6 +427,27 @@ public struct RuntimeConfig: Sendable, Equatable {
             return name != "Shared" && RuntimeConfig.isValidUnitName(name)
                 && FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory) && isDirectory.boolValue
         }.sorted().map { Unit(name: $0) }
+    }
+
+    static func isolation(_ r: inout ConfigReader, _ key: String) -> Isolation? {
+        guard let v = r.string(key) else { return nil }
+        guard let isolation = Isolation(rawValue: v) else {
+            r.problem(key, "expected \"process\" or \"in-process\" (got \"\(v)\")")
+            return nil
+        }
+        return isolation
+    }
+
+    /// How `unit` runs: its own setting, else `[workers]`'s, else the mode's default.
+    public func isolation(of unit: Unit) -> Isolation { unit.isolation ?? workers.isolation ?? defaultIsolation }
+
+    /// The `hearth` executable worker processes run (see `Workers.executable`).
+    public var workerExecutable: String {
+        if let executable = workers.executable { return resolve(executable) }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        if (exe as NSString).lastPathComponent == "hearth" { return exe }
+        let candidates = [resolvedUnitsDirectory + "/hearth", RuntimeConfig.executableDirectory + "/hearth"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 
     static func isValidProjectID(_ s: String) -> Bool {
@@ -429,8 +506,12 @@ public struct RuntimeConfig: Sendable, Equatable {
     /// The effective configuration with every default filled in, as `hearth config show` prints it.
     public var value: Value {
         let unitValues: [Value] = units.map { u in
-            var m: [String: Value] = ["name": .string(u.name), "library": .string(libraryPath(of: u))]
+            var m: [String: Value] = ["name": .string(u.name), "library": .string(libraryPath(of: u)),
+                                      "isolation": .string(isolation(of: u).rawValue)]
             if let p = u.path { m["path"] = .string(p) }
+            if let w = u.workers { m["workers"] = .int(Int64(w)) }
+            if let v = u.memoryLimitMB { m["memory_limit_mb"] = .int(Int64(v)) }
+            if let v = u.openFiles { m["open_files"] = .int(Int64(v)) }
             return .map(m)
         }
         return [
@@ -440,6 +521,12 @@ public struct RuntimeConfig: Sendable, Equatable {
             "units_dir": .string(resolvedUnitsDirectory),
             "functions_dir": .string(resolve(functionsDirectory)),
             "units": .array(unitValues),
+            "workers": [
+                "isolation": .string((workers.isolation ?? defaultIsolation).rawValue), "count": .int(Int64(workers.count)),
+                "memory_limit_mb": .int(Int64(workers.memoryLimitMB)), "open_files": .int(Int64(workers.openFiles)),
+                "kill_grace_seconds": .double(workers.killGraceSeconds), "restart_backoff_max_seconds": .double(workers.restartBackoffMaxSeconds),
+                "executable": .string(workerExecutable),
+            ],
             "server": [
                 "host": .string(server.host), "port": .int(Int64(server.port)), "threads": .int(Int64(server.threads)),
                 "max_body_bytes": .int(Int64(server.maxBodyBytes)), "max_header_bytes": .int(Int64(server.maxHeaderBytes)),

@@ -119,7 +119,9 @@ extension DeliveryEngine {
         case .failure(let error):
             let status = error.code.httpStatus
             // Kept with the delivery (and shown by `deliveries list`): a handler's message is bounded.
-            let reason = Printable.truncated("\(error.code.rawValue): \(error.message)", bytes: 4096)
+            // A worker's death is kept with its cause (the signal, the invocation), not as "INTERNAL".
+            let text = error.isWorkerDeath ? (error.debug ?? error.message) : error.message
+            let reason = Printable.truncated("\(error.code.rawValue): \(text)", bytes: 4096)
             let random = self.random
             let due = now + lane.retry.backoff(afterAttempt: delivery.attempts, random: { random.unit() })
             if lane.retry.allowsRetry(afterAttempts: delivery.attempts, firstAttempt: delivery.firstAttemptTime ?? now, next: due) {

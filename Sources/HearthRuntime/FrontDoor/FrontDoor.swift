@@ -215,10 +215,16 @@ public final class FrontDoor: Sendable {
 
     func health() -> HTTPServerResponse {
         let table = runtime.table
+        let units = table.units
+        let unhealthy = units.filter { !$0.health.healthy }
+        // A unit whose workers keep dying leaves the host serving the others: degraded, not down.
+        let status: Value = !ready.load(ordering: .relaxed) ? "unavailable" : unhealthy.isEmpty ? "ok" : "degraded"
         let body: Value = [
-            "status": ready.load(ordering: .relaxed) ? "ok" : "unavailable",
+            "status": status,
             "functions": .int(Int64(table.entries.count)),
-            "units": .array(table.units.map { .string($0.name) }),
+            "units": .array(units.map { .string($0.name) }),
+            "unitStatus": .map(Dictionary(units.map { ($0.name, $0.statusValue) }, uniquingKeysWith: { a, _ in a })),
+            "unhealthyUnits": .array(unhealthy.map { .string($0.name) }),
             "refusedUnits": .array(runtime.loadErrors.map { .string($0.unit) }),
         ]
         return .json(body, status: ready.load(ordering: .relaxed) ? 200 : 503)

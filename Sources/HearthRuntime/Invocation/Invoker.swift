@@ -96,13 +96,13 @@ public final class Invoker: Sendable {
             reply = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Boundary.InvocationResult, RemoteError>?, Never>) in
                 let race = Race(continuation)
                 let token = deadlines.schedule(at: deadline) { race.finish(nil) }
-                unit.request(message, invocation: id) { answer in
+                unit.request(message, invocation: id, function: entry.name) { answer in
                     race.finish(answer)
                     deadlines.cancel(token)
                 }
             }
         } else {
-            reply = await unit.request(message, invocation: id)
+            reply = await unit.request(message, invocation: id, function: entry.name)
         }
         inFlight.withLock { _ = $0.removeValue(forKey: id) }
         progress.notify()
@@ -111,9 +111,10 @@ public final class Invoker: Sendable {
             serviceTasks.forget(invocation: id)
             result = reply
         } else {
-            // Stop the handler (its task is cancelled in the unit) and the host work it is waiting on.
+            // Stop the handler (its task is cancelled in the unit; a worker that does not stop it
+            // is killed) and the host work it is waiting on.
             serviceTasks.cancel(invocation: id)
-            Task { _ = await unit.request(Boundary.Cancel(), invocation: id) }
+            unit.transport.abandon(invocation: id, function: entry.name, timeout: timeout ?? .zero)
             let seconds = timeout.map { $0.secondsDouble } ?? 0
             result = .failure(RemoteError(code: .deadlineExceeded, message: "DEADLINE_EXCEEDED",
                                           debug: "the function ran longer than its timeout of \(seconds) s"))

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HearthModel
+import Synchronization
+
+/// One end of a connected Unix stream socket carrying boundary frames (Frame.swift): a reader
+/// thread splits the stream into frames and hands each to `onFrame`; `send` writes whole frames,
+/// one at a time, from any thread.
+///
+/// Both ends of a worker connection use it: the host's `WorkerProcess` and the worker's
+/// `WorkerMain`. Frames are exactly the bytes the in-process C boundary carries, so nothing is
+/// translated on the way.
+final class FrameSocket: Sendable {
+    let fd: Int32
+    private let closed = Atomic<Bool>(false)
+    /// Serializes writers: a frame is written whole before the next one starts.
+    private let writeLock = Mutex<Void>(())
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    /// A connected pair (`socketpair`), both ends close-on-exec.
+    static func pair() throws -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw ConfigError("socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        return (fds[0], fds[1])
+    }
+
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    /// Writes one frame; false when the connection is gone (the other end died or closed). Never
+    /// raises SIGPIPE.
+    @discardableResult
+    func send(_ frame: UnsafeRawBufferPointer) -> Bool {
+        writeLock.withLock { _ in
+            // Checked under the lock: the reader closes the descriptor under it too.
+            guard !isClosed else { return false }
+            var offset = 0
+            while offset < frame.count {
+                let n = Glibc.send(fd, frame.baseAddress! + offset, frame.count - offset, Int32(MSG_NOSIGNAL))
+                if n > 0 { offset += n; continue }
+                if n < 0 && errno == EINTR { continue }
+                return false
+            }
+            return true
+        }
+    }
+
+    @discardableResult
+    func send(_ frame: [UInt8]) -> Bool { frame.withUnsafeBytes { send($0) } }
+
+    /// Stops writing (the peer reads end of stream once what was sent is read).
+    func shutdownWriting() {
+        writeLock.withLock { _ in if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) } }
+    }
+
+    /// Starts the reader thread. `onFrame` gets each whole frame (valid during the call only);
+    /// `onClose` runs once, when the peer closed, the stream broke or a frame was malformed
+    /// (with the reason), after which the descriptor is closed.
+    func startReading(name: String, onFrame: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+                      onClose: @escaping @Sendable (String?) -> Void) {
+        let thread = Thread { [self] in
+            let problem = readLoop(onFrame)
+            closed.store(true, ordering: .releasing)
+            writeLock.withLock { _ in _ = Glibc.close(fd) }
+            onClose(problem)
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Reads until the stream ends; returns why it ended (nil: the peer closed it).
+    private func readLoop(_ onFrame: @Sendable (UnsafeRawBufferPointer) -> Void) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var start = 0, end = 0
+        while true {
+            // Hand over every whole frame in the buffer.
+            while end - start >= 4 {
+                let length = buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: start, as: UInt32.self))) }
+                guard length + 4 >= Boundary.headerSize, length <= Boundary.maxFrameBytes else {
+                    return "a frame length of \(length) bytes is out of range"
+                }
+                guard end - start >= length + 4 else {
+                    if length + 4 > buffer.count {
+                        // Room for the whole frame.
+                        var bigger = [UInt8](repeating: 0, count: length + 4)
+                        bigger.withUnsafeMutableBytes { dst in buffer.withUnsafeBytes { src in
+                            dst.baseAddress!.copyMemory(from: src.baseAddress! + start, byteCount: end - start)
+                        } }
+                        buffer = bigger
+                        end -= start
+                        start = 0
+                    }
+                    break
+                }
+                buffer.withUnsafeBytes { onFrame(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length + 4)])) }
+                start += length + 4
+            }
+            if start == end {
+                start = 0
+                end = 0
+            } else if start > 0 && buffer.count - end < 4096 {
+                buffer.withUnsafeMutableBytes { p in p.baseAddress!.copyMemory(from: p.baseAddress! + start, byteCount: end - start) }
+                end -= start
+                start = 0
+            }
+            let n = buffer.withUnsafeMutableBytes { p in read(fd, p.baseAddress! + end, p.count - end) }
+            if n > 0 {
+                end += n
+            } else if n == 0 {
+                return nil
+            } else if errno != EINTR {
+                return "read failed: \(String(cString: strerror(errno)))"
+            }
+        }
+    }
+}

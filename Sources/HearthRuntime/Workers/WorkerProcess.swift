@@ -1,0 +1,265 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HearthModel
+import CHearthSystem
+import HearthUnitABI
+import Synchronization
+
+/// What a worker is started with.
+struct WorkerLaunch: Sendable {
+    var executable: String
+    var unit: String
+    var library: String
+    var memoryLimitMB: Int
+    var openFiles: Int
+}
+
+/// The host's side of one worker process: spawns it with one end of a socket pair, sends it
+/// frames, serves the host-service requests it sends back, and notices when it dies.
+///
+/// A dead worker fails every request it had not answered with `internal` ("worker died", the
+/// cause in `debug`: the signal or exit status, the invocations in flight, the last lines of its
+/// stderr). Its stdout and stderr go to the host's log, line by line, with the unit's name.
+final class WorkerProcess: Sendable {
+    let launch: WorkerLaunch
+    let pid: pid_t
+    private let socket: FrameSocket
+    private let log: RuntimeLog
+
+    struct Pending: Sendable {
+        let operation: Boundary.Operation
+        let invocation: UInt64
+        let function: String?
+        let reply: @Sendable ([UInt8]) -> Void
+    }
+
+    private struct State {
+        var nextCall: UInt64 = 1
+        var pending: [UInt64: Pending] = [:]
+        var dead = false
+        /// Why the host killed the worker, if it did.
+        var killReason: String?
+        var lastErrorLines: [String] = []
+    }
+
+    private let state = Mutex(State())
+    private let exited: @Sendable (WorkerProcess, String) -> Void
+
+    /// Requests sent and not answered (invocations running, describes, cancels).
+    var outstanding: Int { state.withLock { $0.pending.count } }
+    /// Invocations running in this worker.
+    var runningInvocations: Int { state.withLock { s in s.pending.values.count { $0.operation == .invoke } } }
+    var isDead: Bool { state.withLock { $0.dead } }
+
+    /// Starts a worker. `services` answers its host-service calls; `exited` runs once when it is
+    /// gone, with the cause.
+    init(_ launch: WorkerLaunch, services: HostServices, log: RuntimeLog, exited: @escaping @Sendable (WorkerProcess, String) -> Void) throws {
+        self.launch = launch
+        self.log = log
+        self.exited = exited
+        let (hostEnd, workerEnd) = try FrameSocket.pair()
+        var out: [Int32] = [0, 0], err: [Int32] = [0, 0]
+        guard hearth_pipe_cloexec(&out) == 0 else { throw ConfigError("pipe2 failed: \(String(cString: strerror(errno)))") }
+        guard hearth_pipe_cloexec(&err) == 0 else { throw ConfigError("pipe2 failed: \(String(cString: strerror(errno)))") }
+        // Above the standard descriptors, so dup2 onto 3 always makes a copy (clearing close-on-exec).
+        let childSocket = fcntl(workerEnd, F_DUPFD_CLOEXEC, 10)
+        Glibc.close(workerEnd)
+        defer {
+            Glibc.close(childSocket)
+            Glibc.close(out[1])
+            Glibc.close(err[1])
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, childSocket, 3)
+        // Nothing else of the host's (its database, its listening socket) reaches the worker.
+        hearth_spawn_closefrom(&actions, 4)
+        let arguments = [launch.executable, "worker", "--unit", launch.unit, "--library", launch.library, "--fd", "3",
+                         "--memory-limit-mb", String(launch.memoryLimitMB), "--open-files", String(launch.openFiles)]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, launch.executable, &actions, nil, &argv, environ)
+        guard status == 0 else {
+            Glibc.close(hostEnd)
+            Glibc.close(out[0])
+            Glibc.close(err[0])
+            throw ConfigError("cannot start a worker (\(launch.executable)): \(String(cString: strerror(status)))")
+        }
+        pid = child
+        socket = FrameSocket(fd: hostEnd)
+        readOutput(out[0], stream: "stdout")
+        readOutput(err[0], stream: "stderr")
+        socket.startReading(name: "hearth-host-\(launch.unit)-\(child)", onFrame: { [self] frame in
+            self.received(frame, services: services)
+        }, onClose: { [self] problem in
+            self.connectionClosed(problem)
+        })
+    }
+
+    /// Sends a request frame (its call id is set here); `reply` gets the answer once, or the
+    /// failure that stands for it when the worker dies first. False when the worker is dead
+    /// (`reply` is not called: the caller sends it elsewhere).
+    func send(_ frame: [UInt8], function: String?, reply: @escaping @Sendable ([UInt8]) -> Void) -> Bool {
+        guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else { return false }
+        var frame = frame
+        let call: UInt64? = state.withLock { s in
+            guard !s.dead else { return nil }
+            let id = s.nextCall
+            s.nextCall += 1
+            s.pending[id] = Pending(operation: header.operation, invocation: header.invocation, function: function, reply: reply)
+            return id
+        }
+        guard let call else { return false }
+        Boundary.setCall(call, in: &frame)
+        // A failed write means the worker is going: its reader sees the end and fails what is pending.
+        socket.send(frame)
+        return true
+    }
+
+    /// Whether the worker still runs `invocation`.
+    func isRunning(invocation: UInt64) -> Bool {
+        state.withLock { s in s.pending.values.contains { $0.operation == .invoke && $0.invocation == invocation } }
+    }
+
+    /// Kills the worker (SIGKILL); what it was running fails with `reason` in the cause.
+    func kill(reason: String) {
+        let first = state.withLock { s -> Bool in
+            guard !s.dead, s.killReason == nil else { return false }
+            s.killReason = reason
+            return true
+        }
+        if first { _ = Glibc.kill(pid, SIGKILL) }
+    }
+
+    /// Asks the worker to exit once it has read everything sent (it exits at the end of its input).
+    func close() { socket.shutdownWriting() }
+
+    private func received(_ frame: UnsafeRawBufferPointer, services: HostServices) {
+        guard let header = try? Boundary.header(frame) else { return }
+        if header.kind == .request {
+            // A host-service call from the unit: answered with the same call id, whenever it is done.
+            let target = HostReplyTarget(context: Unmanaged.passRetained(socket).toOpaque(), reply: socketReplyTrampoline)
+            services.handle(unit: launch.unit, bytes: frame, reply: target)
+            return
+        }
+        guard let pending = state.withLock({ $0.pending.removeValue(forKey: header.call) }) else { return }
+        pending.reply(Array(frame))
+    }
+
+    private func connectionClosed(_ problem: String?) {
+        let status = reap()
+        let (pending, killReason, lines) = state.withLock { s -> ([Pending], String?, [String]) in
+            s.dead = true
+            defer { s.pending = [:] }
+            return (Array(s.pending.values), s.killReason, s.lastErrorLines)
+        }
+        var cause = WorkerProcess.describe(status: status)
+        if let killReason { cause += ", killed by the host: \(killReason)" }
+        if let problem { cause += " (connection: \(problem))" }
+        let running = pending.filter { $0.operation == .invoke }
+        if !running.isEmpty {
+            let list = running.map { p in "\(Invoker.format(p.invocation))" + (p.function.map { " (\($0))" } ?? "") }
+            cause += "; in flight: " + list.joined(separator: ", ")
+        }
+        if let last = lines.last { cause += "; last stderr: \(last)" }
+        for p in pending {
+            let header = Boundary.Header(kind: .request, operation: p.operation, invocation: p.invocation)
+            p.reply(Boundary.failure(header, RemoteError.workerDied(unit: launch.unit, cause: cause)))
+        }
+        exited(self, cause)
+    }
+
+    /// Waits for the process to end (it closed its socket, so it is exiting); one that lingers
+    /// for two seconds more is killed.
+    private func reap() -> Int32 {
+        var status: Int32 = 0
+        for _ in 0..<200 {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { return status }
+            if r < 0 && errno != EINTR { return -1 }
+            usleep(10_000)
+        }
+        _ = Glibc.kill(pid, SIGKILL)
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+
+    /// "exited with status 0", "killed by signal 4 (SIGILL: a trap …)".
+    static func describe(status: Int32) -> String {
+        if status < 0 { return "exited (status unknown)" }
+        let signal = status & 0x7f
+        if signal == 0 { return "exited with status \((status >> 8) & 0xff)" }
+        let names: [Int32: String] = [
+            SIGILL: "SIGILL: a trap (force-unwrap, overflow, precondition, or memory exhausted under the worker's limit)",
+            SIGTRAP: "SIGTRAP: a trap (force-unwrap, overflow, precondition)",
+            SIGABRT: "SIGABRT: aborted", SIGSEGV: "SIGSEGV: invalid memory access", SIGBUS: "SIGBUS: bus error",
+            SIGKILL: "SIGKILL", SIGTERM: "SIGTERM", SIGFPE: "SIGFPE: arithmetic fault",
+        ]
+        return "killed by signal \(signal) (\(names[signal] ?? "signal \(signal)"))"
+    }
+
+    /// Logs each line the worker writes to `fd` with its unit and process id.
+    private func readOutput(_ fd: Int32, stream: String) {
+        let thread = Thread { [self, log, launch, pid] in
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            func emit(_ bytes: ArraySlice<UInt8>) {
+                let line = String(decoding: bytes, as: UTF8.self)
+                guard !line.isEmpty else { return }
+                if stream == "stderr" {
+                    state.withLock { s in
+                        s.lastErrorLines.append(Printable.truncated(line, bytes: 1024))
+                        if s.lastErrorLines.count > 8 { s.lastErrorLines.removeFirst() }
+                    }
+                }
+                log.log(stream == "stderr" ? .warning : .info, "worker output",
+                        ["unit": .string(launch.unit), "pid": .int(Int64(pid)), "stream": .string(stream), "line": .string(line)])
+            }
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                pending += buffer[0..<n]
+                while let newline = pending.firstIndex(of: 10) {
+                    emit(pending[..<newline])
+                    pending.removeSubrange(...newline)
+                }
+                if pending.count > 16 << 10 {
+                    emit(pending[...])
+                    pending.removeAll()
+                }
+            }
+            if !pending.isEmpty { emit(pending[...]) }
+            Glibc.close(fd)
+        }
+        thread.name = "hearth-\(stream)-\(launch.unit)"
+        thread.start()
+    }
+}
+
+extension RemoteError {
+    /// The failure of a request its worker did not answer: `internal` for the caller, the cause
+    /// for the log and dead letters.
+    static func workerDied(unit: String, cause: String) -> RemoteError {
+        RemoteError(code: .internal, message: "INTERNAL", debug: "\(workerDiedPrefix) (unit \(unit)): \(cause)")
+    }
+
+    static let workerDiedPrefix = "worker died"
+
+    /// Whether this failure stands for a worker that died (its cause is worth keeping with a dead letter).
+    var isWorkerDeath: Bool { code == .internal && debug?.hasPrefix(RemoteError.workerDiedPrefix) == true }
+}
+
+/// Sends a host-service reply back over the worker's socket (the context is a retained socket,
+/// released here: each request is answered exactly once).
+let socketReplyTrampoline: hearth_reply_fn = { context, bytes, length in
+    let socket = Unmanaged<FrameSocket>.fromOpaque(context!).takeRetainedValue()
+    if let bytes { socket.send(UnsafeRawBufferPointer(start: bytes, count: length)) }
+}

@@ -1,0 +1,12 @@
+import HearthFunctions
+
+/// A bad version of the unit "Swap": a function registered twice and a schedule that cannot be read.
+public enum SwapBroken: FunctionModule {
+    public static let name = "Swap"
+
+    public static func register(_ fn: inout FunctionRegistry) {
+        fn.onCall("swapVersion") { (_: CallableRequest<Value>) in "broken" }
+        fn.onCall("swapVersion") { (_: CallableRequest<Value>) in "broken again" }
+        fn.onSchedule("swapBadTick", "every 61 minutes or so") { (_: ScheduledEvent) in }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import HearthModel
+@_spi(Internals) @testable import HearthRuntime
+import Synchronization
+import Testing
+
+/// Units in worker processes: a handler that traps, exits, spins or eats memory takes down its
+/// worker only; the host answers for it, restarts the worker, and keeps serving everything else.
+@Suite("Worker isolation", .serialized)
+struct WorkerIsolationTests {
+    func processRuntime(_ units: [String], clock: any Clock = SystemClock(), log: LogCapture = LogCapture(),
+                        configure: (inout RuntimeConfig) -> Void = { _ in }) async throws -> Runtime {
+        var config = makeConfig(units: units)
+        config.defaultIsolation = .process
+        config.workers.restartBackoffMaxSeconds = 0.5
+        configure(&config)
+        let runtime = try await openRuntime(config: config, clock: clock, log: log.makeLog(clock: clock))
+        await runtime.loadUnits()
+        #expect(runtime.loadErrors.isEmpty, "\(runtime.loadErrors)")
+        return runtime
+    }
+
+    func pid(_ runtime: Runtime) async throws -> Int64 {
+        let outcome = await runtime.call("crashPid", data: .null)
+        return try #require(outcome.value?.intValue, "\(String(describing: outcome.error))")
+    }
+
+    @Test("a trapping handler fails its call with INTERNAL; the next call works in a new worker; another unit serves throughout")
+    func trapKillsOneWorker() async throws {
+        let log = LogCapture()
+        let runtime = try await processRuntime(["CrashUnit", "EchoUnit"], log: log)
+        defer { runtime.stopUnits() }
+        #expect(runtime.table["crashPing"]?.unit.isolation == .process)
+        let first = try await pid(runtime)
+        #expect(first != Int64(getpid()), "the handler runs in a worker, not in the host")
+        let echoBefore = await runtime.call("echo", data: "a")
+        #expect(echoBefore.value == "a")
+
+        // Int.max + 1 traps in the handler.
+        let trapped = await runtime.call("crashAdd", data: ["a": .int(Int64.max), "b": 1])
+        let error = try #require(trapped.error)
+        #expect(error.code == .internal)
+        #expect(error.message == "INTERNAL", "callers see Firebase's INTERNAL, not the cause")
+        #expect(error.debug?.contains("worker died") == true)
+        #expect(error.debug?.contains("signal") == true, "\(error.debug ?? "")")
+        #expect(error.debug?.contains("(crashAdd)") == true, "the cause names the invocation in flight: \(error.debug ?? "")")
+
+        // The other unit never noticed; this one answers again from a fresh worker.
+        let echo = await runtime.call("echo", data: "b")
+        #expect(echo.value == "b")
+        let ping = await runtime.call("crashPing", data: .null)
+        #expect(ping.value == "pong")
+        let second = try await pid(runtime)
+        #expect(second != first)
+        #expect(log.contains("worker died"))
+        #expect(log.contains("Fatal error") || log.contains("overflow"), "the worker's stderr reaches the host's log")
+
+        // A force-unwrap and an exit are the same story.
+        #expect(await runtime.call("crashUnwrap", data: .null).error?.code == .internal)
+        #expect(await runtime.call("crashPing", data: .null).value == "pong")
+        let exited = await runtime.call("crashExit", data: 3)
+        #expect(exited.error?.debug?.contains("exited with status 3") == true, "\(String(describing: exited.error))")
+        #expect(await runtime.call("crashPing", data: .null).value == "pong")
+        let health = try #require(runtime.table["crashPing"]?.unit.health)
+        #expect(health.restarts >= 3)
+        #expect(!health.healthy, "three deaths within a minute: the unit is marked unhealthy")
+        #expect(runtime.table["echo"]?.unit.health.healthy == true)
+    }
+
+    @Test("a worker killed with SIGKILL mid-invocation fails that call; the next one works")
+    func sigkillMidInvocation() async throws {
+        let clock = ManualClock()
+        let runtime = try await processRuntime(["CrashUnit"], clock: clock)
+        defer { runtime.stopUnits() }
+        let worker = try await pid(runtime)
+        async let napping = runtime.call("crashNap", data: 60)
+        // The call's timeout and its nap both wait on the clock: the handler is mid-invocation.
+        try await until(clock.changes) { clock.sleeperCount >= 2 }
+        #expect(kill(pid_t(worker), SIGKILL) == 0)
+        let outcome = await napping
+        #expect(outcome.error?.code == .internal)
+        #expect(outcome.error?.debug?.contains("SIGKILL") == true, "\(String(describing: outcome.error))")
+        #expect(await runtime.call("crashPing", data: .null).value == "pong")
+    }
+
+    @Test("a handler in a tight loop is killed at its timeout, not merely cancelled")
+    func spinningHandlerKilled() async throws {
+        let log = LogCapture()
+        let runtime = try await processRuntime(["CrashUnit"], log: log) { $0.workers.killGraceSeconds = 0.2 }
+        defer { runtime.stopUnits() }
+        let before = try await pid(runtime)
+        let spun = await runtime.call("crashSpin", data: .null)
+        #expect(spun.error?.code == .deadlineExceeded)
+        try await until(log.changes) { log.contains("did not stop within") }
+        #expect(await runtime.call("crashPing", data: .null).value == "pong")
+        let after = try await pid(runtime)
+        #expect(after != before)
+        #expect(kill(pid_t(before), 0) != 0, "the spinning worker is gone")
+    }
+
+    @Test("a handler past the worker's memory limit kills its worker only")
+    func memoryLimit() async throws {
+        let runtime = try await processRuntime(["CrashUnit"]) { $0.workers.memoryLimitMB = 768 }
+        defer { runtime.stopUnits() }
+        let hog = await runtime.call("crashHog", data: .null)
+        #expect(hog.error?.code == .internal)
+        #expect(hog.error?.debug?.contains("worker died") == true, "\(String(describing: hog.error))")
+        #expect(await runtime.call("crashPing", data: .null).value == "pong")
+    }
+
+    @Test("a worker's stdout and stderr reach the host's log with the unit's name; handler logs keep their invocation id")
+    func workerOutputLogged() async throws {
+        let log = LogCapture()
+        let runtime = try await processRuntime(["CrashUnit"], log: log)
+        defer { runtime.stopUnits() }
+        let outcome = await runtime.call("crashPrint", data: "hello-worker")
+        #expect(outcome.value == "hello-worker")
+        try await until(log.changes) { log.contains("stdout: hello-worker") && log.contains("stderr: hello-worker") }
+        let lines = log.all
+        let out = try #require(lines.first { $0.contains("stdout: hello-worker") })
+        #expect(out.contains("\"unit\":\"CrashUnit\"") && out.contains("worker output"))
+        let logged = try #require(lines.first { $0.contains("logged: hello-worker") })
+        #expect(logged.contains("\"invocation\":\"\(Invoker.format(outcome.id))\""))
+    }
+
+    @Test("several workers for one unit share its calls")
+    func severalWorkers() async throws {
+        let runtime = try await processRuntime(["CrashUnit"]) { $0.units[0].workers = 2 }
+        defer { runtime.stopUnits() }
+        #expect(runtime.table["crashPing"]?.unit.health.workers == 2)
+        // Two naps at once land on different workers (the one with fewer calls outstanding).
+        async let a = runtime.call("crashNap", data: 0.3)
+        async let b = runtime.call("crashNap", data: 0.3)
+        let pids = Set([await a.value?.intValue, await b.value?.intValue].compactMap { $0 })
+        #expect(pids.count == 2)
+    }
+
+    @Test("every Documents client case answers the same from a worker as in-process (documents, queries, batches, transactions)")
+    func servicesFromWorker() async throws {
+        let isolated = try await processRuntime(["DocsUnit"])
+        defer { isolated.stopUnits() }
+        let local = try await startRuntime(units: ["DocsUnit"])
+        #expect(isolated.table["docs"]?.unit.isolation == .process)
+        #expect(local.table["docs"]?.unit.isolation == .inProcess)
+        let cases = ["codable", "create-twice", "merge-and-update", "update-missing", "batch", "batch-atomic", "queries", "group",
+                     "recursive", "transaction", "read-after-write", "transaction-error", "undecodable", "undecodable-caught",
+                     "bad-path", "bad-id", "non-map"]
+        for name in cases {
+            let a = await isolated.call("docs", data: .string(name))
+            let b = await local.call("docs", data: .string(name))
+            #expect(a.value.map(Self.withoutTimes) == b.value.map(Self.withoutTimes), "case \(name)")
+            #expect(a.error?.code == b.error?.code && a.error?.message == b.error?.message, "case \(name): \(String(describing: a.error)) vs \(String(describing: b.error))")
+        }
+    }
+
+    /// A value with every timestamp replaced (two runs commit at different times).
+    static func withoutTimes(_ v: Value) -> Value {
+        switch v {
+        case .timestamp: return "<time>"
+        case .map(let m): return .map(m.mapValues(withoutTimes))
+        case .array(let a): return .array(a.map(withoutTimes))
+        default: return v
+        }
+    }
+}
