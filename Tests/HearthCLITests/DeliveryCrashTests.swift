@@ -124,12 +124,14 @@ struct DeliveryCrashTests {
         let duplicateTasks = taskRuns.values.reduce(0) { $0 + max(0, $1 - 1) }
         print("crash test: \(beforeCrash.count) writes acknowledged before SIGKILL; duplicates after recovery: \(duplicateTriggers) trigger runs, \(duplicateTasks) task runs (of \(Self.total) and \(Self.total / 2))")
     }
-    @Test("a trigger that takes hearth serve down is dead-lettered after the restart instead of crashing it again and again")
+    @Test("an in-process trigger that takes hearth serve down is dead-lettered after the restart instead of crashing it again and again")
     func noCrashLoop() async throws {
         let dir = TempDir()
         _ = dir.write("runtime.toml", """
             units_dir = "\(buildDirectory)"
             units = ["DeliveryUnit"]
+            [workers]
+            isolation = "in-process"
             [server]
             port = 0
             [delivery]
@@ -157,5 +159,51 @@ struct DeliveryCrashTests {
         second.signal(SIGTERM)
         #expect(try await second.waitForExit(seconds: 60) == 0)
     }
-}
 
+    @Test("in a worker (serve's default), a trapping trigger is retried by its policy and dead-lettered with 'worker died'; the server and its other units keep serving")
+    func trappingTriggerInWorker() async throws {
+        let dir = TempDir()
+        _ = dir.write("runtime.toml", """
+            units_dir = "\(buildDirectory)"
+            units = ["CrashUnit", "EchoUnit"]
+            [server]
+            port = 0
+            [workers]
+            restart_backoff_max_seconds = 0.5
+            [log]
+            level = "notice"
+            """)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+        let set = try Subprocess(buildDirectory + "/hearth", ["docs", "set", "crash/c1", "--data", "{\"divisor\": 0}"], directory: dir.path)
+        #expect(try await set.wait(seconds: 60) == .exited(0), "\(set.stderrText)")
+        // Three attempts, a second apart; each kills the worker, none the server.
+        var rows: [Value] = []
+        for _ in 0..<60 {
+            let echo = try await client.send(HTTPClientRequest(method: "POST", url: base + "/echo", headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                                              body: Array(#"{"data":"alive"}"#.utf8), timeout: .seconds(30)))
+            #expect(echo.status == 200, "another unit serves throughout")
+            let list = try Subprocess(buildDirectory + "/hearth", ["deliveries", "list", "--dead", "--function", "trapOnCreate"], directory: dir.path)
+            #expect(try await list.wait(seconds: 60) == .exited(0))
+            rows = try list.stdoutText.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+            if !rows.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(rows.count == 1)
+        #expect(rows.first?["attempts"] == 3)
+        let lastError = rows.first?["lastError"]?.stringValue ?? ""
+        #expect(lastError.hasPrefix("internal: worker died (unit CrashUnit)"), "\(lastError)")
+        #expect(lastError.contains("trapOnCreate"), "the cause names the invocation: \(lastError)")
+        #expect(server.process.isRunning)
+        let health = try await client.send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(30)))
+        let body = try JSONParser.parse(health.body)
+        #expect(body["unitStatus"]?["CrashUnit"]?["isolation"] == "process")
+        #expect(body["unitStatus"]?["CrashUnit"]?["restarts"]?.intValue ?? 0 >= 2)
+        #expect(body["unitStatus"]?["EchoUnit"]?["healthy"] == true)
+        let ping = try await client.send(HTTPClientRequest(method: "POST", url: base + "/crashPing", headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                                          body: Array(#"{"data":null}"#.utf8), timeout: .seconds(30)))
+        #expect(ping.status == 200)
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+    }
+}

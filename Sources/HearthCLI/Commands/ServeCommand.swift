@@ -36,6 +36,8 @@ struct ServeCommand: Command {
     func run(_ io: CommandIO) async -> Int32 {
         let signals = SignalWaiter([SIGINT, SIGTERM])
         guard let runtime = await RuntimeSetup.start(common, io: io, configure: { config in
+            // A server runs units in worker processes unless runtime.toml says otherwise.
+            config.defaultIsolation = .process
             if let host { config.server.host = host }
             if let port { config.server.port = port }
         }) else { return ExitCode.failure }
