@@ -21,6 +21,8 @@ public enum CLI {
         TasksCommand.self,
         ScheduleCommand.self,
         MessagesCommand.self,
+        DeployCommand.self,
+        RollbackCommand.self,
         WorkerCommand.self,
     ]
 

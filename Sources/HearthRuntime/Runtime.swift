@@ -28,6 +28,8 @@ public final class Runtime: Sendable {
     /// Runs triggers, tasks and schedules; started by `startDeliveries`.
     public let engine: DeliveryEngine
     private let state: SharedState
+    /// One activation at a time.
+    let activations = AsyncLock()
 
     struct State {
         var table = FunctionTable.empty
@@ -42,6 +44,14 @@ public final class Runtime: Sendable {
 
     /// The current function table.
     public var table: FunctionTable { state.withLock { $0.table } }
+    /// Swaps the function table whole (an activation); `unit` is no longer listed as refused.
+    func replaceTable(_ table: FunctionTable, clearingErrorsOf unit: String) {
+        state.withLock {
+            $0.table = table
+            $0.loadErrors.removeAll { $0.unit == unit }
+        }
+    }
+
     /// Units refused at load, with the reason each was refused.
     public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
 
@@ -281,28 +291,20 @@ public final class Runtime: Sendable {
         }
     }
 
-    /// Loads every configured unit. A unit that fails is refused (logged and listed in `loadErrors`);
-    /// the others load.
+    /// Loads every configured unit: its deployed version when `hearth deploy` recorded one (see
+    /// `activate`), else its library in the units directory. A unit that fails is refused (logged
+    /// and listed in `loadErrors`); the others load.
     public func loadUnits() async {
         let loader = UnitLoader(services: services, log: log, validateSchedule: Runtime.scheduleProblem)
+        let deployed = deployedVersions()
         var loaded: [LoadedUnit] = []
         var errors: [UnitLoadError] = []
         for unit in config.units {
+            let version = deployed[unit.name]
             do {
-                let candidate = try await loader.load(unit: unit.name, path: config.libraryPath(of: unit), placement: placement(of: unit))
-                // A declared secret that is not set is named (never a value) at load; the unit
-                // loads, and reading the secret answers failed-precondition naming it, so an app
-                // runs before every provider is configured (SCENARIOS §1's "missing provider secret").
-                // One line per secret (a notice: `hearth serve` shows it, CLI commands stay quiet).
-                var missing: [String: [String]] = [:]
-                for fn in candidate.manifest.functions {
-                    for name in (fn.options.secrets ?? []) where secrets.value(name) == nil { missing[name, default: []].append(fn.name) }
-                }
-                for (name, functions) in missing.sorted(by: { $0.key < $1.key }) {
-                    log.log(.notice, "declared secret not set", ["unit": .string(unit.name), "secret": .string(name),
-                                                           "functions": .string(functions.joined(separator: ",")),
-                                                           "effect": "reading it answers failed-precondition until it is set"])
-                }
+                let candidate = try await loader.load(unit: unit.name, path: version?.path ?? config.libraryPath(of: unit),
+                                                      version: version?.version, placement: placement(of: unit))
+                noteMissingSecrets(candidate)
                 loaded.append(candidate)
             } catch {
                 errors.append(error)
@@ -314,11 +316,44 @@ public final class Runtime: Sendable {
         for error in errors { log.error("unit refused", ["unit": .string(error.unit), "path": .string(error.path), "reason": .string(error.reason)]) }
         for unit in table.units {
             log.info("unit loaded", ["unit": .string(unit.name), "functions": .int(Int64(unit.manifest.functions.count)), "path": .string(unit.path),
-                                     "isolation": .string(unit.isolation.rawValue)])
+                                     "isolation": .string(unit.isolation.rawValue), "version": .string(unit.version ?? "build")])
         }
         state.withLock {
             $0.table = table
             $0.loadErrors = errors
+        }
+    }
+
+    /// The active deployed version of each unit whose copy is still on disk.
+    func deployedVersions() -> [String: UnitVersion] {
+        let deploys = store.engine.deploys
+        guard let active = try? deploys.active() else { return [:] }
+        var out: [String: UnitVersion] = [:]
+        for (unit, record) in active {
+            guard let version = try? deploys.version(unit: unit, version: record.version) else { continue }
+            if FileManager.default.fileExists(atPath: version.path) {
+                out[unit] = version
+            } else {
+                log.error("deployed version missing", ["unit": .string(unit), "version": .string(version.version), "path": .string(version.path),
+                                                       "effect": "the unit's library in the units directory is loaded instead"])
+            }
+        }
+        return out
+    }
+
+    /// A declared secret that is not set is named (never a value) at load; the unit loads, and
+    /// reading the secret answers failed-precondition naming it, so an app runs before every
+    /// provider is configured (SCENARIOS §1's "missing provider secret"). One line per secret (a
+    /// notice: `hearth serve` shows it, CLI commands stay quiet).
+    func noteMissingSecrets(_ unit: LoadedUnit) {
+        var missing: [String: [String]] = [:]
+        for fn in unit.manifest.functions {
+            for name in (fn.options.secrets ?? []) where secrets.value(name) == nil { missing[name, default: []].append(fn.name) }
+        }
+        for (name, functions) in missing.sorted(by: { $0.key < $1.key }) {
+            log.log(.notice, "declared secret not set", ["unit": .string(unit.name), "secret": .string(name),
+                                                   "functions": .string(functions.joined(separator: ",")),
+                                                   "effect": "reading it answers failed-precondition until it is set"])
         }
     }
 

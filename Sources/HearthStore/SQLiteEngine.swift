@@ -31,6 +31,8 @@ public final class SQLiteEngine: StorageEngine {
     public var users: any UserStorage { userTable }
     let outboxTable: OutboxTable
     public var outbox: any OutboxStorage { outboxTable }
+    let deployTable: DeployTable
+    public var deploys: any DeployStorage { deployTable }
 
     public init(path: String, options: Options = Options(), clock: any Clock) async throws {
         self.path = path
@@ -42,6 +44,7 @@ public final class SQLiteEngine: StorageEngine {
         deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
         userTable = UserTable(writer: writer, readers: readers, activity: activity)
         outboxTable = OutboxTable(writer: writer, readers: readers)
+        deployTable = DeployTable(writer: writer, readers: readers)
     }
 
     public var lastSequence: Int64 { notifier.last }

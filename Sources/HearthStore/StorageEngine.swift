@@ -44,6 +44,8 @@ public protocol StorageEngine: Sendable {
     var users: any UserStorage { get }
     /// The pushes functions sent (the messaging outbox).
     var outbox: any OutboxStorage { get }
+    /// Deploy history: unit versions and their activations.
+    var deploys: any DeployStorage { get }
     /// Signalled after commits that may give the delivery engine work (deliveries queued, user
     /// events logged, document changes committed), with the functions whose queues changed when
     /// known. The delivery engine waits on it.

@@ -8,7 +8,8 @@ struct FunctionsCommand: Command {
     static let help = """
         usage: hearth functions [--json] [options]
 
-        Loads the configured units and prints every function with its unit, trigger and options.
+        Loads the configured units and prints every function with its unit, the unit's version (its
+        deployed version, or "build" for the library in units_dir), trigger and options.
         Units that fail to load are reported on stderr and the exit status is 1.
 
           --json               print JSON instead of a table
@@ -30,11 +31,11 @@ struct FunctionsCommand: Command {
         if json {
             io.out(JSONWriter.string(.array(table.descriptions), options: .pretty))
         } else {
-            var rows = [["NAME", "UNIT", "TRIGGER", "OPTIONS"]]
+            var rows = [["NAME", "UNIT", "VERSION", "TRIGGER", "OPTIONS"]]
             for entry in table.entries {
                 let options = FunctionTable.dropNulls((try? ValueEncoder().encode(entry.spec.options)) ?? .emptyMap)
                 let optionText = options.mapValue?.isEmpty == false ? JSONWriter.string(options) : "-"
-                rows.append([entry.name, entry.unit.name, entry.trigger.summary, optionText])
+                rows.append([entry.name, entry.unit.name, entry.unit.version ?? "build", entry.trigger.summary, optionText])
             }
             io.out(formatTable(rows))
         }

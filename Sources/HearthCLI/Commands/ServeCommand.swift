@@ -42,16 +42,21 @@ struct ServeCommand: Command {
             if let port { config.server.port = port }
         }) else { return ExitCode.failure }
         let door: FrontDoor
+        let registration: String
         do {
-            door = try FrontDoor(runtime: runtime, secrets: runtime.secrets)
+            // `hearth deploy` reaches this server's admin API with this token (see HostRegistry).
+            let control = runtime.random.autoID(length: 40)
+            door = try FrontDoor(runtime: runtime, secrets: runtime.secrets, controlToken: control)
             // The port first: a second server on a port already taken must stop before it claims
             // (and holds under its lease) any delivery.
             try door.start()
+            registration = try HostRegistry.register(config: runtime.config, port: door.port, token: control)
         } catch {
             io.err("error: cannot serve: \(error)")
             runtime.close()
             return ExitCode.failure
         }
+        defer { HostRegistry.remove(registration) }
         do {
             try await runtime.startDeliveries(driving: true)
         } catch {
@@ -61,7 +66,8 @@ struct ServeCommand: Command {
             return ExitCode.failure
         }
         for entry in runtime.table.entries {
-            runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary)])
+            runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary),
+                                          "version": .string(entry.unit.version ?? "build")])
         }
         runtime.log.log(.notice, "ready", ["functions": .int(Int64(runtime.table.entries.count)), "refusedUnits": .int(Int64(runtime.loadErrors.count)),
                                    "port": .int(Int64(door.port))])

@@ -16,13 +16,16 @@ import HearthStore
 /// - `POST tasks` (one task `{queue, data, id?, scheduleDelaySeconds?|scheduleTime?, dispatchDeadlineSeconds?}`
 ///   or `{"tasks": [...]}`), `DELETE tasks/{queue}/{id}`
 /// - `GET  schedules`, `POST schedules/{name}:run`
+/// - `GET  units` (each unit's version, isolation and health), `POST units/{unit}:activate`
+///   `{"version": …}` (a version `hearth deploy` recorded; see `Runtime.activate`)
 extension FrontDoor {
     /// Why a request may not use the admin API (nil when it may): no token configured (the API is
     /// off), or not the token. Checked on the head, before a body is read, and again here.
     func adminRefusal(_ headers: HTTPHeaders) -> HTTPServerResponse? {
-        guard let token = adminToken else { return .error(.notFound, "the admin API is off: no admin token is configured") }
+        let tokens = [adminToken, controlToken].compactMap { $0 }
+        guard !tokens.isEmpty else { return .error(.notFound, "the admin API is off: no admin token is configured") }
         guard let header = headers["authorization"], header.hasPrefix("Bearer "),
-              Crypto.constantTimeEqual(Array(header.dropFirst(7).utf8), Array(token.utf8)) else {
+              tokens.contains(where: { Crypto.constantTimeEqual(Array(header.dropFirst(7).utf8), Array($0.utf8)) }) else {
             return .error(.unauthenticated, "the admin API needs Authorization: Bearer <admin token>")
         }
         return nil
@@ -109,6 +112,13 @@ extension FrontDoor {
                 let name = String(path[1].dropLast(":run".count))
                 try await runtime.runScheduleNow(name)
                 return .json(["fired": .string(name)])
+            case ("GET", ["units"]):
+                let units = runtime.table.units
+                return .json(["units": .map(Dictionary(units.map { ($0.name, $0.statusValue) }, uniquingKeysWith: { a, _ in a }))])
+            case ("POST", let path) where path.count == 2 && path[0] == "units" && path[1].hasSuffix(":activate"):
+                let unit = String(path[1].dropLast(":activate".count))
+                guard let version = body["version"]?.stringValue else { return .error(.invalidArgument, "the body needs {\"version\": …}") }
+                return .json(try await runtime.activate(unit: unit, version: version).value)
             default:
                 return .error(.notFound, "no admin route \(request.method) /__/admin/\(segments.joined(separator: "/"))")
             }

@@ -45,9 +45,14 @@ public final class FrontDoor: Sendable {
 
     /// Builds the front door; configuration errors (rewrites to unknown or non-`onRequest`
     /// functions, rewrites shadowing callable routes, unreadable App Check keys) are thrown.
-    public init(runtime: Runtime, secrets: Secrets) throws {
+    /// A token of this process's own that the admin API also accepts (`hearth serve` writes it to
+    /// the data directory's host registry for `hearth deploy`).
+    let controlToken: String?
+
+    public init(runtime: Runtime, secrets: Secrets, controlToken: String? = nil) throws {
         self.runtime = runtime
         self.secrets = secrets
+        self.controlToken = controlToken
         let config = runtime.config
         rewrites = config.rewrites.map { Rewrite(source: $0.source, function: $0.function) }
         if let file = config.appCheck.jwksFile {

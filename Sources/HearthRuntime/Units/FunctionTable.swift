@@ -56,6 +56,7 @@ public struct FunctionTable: Sendable {
             var m: [String: Value] = [
                 "name": .string(entry.name),
                 "unit": .string(entry.unit.name),
+                "unitVersion": .string(entry.unit.version ?? "build"),
                 "trigger": (try? ValueEncoder().encode(entry.trigger)) ?? .null,
             ]
             m["options"] = (try? ValueEncoder().encode(entry.spec.options)).map(FunctionTable.dropNulls) ?? .emptyMap

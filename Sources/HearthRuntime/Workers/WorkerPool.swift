@@ -37,6 +37,8 @@ final class WorkerPool: UnitTransport {
         var restarts = 0
         var lastCause: String?
         var retired = false
+        /// Past this, a retired pool's idle workers are closed.
+        var closeAfter: ContinuousClock.Instant?
     }
 
     private let state: Mutex<State>
@@ -111,9 +113,15 @@ final class WorkerPool: UnitTransport {
         }
     }
 
+    /// Requests that looked the old version up just before the swap still reach it within this.
+    static let retireGrace = Duration.seconds(1)
+
     func retire() {
-        state.withLock { $0.retired = true }
-        closeIdleIfRetired()
+        state.withLock { s in
+            s.retired = true
+            s.closeAfter = ContinuousClock.now + WorkerPool.retireGrace
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + WorkerPool.retireGrace.secondsDouble) { [self] in closeIdleIfRetired() }
     }
 
     /// Waits (at most `timeout`) until every worker of a retired pool has exited; true if they did.
@@ -125,6 +133,7 @@ final class WorkerPool: UnitTransport {
     func stop() {
         let workers = state.withLock { s -> [WorkerProcess] in
             s.retired = true
+            s.closeAfter = ContinuousClock.now
             return s.workers.compactMap { $0 }
         }
         for worker in workers { worker.close() }
@@ -132,7 +141,7 @@ final class WorkerPool: UnitTransport {
 
     private func closeIdleIfRetired() {
         let idle = state.withLock { s -> [WorkerProcess] in
-            guard s.retired else { return [] }
+            guard s.retired, let after = s.closeAfter, ContinuousClock.now >= after else { return [] }
             return s.workers.compactMap { $0 }.filter { $0.outstanding == 0 }
         }
         for worker in idle { worker.close() }

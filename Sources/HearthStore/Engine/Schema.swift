@@ -217,6 +217,29 @@ enum Schema {
             message_id TEXT
         );
         """,
+        // 15: deploy history: unit versions (content-addressed library copies) and each
+        // activation (deploy or rollback) of one.
+        """
+        CREATE TABLE unit_versions (
+            unit TEXT NOT NULL,
+            version TEXT NOT NULL,
+            path TEXT NOT NULL,
+            functions TEXT NOT NULL,
+            created INTEGER NOT NULL,
+            created_by TEXT NOT NULL,
+            PRIMARY KEY (unit, version)
+        ) WITHOUT ROWID;
+        CREATE TABLE unit_deploys (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            unit TEXT NOT NULL,
+            version TEXT NOT NULL,
+            action TEXT NOT NULL,
+            time INTEGER NOT NULL,
+            who TEXT NOT NULL,
+            hosts INTEGER NOT NULL
+        );
+        CREATE INDEX unit_deploys_by_unit ON unit_deploys(unit, seq);
+        """,
     ]
 
     /// Steps SQL cannot express, run right after the migration of that number (1-based), in the

@@ -1,0 +1,180 @@
+import Foundation
+import HearthModel
+@_spi(Internals) @testable import HearthRuntime
+import Synchronization
+import Testing
+
+/// Unit versions on a running runtime: activation swaps the table with running invocations
+/// finishing on the old version, triggers follow, bad versions are refused, history persists.
+@Suite("Deploying unit versions", .serialized)
+struct DeployTests {
+    static func library(_ product: String) -> String { UnitLoader.libraryPath(unit: product, directory: buildDirectory) }
+
+    /// A runtime whose unit "Swap" starts as v1's library (in workers), beside EchoUnit.
+    func swapRuntime(clock: any Clock = SystemClock(), log: LogCapture = LogCapture(), dataDirectory: String? = nil) async throws -> Runtime {
+        var config = makeConfig(units: [])
+        config.units = [RuntimeConfig.Unit(name: "Swap", path: Self.library("SwapV1")), RuntimeConfig.Unit(name: "EchoUnit")]
+        config.defaultIsolation = .process
+        if let dataDirectory { config.dataDirectory = dataDirectory }
+        let runtime = try await openRuntime(config: config, clock: clock, log: log.makeLog(clock: clock))
+        await runtime.loadUnits()
+        #expect(runtime.loadErrors.isEmpty, "\(runtime.loadErrors)")
+        return runtime
+    }
+
+    /// Installs and records a library as a version of Swap (what `hearth deploy` does before activating).
+    func record(_ runtime: Runtime, _ product: String) async throws -> String {
+        let deployer = Deployer(runtime: runtime, progress: { _ in })
+        let (version, path) = try deployer.install(unit: "Swap", library: Self.library(product))
+        try await runtime.deploys.record(UnitVersion(unit: "Swap", version: version, path: path, functions: [], created: runtime.clock.now(), createdBy: "test"))
+        return version
+    }
+
+    @Test("activation: new calls answer from v2 at once, a call already running finishes on v1, v1's workers drain and exit")
+    func activationSwaps() async throws {
+        let runtime = try await swapRuntime()
+        defer { runtime.close() }
+        #expect(await runtime.call("swapVersion", data: .null).value == "v1")
+        let oldWorkers = try #require(runtime.table["swapVersion"]?.unit.transport as? WorkerPool).pids
+        let v2 = try await record(runtime, "SwapV2")
+        async let slow = runtime.call("swapSlow", data: 1.5)
+        try await Task.sleep(for: .milliseconds(200))  // the slow call is in v1's worker
+        let activation = try await runtime.activate(unit: "Swap", version: v2)
+        #expect(activation.added == ["swapAudit"])
+        #expect(activation.removed == ["swapQueue", "swapTick"])
+        #expect(activation.previous == "build")
+        #expect(await runtime.call("swapVersion", data: .null).value == "v2")
+        #expect(await slow.value == "v1", "the call that started on v1 finished there")
+        #expect(runtime.table["swapVersion"]?.unit.version == v2)
+        #expect(runtime.table["swapTick"] == nil)
+        // The old version's workers exit once idle.
+        let pool = try #require(runtime.table.units.first { $0.name == "Swap" }?.transport as? WorkerPool)
+        #expect(!pool.pids.contains { oldWorkers.contains($0) })
+        for pid in oldWorkers {
+            var gone = false
+            for _ in 0..<300 where !gone {
+                gone = kill(pid, 0) != 0
+                if !gone { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(gone, "v1's worker \(pid) exited")
+        }
+        #expect(await runtime.call("echo", data: "still").value == "still")
+    }
+
+    @Test("triggers follow: a kept trigger runs the new code, an added one starts at the feed's end, removed ones stop; a removed queue keeps its tasks")
+    func triggersFollow() async throws {
+        let clock = ManualClock()
+        let runtime = try await swapRuntime(clock: clock)
+        defer { runtime.close() }
+        try await runtime.startDeliveries(driving: false)
+        let docs = runtime.documents
+        try await docs.commit([.set(try DocumentPath("swap/a"), ["n": 1])])
+        // A task for the queue v2 drops, due an hour from now.
+        _ = try await runtime.enqueue([TaskSpec(queue: "swapQueue", data: "later", start: .after(.seconds(3600)))])
+        await runtime.engine.settle()
+        #expect(try await docs.get(try DocumentPath("swapLog/a"))?.fields["version"] == "v1")
+
+        _ = try await runtime.activate(unit: "Swap", version: try await record(runtime, "SwapV2"))
+        try await docs.commit([.set(try DocumentPath("swap/b"), ["n": 2])])
+        await runtime.engine.settle()
+        #expect(try await docs.get(try DocumentPath("swapLog/b"))?.fields["version"] == "v2")
+        #expect(try await docs.get(try DocumentPath("swapAudit/b")) != nil)
+        #expect(try await docs.get(try DocumentPath("swapAudit/a")) == nil, "an added trigger starts at the end of the feed")
+        let afterV2 = try runtime.scheduleTable().map(\.function).filter { $0.hasPrefix("swap") }
+        #expect(afterV2 == [], "v2 declares no schedule")
+        let pending = try runtime.deliveries.list(function: "swapQueue", state: .pending, limit: 10)
+        #expect(pending.count == 1, "the removed queue's task stays, listed")
+
+        // Back to v1: the audit trigger stops, the schedule and the queue return.
+        _ = try await runtime.activate(unit: "Swap", version: try await record(runtime, "SwapV1"))
+        try await docs.commit([.set(try DocumentPath("swap/c"), ["n": 3])])
+        await runtime.engine.settle()
+        #expect(try await docs.get(try DocumentPath("swapLog/c"))?.fields["version"] == "v1")
+        #expect(try await docs.get(try DocumentPath("swapAudit/c")) == nil)
+        let afterV1 = try runtime.scheduleTable().map(\.function).filter { $0.hasPrefix("swap") }
+        #expect(afterV1 == ["swapTick"])
+        #expect(try await runtime.store.engine.cursors()["trigger:swapAudit"] == nil, "a removed trigger's cursor is dropped")
+    }
+
+    @Test("bad versions are refused with the reason and the running version keeps serving",
+          arguments: [("SwapBroken", "registered twice"), ("SwapBadSchedule", "every 61 minutes or so"),
+                      ("SwapTrapOnLoad", "worker died while loading"), ("OldABIUnit", "boundary version 1"),
+                      ("EchoUnit", "declares unit 'EchoUnit', not 'Swap'")])
+    func badVersions(product: String, reason: String) async throws {
+        let runtime = try await swapRuntime()
+        defer { runtime.close() }
+        let version = try await record(runtime, product)
+        do {
+            _ = try await runtime.activate(unit: "Swap", version: version)
+            Issue.record("\(product) was activated")
+        } catch let error as HTTPSError {
+            #expect(error.code == .failedPrecondition)
+            #expect(error.message.contains(reason), "\(error.message)")
+        }
+        #expect(await runtime.call("swapVersion", data: .null).value == "v1")
+        #expect(runtime.table["swapVersion"]?.unit.version == nil)
+    }
+
+    @Test("a version whose function names clash with another unit's is refused, naming the clash")
+    func clashRefused() async throws {
+        var config = makeConfig(units: [])
+        config.units = [RuntimeConfig.Unit(name: "Swap", path: Self.library("SwapV1")), RuntimeConfig.Unit(name: "SwapSecond", path: Self.library("SwapV2"))]
+        config.defaultIsolation = .process
+        let runtime = try await openRuntime(config: config)
+        defer { runtime.close() }
+        await runtime.loadUnits()
+        // SwapV2's library declares unit "Swap", so the second unit is refused at load already.
+        #expect(runtime.loadErrors.map(\.unit) == ["SwapSecond"])
+        // A Swap version declaring EchoUnit's names clashes once EchoUnit runs beside it.
+        let echo = try await swapRuntime()
+        defer { echo.close() }
+        do {
+            _ = try await echo.validate(unit: "EchoUnit", library: Self.library("EchoUnit"))
+        } catch {
+            Issue.record("EchoUnit validates against itself replaced: \(error)")
+        }
+        await #expect(throws: HTTPSError.self) { _ = try await echo.validate(unit: "Swap", library: Self.library("SwapV1") + ".missing") }
+    }
+
+    @Test("two activations at once run one after the other")
+    func activationsSerialized() async throws {
+        let runtime = try await swapRuntime()
+        defer { runtime.close() }
+        let v2 = try await record(runtime, "SwapV2")
+        let v1 = try await record(runtime, "SwapV1")
+        async let a = runtime.activate(unit: "Swap", version: v2)
+        async let b = runtime.activate(unit: "Swap", version: v1)
+        let (first, second) = try await (a, b)
+        // Whichever ran second saw the other's version as its previous one.
+        #expect([first.previous, second.previous].contains(v2) || [first.previous, second.previous].contains(v1))
+        #expect(Set([first.previous, second.previous]).count == 2)
+        #expect(runtime.table.units.filter { $0.name == "Swap" }.count == 1)
+    }
+
+    @Test("a recorded deploy survives a restart: the next start loads the deployed version; history lists who and when")
+    func deploySurvivesRestart() async throws {
+        let data = NSTemporaryDirectory() + "hearth-deploy-" + UUID().uuidString
+        let version: String
+        do {
+            let runtime = try await swapRuntime(dataDirectory: data)
+            defer { runtime.close() }
+            let outcome = try await Deployer(runtime: runtime, progress: { _ in }).deploy(unit: "Swap", library: Self.library("SwapV2"), who: "ana@test")
+            version = outcome.version.version
+            #expect(outcome.activated.isEmpty, "no server runs on this data directory")
+            #expect(outcome.record.hosts == 0)
+            #expect(outcome.version.functions.sorted() == ["swapAudit", "swapLog", "swapSlow", "swapVersion"])
+            let copy = outcome.version.path
+            #expect(copy.hasPrefix(data + "/units/Swap/\(version)/"))
+            #expect(await runtime.call("swapVersion", data: .null).value == "v1", "recorded for the next start only")
+        }
+        let restarted = try await swapRuntime(dataDirectory: data)
+        defer { restarted.close() }
+        #expect(await restarted.call("swapVersion", data: .null).value == "v2")
+        #expect(restarted.table["swapVersion"]?.unit.version == version)
+        let history = try restarted.deploys.history(unit: "Swap")
+        #expect(history.map(\.who) == ["ana@test"])
+        #expect(history.first?.action == .deploy)
+        // Rolling back needs an earlier deployed version.
+        await #expect(throws: HTTPSError.self) { _ = try await Deployer(runtime: restarted, progress: { _ in }).rollback(unit: "Swap", to: nil) }
+    }
+}
