@@ -1,0 +1,187 @@
+import Foundation
+import HearthHTTP
+import HearthModel
+import HearthTesting
+import Synchronization
+import Testing
+
+/// `hearth deploy` and `hearth rollback` against a real `hearth serve` under load.
+@Suite("Deploying to a running server", .serialized)
+struct DeployProcessTests {
+    let client = HTTPClient()
+
+    static func library(_ product: String) -> String { buildDirectory + "/lib\(product).so" }
+
+    func call(_ base: String, _ function: String, _ data: String = "null", timeout: Duration = .seconds(30)) async throws -> (Int, Value) {
+        try await Self.call(client, base, function, data, timeout: timeout)
+    }
+
+    static func call(_ client: HTTPClient, _ base: String, _ function: String, _ data: String = "null", timeout: Duration = .seconds(30)) async throws -> (Int, Value) {
+        let response = try await client.send(HTTPClientRequest(method: "POST", url: base + "/" + function,
+                                                              headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                                              body: Array("{\"data\":\(data)}".utf8), timeout: timeout))
+        return (response.status, try JSONParser.parse(response.body))
+    }
+
+    func hearth(_ arguments: [String], in dir: TempDir) async throws -> Subprocess {
+        try await Self.hearth(arguments, in: dir.path)
+    }
+
+    static func hearth(_ arguments: [String], in directory: String) async throws -> Subprocess {
+        let p = try Subprocess(buildDirectory + "/hearth", arguments, directory: directory)
+        _ = try await p.wait(seconds: 120)
+        return p
+    }
+
+    @Test("v1 → v2 → rollback under continuous calls: no failed request, answers switch and switch back, a slow call started on v1 ends on v1")
+    func deployUnderLoad() async throws {
+        let dir = TempDir()
+        _ = dir.write("runtime.toml", """
+            units_dir = "\(buildDirectory)"
+            [[units]]
+            name = "Swap"
+            path = "\(Self.library("SwapV1"))"
+            [[units]]
+            name = "EchoUnit"
+            [server]
+            port = 0
+            [log]
+            level = "notice"
+            """)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+
+        // Two callers, back to back, until told to stop; every answer is kept in order.
+        let state = LoadState()
+        let client = self.client
+        let load = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        var n = 0
+                        while !state.stop.load(ordering: .relaxed) && n < 200_000 {
+                            n += 1
+                            do {
+                                let (status, body) = try await Self.call(client, base, "swapVersion")
+                                if status == 200, let v = body["result"]?.stringValue { state.answers.withLock { $0.append(v) } } else {
+                                    state.failures.withLock { $0.append("\(status) \(JSONWriter.string(body))") }
+                                }
+                            } catch {
+                                state.failures.withLock { $0.append("\(error)") }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        func waitForAnswers(_ count: Int) async throws {
+            for _ in 0..<1000 where state.answers.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        try await waitForAnswers(50)
+
+        // Deploy v1 as a recorded version (same code as the running one), then v2 with a slow call in flight.
+        let first = try await hearth(["deploy", "Swap", "--library", Self.library("SwapV1")], in: dir)
+        #expect(first.termination == .exited(0), "\(first.stderrText)")
+        let slow = Task { try await Self.call(client, base, "swapSlow", "2", timeout: .seconds(60)) }
+        try await Task.sleep(for: .milliseconds(300))
+        let before = state.answers.withLock { $0.count }
+        let started = ContinuousClock.now
+        let second = try await hearth(["deploy", "Swap", "--library", Self.library("SwapV2")], in: dir)
+        let deployElapsed = ContinuousClock.now - started
+        #expect(second.termination == .exited(0), "\(second.stderrText)")
+        #expect(second.stdoutText.contains("active on http://127.0.0.1"), "\(second.stdoutText)")
+        try await waitForAnswers(before + 200)
+        let (slowStatus, slowBody) = try await slow.value
+        #expect(slowStatus == 200 && slowBody["result"] == "v1", "the slow call finished on the version it started on: \(slowBody)")
+
+        let health = try JSONParser.parse(try await client.send(HTTPClientRequest(url: base + "/healthz")).body)
+        let v2 = health["unitStatus"]?["Swap"]?["version"]?.stringValue
+        #expect(v2 != nil && v2 != "build")
+
+        let back = try await hearth(["rollback", "Swap"], in: dir)
+        #expect(back.termination == .exited(0), "\(back.stderrText)")
+        #expect(back.stdoutText.contains("rolled back to Swap"), "\(back.stdoutText)")
+        let afterRollback = state.answers.withLock { $0.count }
+        try await waitForAnswers(afterRollback + 200)
+        state.stop.store(true, ordering: .relaxed)
+        await load.value
+
+        let seen = state.answers.withLock { $0 }
+        let failed = state.failures.withLock { $0 }
+        #expect(failed.isEmpty, "failed requests: \(failed.prefix(5))")
+        // v1 first, then v2, then v1 again: the answers switch once each way (two callers may
+        // interleave around a switch, so compare runs of the sequence, not single answers).
+        var runs: [String] = []
+        for v in seen where runs.last != v { runs.append(v) }
+        #expect(runs.first == "v1" && runs.contains("v2") && runs.last == "v1", "\(runs.prefix(10))")
+        #expect(seen[(afterRollback + 50)...].allSatisfy { $0 == "v1" })
+        print("deploy under load: \(seen.count) calls, 0 failed; deploy command \(deployElapsed)")
+
+        // The history has both deploys and the rollback, newest first, the rollback active.
+        let list = try await hearth(["deploy", "--list", "Swap", "--json"], in: dir)
+        let rows = try list.stdoutText.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+        #expect(rows.map { $0["action"]?.stringValue ?? "" } == ["rollback", "deploy", "deploy"])
+        #expect(rows.first?["active"] == true)
+        #expect(rows.first?["version"] == rows.last?["version"], "rolled back to the first deploy's version")
+        #expect(rows.allSatisfy { $0["hosts"] == 1 })
+        let functions = try await hearth(["functions", "--json"], in: dir)
+        #expect(functions.stdoutText.contains(rows.first?["version"]?.stringValue ?? "?"), "hearth functions shows the active version")
+
+        // A bad version is refused by the running server, which keeps serving the good one.
+        let bad = try await hearth(["deploy", "Swap", "--library", Self.library("SwapBroken")], in: dir)
+        #expect(bad.termination == .exited(1))
+        #expect(bad.stderrText.contains("registered twice"), "\(bad.stderrText)")
+        #expect(try await call(base, "swapVersion").1["result"] == "v1")
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/.hearth/hosts/\(server.process.pid).json"), "the server unregisters at exit")
+    }
+
+    @Test("with no server running, a deploy applies at the next start; two deploys of one unit at once are serialized")
+    func deployWithoutServer() async throws {
+        let dir = TempDir()
+        _ = dir.write("runtime.toml", """
+            units_dir = "\(buildDirectory)"
+            [[units]]
+            name = "Swap"
+            path = "\(Self.library("SwapV1"))"
+            [server]
+            port = 0
+            """)
+        let path = dir.path
+        async let a = Self.hearth(["deploy", "Swap", "--library", Self.library("SwapV2")], in: path)
+        async let b = Self.hearth(["deploy", "Swap", "--library", Self.library("SwapV1")], in: path)
+        let (first, second) = try await (a, b)
+        #expect(first.termination == .exited(0) && second.termination == .exited(0), "\(first.stderrText)\n\(second.stderrText)")
+        #expect(first.stdoutText.contains("applies at the next start"))
+        let list = try await hearth(["deploy", "--list", "--json"], in: dir)
+        let rows = try list.stdoutText.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+        #expect(rows.count == 2)
+        #expect(rows.allSatisfy { $0["hosts"] == 0 })
+        let active = try #require(rows.first)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+        let expected: Value = active["functions"]?.arrayValue?.contains("swapAudit") == true ? "v2" : "v1"
+        #expect(try await call(base, "swapVersion").1["result"] == expected, "the next start runs the last deploy")
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+
+        // Usage and configuration errors name what is wrong.
+        let unknown = try await hearth(["deploy", "Nope", "--library", Self.library("SwapV1")], in: dir)
+        #expect(unknown.termination == .exited(1))
+        #expect(unknown.stderrText.contains("unit Nope is not one of runtime.toml's units"))
+        let missing = try await hearth(["deploy", "Swap", "--library", "/no/such/lib.so"], in: dir)
+        #expect(missing.termination == .exited(1))
+        #expect(missing.stderrText.contains("cannot read the library /no/such/lib.so"))
+        let noVersion = try await hearth(["rollback", "Swap", "--to", "ffff"], in: dir)
+        #expect(noVersion.termination == .exited(1))
+        #expect(noVersion.stderrText.contains("no version ffff of unit Swap"))
+    }
+}
+
+/// What the load generator of `deployUnderLoad` shares with the test.
+final class LoadState: Sendable {
+    let stop = Atomic<Bool>(false)
+    let answers = Mutex<[String]>([])
+    let failures = Mutex<[String]>([])
+}
