@@ -12,11 +12,22 @@ import Synchronization
 /// Both ends of a worker connection use it: the host's `WorkerProcess` and the worker's
 /// `WorkerMain`. Frames are exactly the bytes the in-process C boundary carries, so nothing is
 /// translated on the way.
+///
+/// Writes combine: a sender that finds another one writing leaves its frame in the outbox and
+/// returns; the writer sends everything queued meanwhile in one `send(2)`. Under load, many frames
+/// go per system call (and per wake-up of the reader on the other side).
 final class FrameSocket: Sendable {
     let fd: Int32
     private let closed = Atomic<Bool>(false)
-    /// Serializes writers: a frame is written whole before the next one starts.
-    private let writeLock = Mutex<Void>(())
+
+    private struct Outbox {
+        var bytes: [UInt8] = []
+        var writing = false
+    }
+
+    private let outbox = Mutex(Outbox())
+    /// Held while writing to, or closing, the descriptor (so a write never lands on a closed one).
+    private let descriptorLock = Mutex<Void>(())
 
     init(fd: Int32) {
         self.fd = fd
@@ -33,30 +44,56 @@ final class FrameSocket: Sendable {
 
     var isClosed: Bool { closed.load(ordering: .acquiring) }
 
-    /// Writes one frame; false when the connection is gone (the other end died or closed). Never
-    /// raises SIGPIPE.
+    /// Queues one frame and writes it (with any others queued meanwhile) unless another sender is
+    /// writing, which then writes it. False when the connection is already gone; a frame queued on
+    /// a connection that breaks meanwhile is lost, which the reader's end of stream reports.
+    /// Never raises SIGPIPE.
     @discardableResult
     func send(_ frame: UnsafeRawBufferPointer) -> Bool {
-        writeLock.withLock { _ in
-            // Checked under the lock: the reader closes the descriptor under it too.
-            guard !isClosed else { return false }
-            var offset = 0
-            while offset < frame.count {
-                let n = Glibc.send(fd, frame.baseAddress! + offset, frame.count - offset, Int32(MSG_NOSIGNAL))
-                if n > 0 { offset += n; continue }
-                if n < 0 && errno == EINTR { continue }
-                return false
-            }
+        guard !isClosed else { return false }
+        let writes = outbox.withLock { o -> Bool in
+            o.bytes.append(contentsOf: frame)
+            if o.writing { return false }
+            o.writing = true
             return true
+        }
+        guard writes else { return true }
+        var ok = true
+        while true {
+            let batch = outbox.withLock { o -> [UInt8] in
+                if o.bytes.isEmpty { o.writing = false }
+                defer { o.bytes = [] }
+                return o.bytes
+            }
+            if batch.isEmpty { return ok }
+            if !write(batch) { ok = false }
         }
     }
 
     @discardableResult
     func send(_ frame: [UInt8]) -> Bool { frame.withUnsafeBytes { send($0) } }
 
+    private func write(_ bytes: [UInt8]) -> Bool {
+        descriptorLock.withLock { _ in
+            guard !isClosed else { return false }
+            return bytes.withUnsafeBytes { p in
+                var offset = 0
+                while offset < p.count {
+                    let n = Glibc.send(fd, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL))
+                    if n > 0 { offset += n; continue }
+                    if n < 0 && errno == EINTR { continue }
+                    return false
+                }
+                return true
+            }
+        }
+    }
+
     /// Stops writing (the peer reads end of stream once what was sent is read).
     func shutdownWriting() {
-        writeLock.withLock { _ in if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) } }
+        // After whatever is queued: a frame in the outbox goes out first.
+        for _ in 0..<100_000 where outbox.withLock({ $0.writing || !$0.bytes.isEmpty }) && !isClosed { sched_yield() }
+        descriptorLock.withLock { _ in if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) } }
     }
 
     /// Starts the reader thread. `onFrame` gets each whole frame (valid during the call only);
@@ -66,8 +103,10 @@ final class FrameSocket: Sendable {
                       onClose: @escaping @Sendable (String?) -> Void) {
         let thread = Thread { [self] in
             let problem = readLoop(onFrame)
-            closed.store(true, ordering: .releasing)
-            writeLock.withLock { _ in _ = Glibc.close(fd) }
+            descriptorLock.withLock { _ in
+                closed.store(true, ordering: .releasing)
+                _ = Glibc.close(fd)
+            }
             onClose(problem)
         }
         thread.name = name
