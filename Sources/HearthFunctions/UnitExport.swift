@@ -26,7 +26,14 @@ public func exportUnit<M: FunctionModule>(_ module: M.Type, host: UnsafeRawPoint
 final class UnitDispatcher: Sendable {
     let registry: FunctionRegistry.Frozen
     let connection: HostConnection
-    let running = Mutex<[UInt64: Task<Void, Never>]>([:])
+    /// Handlers running, by invocation (for cancellation), and invocations whose handler finished
+    /// before its task was registered (a handler that never suspends finishes inside `invoke`).
+    struct Running {
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var finishedEarly: Set<UInt64> = []
+    }
+
+    let running = Mutex(Running())
 
     init(registry: FunctionRegistry.Frozen, connection: HostConnection) {
         self.registry = registry
@@ -85,7 +92,7 @@ final class UnitDispatcher: Sendable {
                 reply.send(Boundary.failure(header, error.remoteError))
             }
         case .cancel:
-            let task = running.withLock { $0[header.invocation] }
+            let task = running.withLock { $0.tasks[header.invocation] }
             task?.cancel()
             reply.send(Boundary.frame(header.answer(.reply), Boundary.Empty()))
         default:
@@ -102,18 +109,20 @@ final class UnitDispatcher: Sendable {
         let channel = HostChannel(connection: connection, invocationID: id, startTime: message.now, random: InvocationRandom(seed: message.seed))
         let context = FunctionContext(functionName: message.function, channel: channel)
         let event = message.event
-        // The task registers itself before it can finish, so `running` never keeps a finished task.
-        running.withLock { running in
-            running[id] = Task {
-                let bytes: [UInt8]
-                do {
-                    bytes = Boundary.frame(header.answer(.reply), try await function.invoke(event, context))
-                } catch {
-                    bytes = Boundary.failure(header, RemoteError(wrapping: error))
-                }
-                _ = self.running.withLock { $0.removeValue(forKey: id) }
-                reply.send(bytes)
+        // The handler starts on this thread and runs until it first suspends (a handler that never
+        // does, like most callables, answers without a hop to another thread).
+        let task = Task.immediate {
+            let bytes: [UInt8]
+            do {
+                bytes = Boundary.frame(header.answer(.reply), try await function.invoke(event, context))
+            } catch {
+                bytes = Boundary.failure(header, RemoteError(wrapping: error))
             }
+            self.running.withLock { r in if r.tasks.removeValue(forKey: id) == nil { r.finishedEarly.insert(id) } }
+            reply.send(bytes)
+        }
+        running.withLock { r in
+            if r.finishedEarly.remove(id) == nil { r.tasks[id] = task }
         }
     }
 }

@@ -9,8 +9,9 @@ import Testing
 @Suite("Declared secrets")
 struct SecretsTests {
     /// A runtime with SecretUnit whose secrets file holds `entries`.
-    func runtime(_ entries: [String: String], log: LogCapture = LogCapture()) async throws -> Runtime {
+    func runtime(_ entries: [String: String], log: LogCapture = LogCapture(), isolation: RuntimeConfig.Isolation = .inProcess) async throws -> Runtime {
         var config = makeConfig(units: ["SecretUnit"])
+        config.defaultIsolation = isolation
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         let file = config.dataDirectory + "/secrets.toml"
         let text = entries.map { "\($0.key) = \"\($0.value)\"" }.joined(separator: "\n")
@@ -34,10 +35,11 @@ struct SecretsTests {
         #expect(!log.all.contains { $0.contains("unrelated-value") })
     }
 
-    @Test("the declaring function reads its secret; another function of the same unit is refused, and nothing logs the value")
-    func onlyDeclaredSecrets() async throws {
+    @Test("the declaring function reads its secret; another function of the same unit is refused, and nothing logs the value",
+          arguments: RuntimeConfig.Isolation.allCases)
+    func onlyDeclaredSecrets(isolation: RuntimeConfig.Isolation) async throws {
         let log = LogCapture()
-        let runtime = try await runtime(["HEARTH_TEST_SECRET": "s3cret-value", "HEARTH_OTHER_SECRET": "other-value"], log: log)
+        let runtime = try await runtime(["HEARTH_TEST_SECRET": "s3cret-value", "HEARTH_OTHER_SECRET": "other-value"], log: log, isolation: isolation)
         defer { runtime.close() }
         #expect(runtime.loadErrors.isEmpty, "\(runtime.loadErrors)")
         let read = await runtime.call("readSecret", data: nil)

@@ -123,6 +123,24 @@ struct WorkerIsolationTests {
         #expect(logged.contains("\"invocation\":\"\(Invoker.format(outcome.id))\""))
     }
 
+    @Test("synchronous services (the host's clock, logs) answer a handler in a worker before its first suspension, many at once")
+    func synchronousServicesFromWorker() async throws {
+        let clock = ManualClock()
+        let runtime = try await processRuntime(["EchoUnit"], clock: clock)
+        defer { runtime.stopUnits() }
+        clock.advance(by: .seconds(1234))
+        let started = ContinuousClock.now
+        // `now` reads the host clock synchronously at once: the worker's reader thread runs the
+        // handler and must read the clock's reply itself.
+        let answers = await withTaskGroup(of: Value?.self) { group in
+            for _ in 0..<50 { group.addTask { await runtime.call("now", data: .null).value } }
+            return await group.reduce(into: [Value?]()) { $0.append($1) }
+        }
+        #expect(answers.count == 50)
+        #expect(answers.allSatisfy { $0 == .timestamp(clock.now()) }, "\(answers.prefix(3))")
+        #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
+    }
+
     @Test("several workers for one unit share its calls")
     func severalWorkers() async throws {
         let runtime = try await processRuntime(["CrashUnit"]) { $0.units[0].workers = 2 }

@@ -96,13 +96,18 @@ final class FrameSocket: Sendable {
         descriptorLock.withLock { _ in if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) } }
     }
 
-    /// Starts the reader thread. `onFrame` gets each whole frame (valid during the call only);
+    /// Starts the reader thread. `onFrame` gets each whole frame (a copy, so it may keep it);
     /// `onClose` runs once, when the peer closed, the stream broke or a frame was malformed
-    /// (with the reason), after which the descriptor is closed.
-    func startReading(name: String, onFrame: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+    /// (with the reason), after which the descriptor is closed. Frames longer than `maxFrame`
+    /// end the connection (a worker may not make its host allocate without bound).
+    func startReading(name: String, maxFrame: Int = Boundary.maxFrameBytes, onFrame: @escaping @Sendable ([UInt8]) -> Void,
                       onClose: @escaping @Sendable (String?) -> Void) {
         let thread = Thread { [self] in
-            let problem = readLoop(onFrame)
+            let reader = FrameReader(fd: fd, maxFrame: maxFrame)
+            readerState.withLock { $0 = (pthread_self(), reader) }
+            while case .frame(let frame) = reader.next() { onFrame(frame) }
+            let problem = reader.endReason
+            readerState.withLock { $0 = nil }
             descriptorLock.withLock { _ in
                 closed.store(true, ordering: .releasing)
                 _ = Glibc.close(fd)
@@ -113,48 +118,114 @@ final class FrameSocket: Sendable {
         thread.start()
     }
 
-    /// Reads until the stream ends; returns why it ended (nil: the peer closed it).
-    private func readLoop(_ onFrame: @Sendable (UnsafeRawBufferPointer) -> Void) -> String? {
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var start = 0, end = 0
+    /// The reader thread and its reader, while it runs.
+    private let readerState = Mutex<(thread: pthread_t, reader: FrameReader)?>(nil)
+
+    /// Whether the calling thread is this socket's reader.
+    var onReaderThread: Bool {
+        readerState.withLock { state in state.map { pthread_equal($0.thread, pthread_self()) != 0 } ?? false }
+    }
+
+    /// On the reader thread, while it handles a frame: reads on until a frame `wanted` accepts
+    /// arrives and returns it (nil when the stream ends first). Frames `wanted` refuses are given
+    /// to `other` when they are replies, and kept for the reader's loop when they are requests, so
+    /// nothing runs nested but replies. A worker whose handler calls a synchronous host service
+    /// before its first suspension (on the reader thread) waits for the answer this way.
+    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void) -> [UInt8]? {
+        guard let reader = readerState.withLock({ $0?.reader }) else { return nil }
+        return reader.pump(until: wanted, other: other)
+    }
+}
+
+/// The reading side of a `FrameSocket`, used only by its reader thread: a buffer, the frames
+/// set aside while a nested `pump` waited, and how the stream ended.
+final class FrameReader: @unchecked Sendable {  // touched by the reader thread only
+    enum Next {
+        case frame([UInt8])
+        case end(String?)
+    }
+
+    enum State {
+        case open
+        case end
+    }
+
+    let fd: Int32
+    let maxFrame: Int
+    private var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    private var start = 0, end = 0
+    private var deferred: [[UInt8]] = []
+    private(set) var state = State.open
+    private(set) var endReason: String?
+
+    init(fd: Int32, maxFrame: Int) {
+        self.fd = fd
+        self.maxFrame = maxFrame
+    }
+
+    /// The next frame: one set aside by a pump first, else the next whole one on the stream.
+    func next() -> Next {
+        if !deferred.isEmpty { return .frame(deferred.removeFirst()) }
+        return read()
+    }
+
+    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void) -> [UInt8]? {
         while true {
-            // Hand over every whole frame in the buffer.
-            while end - start >= 4 {
+            guard case .frame(let frame) = read() else { return nil }
+            guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else { continue }
+            if wanted(header) { return frame }
+            if header.kind == .request { deferred.append(frame) } else { other(frame) }
+        }
+    }
+
+    private func finish(_ reason: String?) -> Next {
+        state = .end
+        endReason = reason
+        return .end(reason)
+    }
+
+    /// The next whole frame from the stream (blocking), or the end.
+    private func read() -> Next {
+        guard state == .open else { return .end(endReason) }
+        while true {
+            if end - start >= 4 {
                 let length = buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: start, as: UInt32.self))) }
-                guard length + 4 >= Boundary.headerSize, length <= Boundary.maxFrameBytes else {
-                    return "a frame length of \(length) bytes is out of range"
+                guard length + 4 >= Boundary.headerSize, length <= maxFrame else {
+                    return finish("a frame length of \(length) bytes is out of range (at most \(maxFrame))")
                 }
-                guard end - start >= length + 4 else {
-                    if length + 4 > buffer.count {
-                        // Room for the whole frame.
-                        var bigger = [UInt8](repeating: 0, count: length + 4)
-                        bigger.withUnsafeMutableBytes { dst in buffer.withUnsafeBytes { src in
-                            dst.baseAddress!.copyMemory(from: src.baseAddress! + start, byteCount: end - start)
-                        } }
-                        buffer = bigger
-                        end -= start
+                if end - start >= length + 4 {
+                    let frame = Array(buffer[start..<(start + length + 4)])
+                    start += length + 4
+                    if start == end {
                         start = 0
+                        end = 0
+                        // Back to the usual size after a large frame.
+                        if buffer.count > 1 << 16 { buffer = [UInt8](repeating: 0, count: 1 << 16) }
                     }
-                    break
+                    return .frame(frame)
                 }
-                buffer.withUnsafeBytes { onFrame(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length + 4)])) }
-                start += length + 4
-            }
-            if start == end {
-                start = 0
-                end = 0
+                if length + 4 > buffer.count - start {
+                    // Room for the whole frame, at the front.
+                    var bigger = [UInt8](repeating: 0, count: max(buffer.count, length + 4))
+                    bigger.withUnsafeMutableBytes { dst in buffer.withUnsafeBytes { src in
+                        dst.baseAddress!.copyMemory(from: src.baseAddress! + start, byteCount: end - start)
+                    } }
+                    buffer = bigger
+                    end -= start
+                    start = 0
+                }
             } else if start > 0 && buffer.count - end < 4096 {
                 buffer.withUnsafeMutableBytes { p in p.baseAddress!.copyMemory(from: p.baseAddress! + start, byteCount: end - start) }
                 end -= start
                 start = 0
             }
-            let n = buffer.withUnsafeMutableBytes { p in read(fd, p.baseAddress! + end, p.count - end) }
+            let n = buffer.withUnsafeMutableBytes { p in Glibc.read(fd, p.baseAddress! + end, p.count - end) }
             if n > 0 {
                 end += n
             } else if n == 0 {
-                return nil
+                return finish(nil)
             } else if errno != EINTR {
-                return "read failed: \(String(cString: strerror(errno)))"
+                return finish("read failed: \(String(cString: strerror(errno)))")
             }
         }
     }

@@ -48,6 +48,8 @@ public enum WorkerMain {
             return loadFailedStatus
         }
         connection.exports = UInt(bitPattern: exports)
+        // Nothing the unit starts inherits the connection.
+        _ = fcntl(options.fd, F_SETFD, FD_CLOEXEC)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             connection.socket.startReading(name: "hearth-worker-\(options.unit)", onFrame: { frame in
                 connection.received(frame)
@@ -121,20 +123,28 @@ final class WorkerConnection: Sendable {
     }
 
     /// A frame from the host: a request for the unit, or the reply to one of the unit's requests.
-    func received(_ frame: UnsafeRawBufferPointer) {
-        guard let header = try? Boundary.header(frame) else { return }
+    func received(_ frame: [UInt8]) {
+        guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else { return }
         if header.kind == .request {
+            // The unit starts the handler here, on the reader thread, and runs it until its first
+            // suspension (a synchronous service it calls meanwhile is read by `pump`).
             guard let exports = UnsafePointer<hearth_unit_exports>(bitPattern: exports) else { return }
-            exports.pointee.handle(exports.pointee.context, frame.baseAddress!.assumingMemoryBound(to: UInt8.self), frame.count,
-                                   Unmanaged.passUnretained(socket).toOpaque(), workerReplyTrampoline)
+            frame.withUnsafeBufferPointer { p in
+                exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, Unmanaged.passUnretained(socket).toOpaque(), workerReplyTrampoline)
+            }
             return
         }
+        deliverReply(header, frame)
+    }
+
+    /// Hands a reply from the host to the request waiting for it.
+    private func deliverReply(_ header: Boundary.Header, _ frame: [UInt8]) {
         guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: header.call) }) else { return }
         switch waiter {
         case .callback(let context, let reply):
-            reply(UnsafeMutableRawPointer(bitPattern: context), frame.baseAddress!.assumingMemoryBound(to: UInt8.self), frame.count)
+            frame.withUnsafeBufferPointer { reply(UnsafeMutableRawPointer(bitPattern: context), $0.baseAddress, $0.count) }
         case .blocked(let wait):
-            wait.finish(Array(frame))
+            wait.finish(frame)
         }
     }
 
@@ -168,9 +178,21 @@ final class WorkerConnection: Sendable {
             return
         }
         if let wait {
-            // The host answers synchronous services at once; a host gone quiet for this long is gone.
-            let answer = wait.wait(seconds: 60) ?? Boundary.failure(header, RemoteError(code: .unavailable, message: "the host did not answer '\(header.operation)'"))
-            answer.withUnsafeBufferPointer { reply(context, $0.baseAddress, $0.count) }
+            let answer: [UInt8]?
+            if socket.onReaderThread {
+                // Called from a handler running on the reader thread: read the reply here, handing
+                // other replies on and keeping requests for later.
+                answer = socket.pump(until: { $0.kind != .request && $0.call == call }, other: { [self] frame in
+                    if let h = try? frame.withUnsafeBytes({ try Boundary.header($0) }) { deliverReply(h, frame) }
+                })
+                _ = state.withLock { $0.waiting.removeValue(forKey: call) }
+            } else {
+                // The host answers synchronous services at once; a host gone quiet for this long is gone.
+                answer = wait.wait(seconds: 60)
+                if answer == nil { _ = state.withLock { $0.waiting.removeValue(forKey: call) } }
+            }
+            let bytes = answer ?? Boundary.failure(header, RemoteError(code: .unavailable, message: "the host did not answer '\(header.operation)'"))
+            bytes.withUnsafeBufferPointer { reply(context, $0.baseAddress, $0.count) }
         }
     }
 }

@@ -47,6 +47,9 @@ final class WorkerProcess: Sendable {
     private let state = Mutex(State())
     private let exited: @Sendable (WorkerProcess, String) -> Void
 
+    /// The largest frame a worker may send its host; a longer one ends the connection (and so the worker).
+    static let maxWorkerFrame = 64 << 20
+
     /// Requests sent and not answered (invocations running, describes, cancels).
     var outstanding: Int { state.withLock { $0.pending.count } }
     /// Invocations running in this worker.
@@ -96,7 +99,8 @@ final class WorkerProcess: Sendable {
         socket = FrameSocket(fd: hostEnd)
         readOutput(out[0], stream: "stdout")
         readOutput(err[0], stream: "stderr")
-        socket.startReading(name: "hearth-host-\(launch.unit)-\(child)", onFrame: { [self] frame in
+        // A worker's largest request is a write batch (Firestore caps a request at 10 MiB).
+        socket.startReading(name: "hearth-host-\(launch.unit)-\(child)", maxFrame: WorkerProcess.maxWorkerFrame, onFrame: { [self] frame in
             self.received(frame, services: services)
         }, onClose: { [self] problem in
             self.connectionClosed(problem)
@@ -141,16 +145,16 @@ final class WorkerProcess: Sendable {
     /// Asks the worker to exit once it has read everything sent (it exits at the end of its input).
     func close() { socket.shutdownWriting() }
 
-    private func received(_ frame: UnsafeRawBufferPointer, services: HostServices) {
-        guard let header = try? Boundary.header(frame) else { return }
+    private func received(_ frame: [UInt8], services: HostServices) {
+        guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else { return }
         if header.kind == .request {
             // A host-service call from the unit: answered with the same call id, whenever it is done.
             let target = HostReplyTarget(context: Unmanaged.passRetained(socket).toOpaque(), reply: socketReplyTrampoline)
-            services.handle(unit: launch.unit, bytes: frame, reply: target)
+            frame.withUnsafeBytes { services.handle(unit: launch.unit, bytes: $0, reply: target) }
             return
         }
         guard let pending = state.withLock({ $0.pending.removeValue(forKey: header.call) }) else { return }
-        pending.reply(Array(frame))
+        pending.reply(frame)
     }
 
     private func connectionClosed(_ problem: String?) {
