@@ -201,7 +201,7 @@ public final class Runtime: Sendable {
 
     /// Stops every unit's worker processes (they exit once they have answered what they run).
     public func stopUnits() {
-        for unit in table.units { (unit.transport as? WorkerPool)?.stop() }
+        for unit in table.units { unit.transport.stop() }
     }
 
     /// Closes the store and gives up the node id (for runtimes that end before the process does);
@@ -312,7 +312,7 @@ public final class Runtime: Sendable {
         }
         let (table, refused) = FunctionTable.build(loaded)
         errors += refused
-        for unit in loaded where refused.contains(where: { $0.unit == unit.name }) { unit.transport.retire() }
+        for unit in loaded where refused.contains(where: { $0.unit == unit.name }) { unit.transport.stop() }
         for error in errors { log.error("unit refused", ["unit": .string(error.unit), "path": .string(error.path), "reason": .string(error.reason)]) }
         for unit in table.units {
             log.info("unit loaded", ["unit": .string(unit.name), "functions": .int(Int64(unit.manifest.functions.count)), "path": .string(unit.path),
@@ -364,7 +364,8 @@ public final class Runtime: Sendable {
         return UnitPlacement(isolation: .process,
                              launch: WorkerLaunch(executable: config.workerExecutable, unit: unit.name, library: "",
                                                   memoryLimitMB: unit.memoryLimitMB ?? w.memoryLimitMB, openFiles: unit.openFiles ?? w.openFiles),
-                             workers: unit.workers ?? w.count, killGrace: w.killGraceSeconds, backoffMax: w.restartBackoffMaxSeconds)
+                             workers: unit.workers ?? w.count, killGrace: w.killGraceSeconds, backoffMax: w.restartBackoffMaxSeconds,
+                             startTimeout: w.startTimeoutSeconds)
     }
 
     /// Runs a callable in-process, as the HTTP front door would after verifying the caller.
@@ -389,11 +390,11 @@ public final class Runtime: Sendable {
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
                              tasks: TaskRequests, deliveries: any DeliveryStorage, messenger: Messenger, secrets: Secrets, config: RuntimeConfig,
                              declaredSecrets: @escaping @Sendable (String) -> [String]) -> HostServices {
-        var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0) != nil })
+        var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0)?.unit == $1 })
         services.answer(Boundary.ClockNow.self) { _, _ in clock.now() }
         // Only for a running invocation, and only what its function declared.
         services.answer(Boundary.SecretGet.self) { caller, request in
-            guard let record = invoker.record(for: caller.invocation) else {
+            guard let record = invoker.record(for: caller.invocation), record.unit == caller.unit else {
                 throw HTTPSError(.cancelled, "secrets.get: the invocation is no longer running")
             }
             guard declaredSecrets(record.function).contains(request.name) else {

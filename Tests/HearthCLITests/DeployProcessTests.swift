@@ -41,6 +41,7 @@ struct DeployProcessTests {
             [[units]]
             name = "Swap"
             path = "\(Self.library("SwapV1"))"
+            workers = 2
             [[units]]
             name = "EchoUnit"
             [server]
@@ -56,7 +57,7 @@ struct DeployProcessTests {
         let client = self.client
         let load = Task {
             await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<2 {
+                for _ in 0..<16 {
                     group.addTask {
                         var n = 0
                         while !state.stop.load(ordering: .relaxed) && n < 200_000 {
@@ -103,6 +104,14 @@ struct DeployProcessTests {
         #expect(back.stdoutText.contains("rolled back to Swap"), "\(back.stdoutText)")
         let afterRollback = state.answers.withLock { $0.count }
         try await waitForAnswers(afterRollback + 200)
+        // More flips back and forth, each under the same load.
+        for library in ["SwapV2", "SwapV1", "SwapV2", "SwapV1"] {
+            let flip = try await hearth(["deploy", "Swap", "--library", Self.library(library)], in: dir)
+            #expect(flip.termination == .exited(0), "\(flip.stderrText)")
+            try await waitForAnswers(state.answers.withLock { $0.count } + 100)
+        }
+        let settled = state.answers.withLock { $0.count }
+        try await waitForAnswers(settled + 200)
         state.stop.store(true, ordering: .relaxed)
         await load.value
 
@@ -114,15 +123,15 @@ struct DeployProcessTests {
         var runs: [String] = []
         for v in seen where runs.last != v { runs.append(v) }
         #expect(runs.first == "v1" && runs.contains("v2") && runs.last == "v1", "\(runs.prefix(10))")
-        #expect(seen[(afterRollback + 50)...].allSatisfy { $0 == "v1" })
+        #expect(seen[(settled + 100)...].allSatisfy { $0 == "v1" })
         print("deploy under load: \(seen.count) calls, 0 failed; deploy command \(deployElapsed)")
 
         // The history has both deploys and the rollback, newest first, the rollback active.
         let list = try await hearth(["deploy", "--list", "Swap", "--json"], in: dir)
         let rows = try list.stdoutText.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
-        #expect(rows.map { $0["action"]?.stringValue ?? "" } == ["rollback", "deploy", "deploy"])
+        #expect(rows.map { $0["action"]?.stringValue ?? "" } == ["deploy", "deploy", "deploy", "deploy", "rollback", "deploy", "deploy"])
         #expect(rows.first?["active"] == true)
-        #expect(rows.first?["version"] == rows.last?["version"], "rolled back to the first deploy's version")
+        #expect(rows[4]["version"] == rows.last?["version"], "rolled back to the first deploy's version")
         #expect(rows.allSatisfy { $0["hosts"] == 1 })
         let functions = try await hearth(["functions", "--json"], in: dir)
         #expect(functions.stdoutText.contains(rows.first?["version"]?.stringValue ?? "?"), "hearth functions shows the active version")
@@ -148,11 +157,19 @@ struct DeployProcessTests {
             [server]
             port = 0
             """)
-        let path = dir.path
-        async let a = Self.hearth(["deploy", "Swap", "--library", Self.library("SwapV2")], in: path)
-        async let b = Self.hearth(["deploy", "Swap", "--library", Self.library("SwapV1")], in: path)
-        let (first, second) = try await (a, b)
-        #expect(first.termination == .exited(0) && second.termination == .exited(0), "\(first.stderrText)\n\(second.stderrText)")
+        // Another deploy of Swap holds its lock: this one waits, says so, and goes on once it is released.
+        let lockDirectory = dir.path + "/.hearth/units/Swap"
+        try FileManager.default.createDirectory(atPath: lockDirectory, withIntermediateDirectories: true)
+        let held = open(lockDirectory + "/deploy.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(flock(held, LOCK_EX) == 0)
+        let waiting = try Subprocess(buildDirectory + "/hearth", ["deploy", "Swap", "--library", Self.library("SwapV1")], directory: dir.path)
+        try await waiting.waitFor(seconds: 60, "the deploy to wait for the lock") { $0.stderrText.contains("waiting for another deploy of Swap") }
+        #expect(waiting.isRunning)
+        #expect(try await Self.hearth(["deploy", "--list", "--json"], in: dir.path).stdoutText.isEmpty, "nothing recorded while it waits")
+        close(held)
+        #expect(try await waiting.wait(seconds: 60) == .exited(0), "\(waiting.stderrText)")
+        let first = try await hearth(["deploy", "Swap", "--library", Self.library("SwapV2")], in: dir)
+        #expect(first.termination == .exited(0), "\(first.stderrText)")
         #expect(first.stdoutText.contains("applies at the next start"))
         let list = try await hearth(["deploy", "--list", "--json"], in: dir)
         let rows = try list.stdoutText.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
@@ -161,10 +178,24 @@ struct DeployProcessTests {
         let active = try #require(rows.first)
         let server = try ChildProcess(["serve"], directory: dir.path)
         let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
-        let expected: Value = active["functions"]?.arrayValue?.contains("swapAudit") == true ? "v2" : "v1"
-        #expect(try await call(base, "swapVersion").1["result"] == expected, "the next start runs the last deploy")
-        server.signal(SIGTERM)
-        #expect(try await server.waitForExit(seconds: 60) == 0)
+        #expect(active["functions"]?.arrayValue?.contains("swapAudit") == true)
+        #expect(try await call(base, "swapVersion").1["result"] == "v2", "the next start runs the last deploy")
+        // A server killed outright: its workers go with it, and its registry entry is known stale.
+        let workers = Self.workers(of: server.process.pid)
+        #expect(!workers.isEmpty)
+        server.signal(SIGKILL)
+        _ = try await server.waitForExit(seconds: 60)
+        for pid in workers {
+            var gone = false
+            for _ in 0..<500 where !gone {
+                gone = kill(pid, 0) != 0
+                if !gone { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(gone, "worker \(pid) exited with its host")
+        }
+        let afterKill = try await hearth(["deploy", "Swap", "--library", Self.library("SwapV1")], in: dir)
+        #expect(afterKill.termination == .exited(0), "\(afterKill.stderrText)")
+        #expect(afterKill.stdoutText.contains("applies at the next start"), "the dead server's entry is not taken for a live one")
 
         // Usage and configuration errors name what is wrong.
         let unknown = try await hearth(["deploy", "Nope", "--library", Self.library("SwapV1")], in: dir)
@@ -176,6 +207,17 @@ struct DeployProcessTests {
         let noVersion = try await hearth(["rollback", "Swap", "--to", "ffff"], in: dir)
         #expect(noVersion.termination == .exited(1))
         #expect(noVersion.stderrText.contains("no version ffff of unit Swap"))
+    }
+}
+
+extension DeployProcessTests {
+    /// The worker processes of a server (its children).
+    static func workers(of pid: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return entries.flatMap { task -> [Int32] in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { Int32($0) }
+        }
     }
 }
 

@@ -15,6 +15,7 @@ struct DeployTests {
         var config = makeConfig(units: [])
         config.units = [RuntimeConfig.Unit(name: "Swap", path: Self.library("SwapV1")), RuntimeConfig.Unit(name: "EchoUnit")]
         config.defaultIsolation = .process
+        config.workers.startTimeoutSeconds = 3
         if let dataDirectory { config.dataDirectory = dataDirectory }
         let runtime = try await openRuntime(config: config, clock: clock, log: log.makeLog(clock: clock))
         await runtime.loadUnits()
@@ -99,6 +100,7 @@ struct DeployTests {
     @Test("bad versions are refused with the reason and the running version keeps serving",
           arguments: [("SwapBroken", "registered twice"), ("SwapBadSchedule", "every 61 minutes or so"),
                       ("SwapTrapOnLoad", "worker died while loading"), ("OldABIUnit", "boundary version 1"),
+                      ("SwapHangOnLoad", "did not load and describe the unit within 3.0 s"),
                       ("EchoUnit", "declares unit 'EchoUnit', not 'Swap'")])
     func badVersions(product: String, reason: String) async throws {
         let runtime = try await swapRuntime()
@@ -113,6 +115,22 @@ struct DeployTests {
         }
         #expect(await runtime.call("swapVersion", data: .null).value == "v1")
         #expect(runtime.table["swapVersion"]?.unit.version == nil)
+        // No worker of the refused version is left behind (the hung one is killed).
+        var left = Self.processes(mentioning: version)
+        for _ in 0..<250 where !left.isEmpty {
+            try await Task.sleep(for: .milliseconds(20))
+            left = Self.processes(mentioning: version)
+        }
+        #expect(left.isEmpty, "workers of the refused version still run: \(left)")
+    }
+
+    /// Processes whose command line contains `text`.
+    static func processes(mentioning text: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return String(decoding: data, as: UTF8.self).contains(text)
+        }
     }
 
     @Test("a version whose function names clash with another unit's is refused, naming the clash")

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HearthModel
 @_spi(Internals) @testable import HearthRuntime
 import Synchronization
@@ -139,6 +140,32 @@ struct WorkerIsolationTests {
         #expect(answers.count == 50)
         #expect(answers.allSatisfy { $0 == .timestamp(clock.now()) }, "\(answers.prefix(3))")
         #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
+    }
+
+    @Test("frames a worker could send its host that are out of range end the connection, never the host", arguments: [
+        [0xff, 0xff, 0xff, 0x7f] as [UInt8],  // 2 GiB announced
+        [0x05, 0x00, 0x00, 0x00, 1, 2, 3, 4, 5],  // shorter than a header
+        [0x00, 0x00, 0x00, 0x05] + [UInt8](repeating: 0, count: 64),  // 80 MiB: over the worker cap
+    ])
+    func malformedFramesEndTheConnection(bytes: [UInt8]) async throws {
+        let (a, b) = try FrameSocket.pair()
+        let closed = Changes()
+        let reason = Mutex<String??>(nil)
+        let frames = Mutex(0)
+        let socket = FrameSocket(fd: a)
+        socket.startReading(name: "test-reader", maxFrame: WorkerProcess.maxWorkerFrame, onFrame: { _ in frames.withLock { $0 += 1 } },
+                            onClose: { problem in
+                                reason.withLock { $0 = .some(problem) }
+                                closed.changed()
+                            })
+        // A good frame first, then the bad bytes.
+        var good = Boundary.frame(Boundary.Header(kind: .request, operation: .log, invocation: 1), Boundary.Empty())
+        good += bytes
+        #expect(good.withUnsafeBytes { Glibc.write(b, $0.baseAddress!, $0.count) } == good.count)
+        try await until(closed) { reason.withLock { $0 != nil } }
+        #expect(frames.withLock { $0 } == 1)
+        #expect(reason.withLock { $0 ?? nil }?.contains("out of range") == true)
+        Glibc.close(b)
     }
 
     @Test("several workers for one unit share its calls")

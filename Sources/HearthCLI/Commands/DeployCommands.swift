@@ -38,7 +38,12 @@ struct DeployCommand: Command {
     }
 
     func run(_ io: CommandIO) async -> Int32 {
-        guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning) else { return ExitCode.failure }
+        // The other units are loaded (in workers, so none can take this command down) only to
+        // check the new version's names against theirs when no server runs; a server checks itself.
+        let list = self.list
+        guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning,
+                                                     loadUnits: { !list && HostRegistry.live(config: $0).isEmpty },
+                                                     configure: { $0.defaultIsolation = .process }) else { return ExitCode.failure }
         defer { runtime.close() }
         if list { return printHistory(runtime, io) }
         guard let unit else { return ExitCode.usage }
@@ -130,7 +135,8 @@ struct RollbackCommand: Command {
     }
 
     func run(_ io: CommandIO) async -> Int32 {
-        guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning) else { return ExitCode.failure }
+        // A rollback activates a version that was validated when it was deployed: no units needed.
+        guard let runtime = await RuntimeSetup.start(common, io: io, quietLevel: .warning, loadUnits: { _ in false }) else { return ExitCode.failure }
         defer { runtime.close() }
         do {
             let outcome = try await Deployer(runtime: runtime, progress: { io.err($0) }).rollback(unit: unit, to: target)

@@ -23,15 +23,16 @@ enum RuntimeSetup {
 
     /// A runtime with the configured units loaded; refused units were logged.
     /// `quietLevel` is the default log level for commands whose output is the point.
-    /// `configure` applies the command's own overrides (`serve --port`).
-    static func start(_ options: CommonOptions, io: CommandIO, quietLevel: LogLevel? = nil,
+    /// `configure` applies the command's own overrides (`serve --port`); `loadUnits` says whether
+    /// the command needs the units loaded.
+    static func start(_ options: CommonOptions, io: CommandIO, quietLevel: LogLevel? = nil, loadUnits: (RuntimeConfig) -> Bool = { _ in true },
                       configure: (inout RuntimeConfig) -> Void = { _ in }) async -> Runtime? {
         guard var config = loadConfig(options, io: io) else { return nil }
         if let quietLevel, options.logLevel == nil { config.log.level = quietLevel }
         configure(&config)
         do {
             let runtime = try await Runtime.open(config: config)
-            await runtime.loadUnits()
+            if loadUnits(config) { await runtime.loadUnits() }
             return runtime
         } catch {
             io.err("error: cannot open the store at \(config.storePath): \(error)")

@@ -42,7 +42,7 @@ struct ServeCommand: Command {
             if let port { config.server.port = port }
         }) else { return ExitCode.failure }
         let door: FrontDoor
-        let registration: String
+        let registration: HostRegistry.Registration
         do {
             // `hearth deploy` reaches this server's admin API with this token (see HostRegistry).
             let control = runtime.random.autoID(length: 40)
@@ -56,7 +56,7 @@ struct ServeCommand: Command {
             runtime.close()
             return ExitCode.failure
         }
-        defer { HostRegistry.remove(registration) }
+        defer { registration.remove() }
         do {
             try await runtime.startDeliveries(driving: true)
         } catch {

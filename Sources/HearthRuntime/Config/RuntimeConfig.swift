@@ -47,6 +47,8 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var killGraceSeconds = 1.0
         /// The longest wait before restarting a worker that keeps dying.
         public var restartBackoffMaxSeconds = 30.0
+        /// How long a new worker may take to load its library and describe it before the version is refused.
+        public var startTimeoutSeconds = 30.0
         /// The `hearth` executable workers run; nil: this process's executable if it is `hearth`,
         /// else `hearth` in the units directory or beside this executable.
         public var executable: String?
@@ -352,6 +354,7 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.int("open_files", range: 16...(1 << 20)) { workers.openFiles = v }
             if let v = s.seconds("kill_grace_seconds", range: 0...600) { workers.killGraceSeconds = v }
             if let v = s.seconds("restart_backoff_max_seconds", range: 0.01...3600) { workers.restartBackoffMaxSeconds = v }
+            if let v = s.seconds("start_timeout_seconds", range: 0.1...3600) { workers.startTimeoutSeconds = v }
             if let v = s.string("executable") { workers.executable = v }
         }
         r.section("delivery") { s in
@@ -525,6 +528,7 @@ public struct RuntimeConfig: Sendable, Equatable {
                 "isolation": .string((workers.isolation ?? defaultIsolation).rawValue), "count": .int(Int64(workers.count)),
                 "memory_limit_mb": .int(Int64(workers.memoryLimitMB)), "open_files": .int(Int64(workers.openFiles)),
                 "kill_grace_seconds": .double(workers.killGraceSeconds), "restart_backoff_max_seconds": .double(workers.restartBackoffMaxSeconds),
+                "start_timeout_seconds": .double(workers.startTimeoutSeconds),
                 "executable": .string(workerExecutable),
             ],
             "server": [

@@ -108,7 +108,8 @@ extension DeliveryEngine {
             work.notify()
             invoker.progress.notify()
         }
-        guard var lane = lanes[delivery.function] else { return }
+        let draining = lanes[delivery.function] == nil
+        guard var lane = lanes[delivery.function] ?? drainingLanes[delivery.function] else { return }
         lane.running -= 1
         lane.dirty = true
         let now = clock.now()
@@ -135,7 +136,11 @@ extension DeliveryEngine {
                                                         "event": .string(delivery.eventID), "attempts": .int(Int64(delivery.attempts)), "error": .string(reason)])
             }
         }
-        lanes[delivery.function] = lane
+        if draining {
+            drainingLanes[delivery.function] = lane.running > 0 ? lane : nil
+        } else {
+            lanes[delivery.function] = lane
+        }
     }
 
     func flushCompletions() async {

@@ -19,6 +19,7 @@ extension DeliveryEngine {
         let names = Set(entries.map(\.name))
         // Removed functions.
         for name in Array(lanes.keys) where !names.contains(name) {
+            if let lane = lanes[name], lane.running > 0 { drainingLanes[name] = lane }
             lanes[name] = nil
             retryPolicies[name] = nil
             log.log(.notice, "function stopped", ["function": .string(name), "reason": "its unit's new version does not declare it"])
@@ -28,8 +29,13 @@ extension DeliveryEngine {
         documentRoutes.removeAll { !names.contains($0.function) }
         userRoutes.removeAll { !names.contains($0.function) }
         var added: [FunctionEntry] = []
+        /// Deliveries still running for functions that are added again (a rollback).
+        var stillRunning: [String: Int] = [:]
         for entry in entries {
-            guard let old = lanes[entry.name] else {
+            // A function that changed kind (document ↔ user trigger) keeps no route of the old kind.
+            if case .document = entry.trigger {} else { documentRoutes.removeAll { $0.function == entry.name } }
+            if case .user = entry.trigger {} else { userRoutes.removeAll { $0.function == entry.name } }
+            guard let old = lanes[entry.name] ?? drainingLanes.removeValue(forKey: entry.name) else {
                 added.append(entry)
                 continue
             }
@@ -47,13 +53,15 @@ extension DeliveryEngine {
                 if let i = documentRoutes.firstIndex(where: { $0.function == entry.name }) {
                     documentRoutes[i] = DocumentRoute(function: entry.name, kind: kind, pattern: try PathPattern(pattern), cursor: documentRoutes[i].cursor)
                 } else {
-                    added.append(entry)  // it was another kind of function before
+                    added.append(entry)  // it was another kind of function before, or it returns
+                    stillRunning[entry.name] = old.running
                 }
             case .user(let kind):
                 if let i = userRoutes.firstIndex(where: { $0.function == entry.name }) {
                     userRoutes[i] = UserRoute(function: entry.name, kind: kind, cursor: userRoutes[i].cursor)
                 } else {
                     added.append(entry)
+                    stillRunning[entry.name] = old.running
                 }
             case .schedule(let expression, let zone):
                 try await registerSchedule(entry.name, Schedule(expression, timeZone: zone), now: now)
@@ -67,6 +75,7 @@ extension DeliveryEngine {
         }
         _ = try await registerRoutes(FunctionTable(entries: added), now: now)
         for entry in added {
+            if let running = stillRunning[entry.name] { lanes[entry.name]?.running = running }
             retryPolicies[entry.name] = lanes[entry.name]?.retry
             log.info("function started", ["function": .string(entry.name), "unit": .string(entry.unit.name)])
         }

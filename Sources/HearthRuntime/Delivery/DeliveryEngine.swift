@@ -107,6 +107,9 @@ public actor DeliveryEngine {
     public nonisolated let stats = DeliveryStats()
 
     var lanes: [String: Lane] = [:]
+    /// Lanes of functions a new unit version removed, while deliveries they started still run
+    /// (their outcomes are recorded as usual; nothing new is claimed for them).
+    var drainingLanes: [String: Lane] = [:]
     /// Each event function's retry policy, for deliveries recovered from dead processes.
     var retryPolicies: [String: RetryPolicy] = [:]
     var documentRoutes: [DocumentRoute] = []

@@ -55,14 +55,21 @@ extension Runtime {
             units.sort { (order.firstIndex(of: $0.name) ?? Int.max) < (order.firstIndex(of: $1.name) ?? Int.max) }
             let (next, refused) = FunctionTable.build(units)
             guard refused.isEmpty else {
-                candidate.transport.retire()
+                candidate.transport.stop()
                 throw HTTPSError(.failedPrecondition, "version \(version) of unit \(unit) was refused: "
                                  + refused.map { "\($0.unit): \($0.reason)" }.joined(separator: "; "))
             }
+            // The engine first: if it cannot follow, nothing has changed and the new version stops.
+            do { try await engine.update(table: next) } catch {
+                candidate.transport.stop()
+                try? await engine.update(table: current)
+                throw HTTPSError(.internal, "activating \(unit) \(version) failed in the delivery engine: \(error)")
+            }
             noteMissingSecrets(candidate)
             replaceTable(next, clearingErrorsOf: unit)
-            try await engine.update(table: next)
-            old?.transport.retire()
+            // Requests that looked up the old version just before the swap still reach it (or, once
+            // its workers are gone, the new one); it drains and stops.
+            old?.transport.retire(successor: candidate.transport)
             let before = Set(old?.manifest.functions.map(\.name) ?? [])
             let after = candidate.manifest.functions.map(\.name)
             let activation = Activation(unit: unit, version: version, previous: old.map { $0.version ?? "build" }, functions: after,
@@ -82,13 +89,17 @@ extension Runtime {
     /// checked against this runtime's other loaded units.
     public func validate(unit: String, library: String) async throws -> FunctionManifest {
         let loader = UnitLoader(services: services, log: log, validateSchedule: Runtime.scheduleProblem)
-        var placement = placement(of: RuntimeConfig.Unit(name: unit, isolation: .process, workers: 1))
-        placement.workers = 1
+        // The unit's own limits, in one worker of its own whatever its isolation (a library that
+        // traps while loading must not take this process down).
+        var configured = config.units.first { $0.name == unit } ?? RuntimeConfig.Unit(name: unit)
+        configured.isolation = .process
+        configured.workers = 1
+        let placement = placement(of: configured)
         let candidate: LoadedUnit
         do { candidate = try await loader.load(unit: unit, path: library, placement: placement) } catch {
             throw HTTPSError(.failedPrecondition, "unit \(unit) (\(library)) was refused: \(error.reason)")
         }
-        defer { (candidate.transport as? WorkerPool)?.stop() }
+        defer { candidate.transport.stop() }
         let others = table.units.filter { $0.name != unit }
         let (_, refused) = FunctionTable.build(others + [candidate])
         guard refused.isEmpty else {

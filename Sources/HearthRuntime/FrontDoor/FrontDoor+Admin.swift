@@ -21,8 +21,10 @@ import HearthStore
 extension FrontDoor {
     /// Why a request may not use the admin API (nil when it may): no token configured (the API is
     /// off), or not the token. Checked on the head, before a body is read, and again here.
-    func adminRefusal(_ headers: HTTPHeaders) -> HTTPServerResponse? {
-        let tokens = [adminToken, controlToken].compactMap { $0 }
+    /// The control token `hearth serve` registers opens only the units routes (deploys); the rest
+    /// of the API needs the configured admin token.
+    func adminRefusal(_ headers: HTTPHeaders, _ segments: [Substring]) -> HTTPServerResponse? {
+        let tokens = [adminToken, segments.first == "units" ? controlToken : nil].compactMap { $0 }
         guard !tokens.isEmpty else { return .error(.notFound, "the admin API is off: no admin token is configured") }
         guard let header = headers["authorization"], header.hasPrefix("Bearer "),
               tokens.contains(where: { Crypto.constantTimeEqual(Array(header.dropFirst(7).utf8), Array($0.utf8)) }) else {
@@ -32,7 +34,7 @@ extension FrontDoor {
     }
 
     func admin(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
-        if let refusal = adminRefusal(request.headers) { return refusal }
+        if let refusal = adminRefusal(request.headers, segments) { return refusal }
         let body: Value
         if request.body.isEmpty {
             body = .emptyMap

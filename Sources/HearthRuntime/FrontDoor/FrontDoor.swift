@@ -173,7 +173,7 @@ public final class FrontDoor: Sendable {
     /// refused. A request with a body answered here is closed unread.
     func check(_ head: HTTPRequestHead) -> HTTPServerResponse? {
         switch target(head.pathSegments.map { Substring($0) }) {
-        case .admin: return adminRefusal(head.headers)
+        case .admin(let rest): return adminRefusal(head.headers, Array(rest))
         case .notFound(let message): return .error(.notFound, message, headers: CORS.headers(policy: nil, origin: head.headers["origin"]))
         default: return nil
         }

@@ -19,9 +19,10 @@ public final class HostServices: Sendable {
     public struct Builder {
         var handlers: [Boundary.Operation: FrameHandler] = [:]
         let tasks: ServiceTasks
-        let isInFlight: @Sendable (UInt64) -> Bool
+        /// Whether an invocation is running in a unit (a unit may act only for its own invocations).
+        let isInFlight: @Sendable (_ invocation: UInt64, _ unit: String) -> Bool
 
-        public init(tasks: ServiceTasks, isInFlight: @escaping @Sendable (UInt64) -> Bool = { _ in true }) {
+        public init(tasks: ServiceTasks, isInFlight: @escaping @Sendable (UInt64, String) -> Bool = { _, _ in true }) {
             self.tasks = tasks
             self.isInFlight = isInFlight
         }
@@ -41,7 +42,7 @@ public final class HostServices: Sendable {
             precondition(!R.operation.isSynchronous && !R.operation.isSentByHost, "\(R.operation) is not an asynchronous host service")
             let (tasks, isInFlight) = (self.tasks, self.isInFlight)
             handlers[R.operation] = { caller, header, bytes, reply in
-                guard isInFlight(caller.invocation) else {
+                guard isInFlight(caller.invocation, caller.unit) else {
                     reply.send(Boundary.failure(header, RemoteError(code: .cancelled,
                         message: "\(header.operation): invocation \(Invoker.format(caller.invocation)) is no longer running (it finished, timed out or was cancelled)")))
                     return

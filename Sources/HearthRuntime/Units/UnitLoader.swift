@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import HearthModel
 import HearthUnitABI
+import Synchronization
 
 /// How the host reaches a loaded unit: the C exports of a library in this process, or worker
 /// processes (`WorkerPool`). Both carry the same frames.
@@ -13,8 +14,11 @@ protocol UnitTransport: Sendable {
     func send(_ frame: [UInt8], function: String?, reply: @escaping @Sendable ([UInt8]) -> Void)
     /// `invocation` ran past its timeout: cancel it; a worker that does not stop it soon is killed.
     func abandon(invocation: UInt64, function: String, timeout: Duration)
-    /// No new work comes this way (a newer version took over): finish what runs, then stop.
-    func retire()
+    /// No new work comes this way (`successor`, a newer version, took over): finish what runs,
+    /// then stop; a request that still arrives goes to the successor.
+    func retire(successor: (any UnitTransport)?)
+    /// Stops now (the host is stopping, or the version was refused): workers exit.
+    func stop()
     var health: UnitHealth { get }
 }
 
@@ -55,7 +59,8 @@ struct InProcessTransport: UnitTransport {
         send(cancel, function: function, reply: { _ in })
     }
 
-    func retire() {}
+    func retire(successor: (any UnitTransport)?) {}
+    func stop() {}
 }
 
 /// A loaded unit version with its validated manifest.
@@ -134,6 +139,8 @@ public struct UnitPlacement: Sendable {
     var workers: Int
     var killGrace: Double
     var backoffMax: Double
+    /// How long a worker may take to load the library and describe it.
+    var startTimeout: Double = 30
 
     static let inProcess = UnitPlacement(isolation: .inProcess, launch: nil, workers: 0, killGrace: 0, backoffMax: 0)
 }
@@ -180,9 +187,10 @@ public struct UnitLoader: Sendable {
             transport = InProcessTransport(exports: try openInProcess(unit: unit, path: path))
         }
         do {
-            return try await describe(unit: unit, path: path, version: version, transport: transport)
+            return try await describe(unit: unit, path: path, version: version, transport: transport,
+                                      timeout: placement.isolation == .process ? placement.startTimeout : nil)
         } catch {
-            (transport as? WorkerPool)?.stop()
+            transport.stop()
             throw error
         }
     }
@@ -217,12 +225,25 @@ public struct UnitLoader: Sendable {
     }
 
     /// Asks the unit for its manifest and validates it.
-    private func describe(unit: String, path: String, version: String?, transport: any UnitTransport) async throws(UnitLoadError) -> LoadedUnit {
+    private func describe(unit: String, path: String, version: String?, transport: any UnitTransport, timeout: Double?) async throws(UnitLoadError) -> LoadedUnit {
         func refuse(_ reason: String) -> UnitLoadError { UnitLoadError(unit: unit, path: path, reason: reason) }
         let host = hearth_unit_abi_version()
         let probe = LoadedUnit(name: unit, path: path, manifest: FunctionManifest(unit: unit, abiVersion: 0, functions: []), version: version, transport: transport)
         let manifest: FunctionManifest
-        switch await probe.request(Boundary.Describe(), invocation: 0) {
+        let answer: Result<FunctionManifest, RemoteError> = await withCheckedContinuation { continuation in
+            let once = Once()
+            @Sendable func finish(_ result: Result<FunctionManifest, RemoteError>) {
+                if once.first() { continuation.resume(returning: result) }
+            }
+            probe.request(Boundary.Describe(), invocation: 0) { finish($0) }
+            if let timeout {
+                // A library that hangs while loading (a static initializer waiting forever) is refused.
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                    finish(.failure(RemoteError(code: .deadlineExceeded, message: "the worker did not load and describe the unit within \(timeout) s")))
+                }
+            }
+        }
+        switch answer {
         case .success(let m): manifest = m
         case .failure(let error) where error.isWorkerDeath:
             throw refuse("the worker died while loading the unit: \(error.debug ?? "")")
@@ -238,4 +259,10 @@ public struct UnitLoader: Sendable {
         guard problems.isEmpty else { throw refuse(problems.joined(separator: "; ")) }
         return LoadedUnit(name: unit, path: path, manifest: manifest, version: version, transport: transport)
     }
+}
+
+/// True for the first caller of `first()` only.
+final class Once: Sendable {
+    private let done = Atomic<Bool>(false)
+    func first() -> Bool { !done.exchange(true, ordering: .acquiringAndReleasing) }
 }

@@ -23,14 +23,26 @@ final class FrameSocket: Sendable {
     private struct Outbox {
         var bytes: [UInt8] = []
         var writing = false
+        /// Shut the write side once the outbox is empty.
+        var shutdownWhenFlushed = false
     }
 
     private let outbox = Mutex(Outbox())
     /// Held while writing to, or closing, the descriptor (so a write never lands on a closed one).
     private let descriptorLock = Mutex<Void>(())
 
-    init(fd: Int32) {
+    /// Called (on the writing thread) when a write fails or times out.
+    private let onWriteFailure: (@Sendable () -> Void)?
+
+    /// `sendTimeout`: a write that cannot progress for this long fails (a peer that stopped
+    /// reading must not hold the writing thread forever).
+    init(fd: Int32, sendTimeout: Double? = nil, onWriteFailure: (@Sendable () -> Void)? = nil) {
         self.fd = fd
+        self.onWriteFailure = onWriteFailure
+        if let sendTimeout {
+            var tv = timeval(tv_sec: Int(sendTimeout), tv_usec: Int((sendTimeout - sendTimeout.rounded(.down)) * 1e6))
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        }
     }
 
     /// A connected pair (`socketpair`), both ends close-on-exec.
@@ -60,13 +72,19 @@ final class FrameSocket: Sendable {
         guard writes else { return true }
         var ok = true
         while true {
-            let batch = outbox.withLock { o -> [UInt8] in
+            let (batch, shut) = outbox.withLock { o -> ([UInt8], Bool) in
                 if o.bytes.isEmpty { o.writing = false }
                 defer { o.bytes = [] }
-                return o.bytes
+                return (o.bytes, o.bytes.isEmpty && o.shutdownWhenFlushed)
             }
-            if batch.isEmpty { return ok }
-            if !write(batch) { ok = false }
+            if batch.isEmpty {
+                if shut { shutdownNow() }
+                return ok
+            }
+            if !write(batch) {
+                if ok && !isClosed { onWriteFailure?() }
+                ok = false
+            }
         }
     }
 
@@ -91,8 +109,15 @@ final class FrameSocket: Sendable {
 
     /// Stops writing (the peer reads end of stream once what was sent is read).
     func shutdownWriting() {
-        // After whatever is queued: a frame in the outbox goes out first.
-        for _ in 0..<100_000 where outbox.withLock({ $0.writing || !$0.bytes.isEmpty }) && !isClosed { sched_yield() }
+        // After whatever is queued: the sender writing now shuts it when it has flushed the outbox.
+        let now = outbox.withLock { o -> Bool in
+            o.shutdownWhenFlushed = true
+            return !o.writing
+        }
+        if now { shutdownNow() }
+    }
+
+    private func shutdownNow() {
         descriptorLock.withLock { _ in if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) } }
     }
 

@@ -23,8 +23,11 @@ public enum WorkerMain {
         public var fd: Int32
         public var memoryLimitMB: Int
         public var openFiles: Int
+        /// The boundary version the host speaks (nil: not checked).
+        public var boundaryVersion: UInt32?
 
-        public init(unit: String, library: String, fd: Int32 = 3, memoryLimitMB: Int = 0, openFiles: Int = 0) {
+        public init(unit: String, library: String, fd: Int32 = 3, memoryLimitMB: Int = 0, openFiles: Int = 0, boundaryVersion: UInt32? = nil) {
+            self.boundaryVersion = boundaryVersion
             self.unit = unit
             self.library = library
             self.fd = fd
@@ -35,9 +38,15 @@ public enum WorkerMain {
 
     /// Exit codes the host reads as "the library cannot be loaded" (the reason is on stderr).
     public static let loadFailedStatus: Int32 = 70
+    /// The host speaks another boundary version than this `hearth` binary (it was rebuilt under a running host).
+    public static let versionMismatchStatus: Int32 = 71
 
     /// Runs the worker until the host closes the connection; returns the exit status.
     public static func run(_ options: Options) async -> Int32 {
+        if let host = options.boundaryVersion, host != Boundary.version {
+            FileHandle.standardError.write(Data("hearth worker: the host speaks boundary version \(host), this binary \(Boundary.version)\n".utf8))
+            return versionMismatchStatus
+        }
         applyLimits(options)
         // Lines reach the host's log as they are written, not when a buffer fills.
         hearth_line_buffer_stdout()

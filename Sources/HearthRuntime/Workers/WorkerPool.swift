@@ -39,6 +39,11 @@ final class WorkerPool: UnitTransport {
         var retired = false
         /// Past this, a retired pool's idle workers are closed.
         var closeAfter: ContinuousClock.Instant?
+        /// Workers told to exit: nothing more is sent to them.
+        var closing: Set<ObjectIdentifier> = []
+        /// Where requests go once this pool is retired and has no worker to take them (the version
+        /// that replaced it); nil after `stop`.
+        var successor: (any UnitTransport)?
     }
 
     private let state: Mutex<State>
@@ -54,8 +59,13 @@ final class WorkerPool: UnitTransport {
         self.backoffMax = backoffMax
         state = Mutex(State(workers: Array(repeating: nil, count: max(1, count))))
         for slot in 0..<self.count {
-            let worker = try spawn(slot: slot)
-            state.withLock { $0.workers[slot] = worker }
+            do {
+                let worker = try spawn(slot: slot)
+                state.withLock { $0.workers[slot] = worker }
+            } catch {
+                stop()
+                throw error
+            }
         }
     }
 
@@ -70,41 +80,47 @@ final class WorkerPool: UnitTransport {
     var pids: [Int32] { state.withLock { $0.workers.compactMap { $0?.pid } } }
 
     func send(_ frame: [UInt8], function: String?, reply: @escaping @Sendable ([UInt8]) -> Void) {
+        guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else {
+            reply(Boundary.failure(Boundary.Header(kind: .request, operation: .invoke, invocation: 0),
+                                   RemoteError(code: .internal, message: "INTERNAL", debug: "a request frame without a readable header")))
+            return
+        }
         // A retired pool closes each worker once it has answered everything.
         let answer: @Sendable ([UInt8]) -> Void = { [weak self] bytes in
             reply(bytes)
             self?.closeIdleIfRetired()
         }
-        while true {
-            enum Pick { case worker(WorkerProcess), wait, refuse(String) }
-            let pick = state.withLock { s -> Pick in
-                let live = s.workers.compactMap { $0 }.filter { !$0.isDead }
-                if let best = live.min(by: { $0.outstanding < $1.outstanding }) { return .worker(best) }
-                // Waits for the restart (the caller's timeout bounds it), up to a bound.
-                if s.waiting.count >= WorkerPool.maxWaiting {
-                    return .refuse("unit \(launch.unit) has no worker up and \(s.waiting.count) requests waiting for one (last death: \(s.lastCause ?? "unknown"))")
-                }
-                s.waiting.append(Waiting(frame: frame, function: function, reply: answer))
-                return .wait
+        enum Pick { case worker(WorkerProcess, UInt64), forward(any UnitTransport), wait, refuse(String) }
+        // The worker is chosen and the request registered with it under the pool's lock, so a
+        // retiring pool never closes a worker a request was just given to.
+        let pick = state.withLock { s -> Pick in
+            let live = s.workers.compactMap { $0 }.filter { !$0.isDead && !s.closing.contains(ObjectIdentifier($0)) }
+            for worker in live.sorted(by: { $0.outstanding < $1.outstanding }) {
+                if let call = worker.register(header, function: function, reply: answer) { return .worker(worker, call) }
             }
-            switch pick {
-            case .worker(let worker):
-                if worker.send(frame, function: function, reply: answer) { return }
-                continue  // it died just now: pick again
-            case .wait:
-                return
-            case .refuse(let message):
-                let header = (try? frame.withUnsafeBytes { try Boundary.header($0) }) ?? Boundary.Header(kind: .request, operation: .invoke, invocation: 0)
-                reply(Boundary.failure(header, RemoteError(code: .unavailable, message: "UNAVAILABLE", debug: message)))
-                return
+            if s.retired {
+                if let successor = s.successor { return .forward(successor) }
+                return .refuse("unit \(launch.unit) (this version) is stopped")
             }
+            // Waits for the restart (the caller's timeout bounds it), up to a bound.
+            if s.waiting.count >= WorkerPool.maxWaiting {
+                return .refuse("unit \(launch.unit) has no worker up and \(s.waiting.count) requests waiting for one (last death: \(s.lastCause ?? "unknown"))")
+            }
+            s.waiting.append(Waiting(frame: frame, function: function, reply: reply))
+            return .wait
+        }
+        switch pick {
+        case .worker(let worker, let call): worker.write(frame, call: call)
+        case .forward(let successor): successor.send(frame, function: function, reply: reply)
+        case .wait: break
+        case .refuse(let message): reply(Boundary.failure(header, RemoteError(code: .unavailable, message: "UNAVAILABLE", debug: message)))
         }
     }
 
     func abandon(invocation: UInt64, function: String, timeout: Duration) {
         let worker = state.withLock { s in s.workers.compactMap { $0 }.first { $0.isRunning(invocation: invocation) } }
         guard let worker else { return }
-        let cancel = Boundary.frame(Boundary.Header(kind: .request, operation: .cancel, invocation: invocation), Boundary.Empty())
+        let cancel = Boundary.frame(Boundary.Header(kind: .request, operation: .cancel, invocation: invocation), Boundary.Cancel())
         _ = worker.send(cancel, function: function, reply: { [weak self] _ in self?.closeIdleIfRetired() })
         let grace = killGrace
         DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [weak worker] in
@@ -116,12 +132,17 @@ final class WorkerPool: UnitTransport {
     /// Requests that looked the old version up just before the swap still reach it within this.
     static let retireGrace = Duration.seconds(1)
 
-    func retire() {
-        state.withLock { s in
+    func retire(successor: (any UnitTransport)?) {
+        let waiting = state.withLock { s -> [Waiting] in
             s.retired = true
+            s.successor = successor
             s.closeAfter = ContinuousClock.now + WorkerPool.retireGrace
+            defer { s.waiting = [] }
+            return s.waiting
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + WorkerPool.retireGrace.secondsDouble) { [self] in closeIdleIfRetired() }
+        // Requests waiting for a restart that will not come go to the new version.
+        for w in waiting { send(w.frame, function: w.function, reply: w.reply) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + WorkerPool.retireGrace.secondsDouble) { [self] in closeIdleIfRetired(timer: true) }
     }
 
     /// Waits (at most `timeout`) until every worker of a retired pool has exited; true if they did.
@@ -131,26 +152,53 @@ final class WorkerPool: UnitTransport {
 
     /// Kills every worker now (the host is stopping, or a version was refused).
     func stop() {
-        let workers = state.withLock { s -> [WorkerProcess] in
+        let (workers, waiting) = state.withLock { s -> ([WorkerProcess], [Waiting]) in
             s.retired = true
+            s.successor = nil
             s.closeAfter = ContinuousClock.now
-            return s.workers.compactMap { $0 }
+            let all = s.workers.compactMap { $0 }
+            for w in all { s.closing.insert(ObjectIdentifier(w)) }
+            defer { s.waiting = [] }
+            return (all, s.waiting)
+        }
+        for w in waiting {
+            let header = (try? w.frame.withUnsafeBytes { try Boundary.header($0) }) ?? Boundary.Header(kind: .request, operation: .invoke, invocation: 0)
+            w.reply(Boundary.failure(header, RemoteError(code: .unavailable, message: "UNAVAILABLE", debug: "unit \(launch.unit) stopped")))
         }
         for worker in workers { worker.close() }
+        // A worker that does not exit at the end of its input (stuck loading, or in a handler
+        // that never returns) is killed.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+            for worker in workers where !worker.isDead { worker.kill(reason: "it did not exit within 2 s of being stopped") }
+        }
     }
 
-    private func closeIdleIfRetired() {
+    /// `timer`: called by the retirement's timer, which looks again if it woke a hair early.
+    private func closeIdleIfRetired(timer: Bool = false) {
+        var early: Duration?
         let idle = state.withLock { s -> [WorkerProcess] in
-            guard s.retired, let after = s.closeAfter, ContinuousClock.now >= after else { return [] }
-            return s.workers.compactMap { $0 }.filter { $0.outstanding == 0 }
+            guard s.retired, let after = s.closeAfter else { return [] }
+            let now = ContinuousClock.now
+            guard now >= after else {
+                early = after - now
+                return []
+            }
+            let idle = s.workers.compactMap { $0 }.filter { $0.outstanding == 0 && !s.closing.contains(ObjectIdentifier($0)) }
+            for w in idle { s.closing.insert(ObjectIdentifier(w)) }
+            return idle
         }
         for worker in idle { worker.close() }
+        // Woken before the grace ended (timers and clocks differ by a hair): look again then.
+        if timer, let early {
+            DispatchQueue.global().asyncAfter(deadline: .now() + early.secondsDouble + 0.01) { [weak self] in self?.closeIdleIfRetired(timer: true) }
+        }
     }
 
     private func exited(_ worker: WorkerProcess, slot: Int, cause: String) {
         let now = ContinuousClock.now
         let (retired, deaths) = state.withLock { s -> (Bool, Int) in
             if s.workers[slot] === worker { s.workers[slot] = nil }
+            s.closing.remove(ObjectIdentifier(worker))
             guard !s.retired else { return (true, 0) }
             s.deaths = s.deaths.filter { now - $0 < .seconds(60) } + [now]
             s.lastCause = cause
@@ -175,15 +223,28 @@ final class WorkerPool: UnitTransport {
         guard !state.withLock({ $0.retired }) else { return }
         let worker: WorkerProcess
         do { worker = try spawn(slot: slot) } catch {
+            // A worker that cannot start counts as one that died (the unit turns unhealthy).
+            let now = ContinuousClock.now
+            let count = state.withLock { s -> Int in
+                s.deaths = s.deaths.filter { now - $0 < .seconds(60) } + [now]
+                s.lastCause = "cannot start: \(error)"
+                return s.deaths.count
+            }
             log.error("worker restart failed", ["unit": .string(launch.unit), "error": .string("\(error)")])
-            scheduleRestart(slot: slot, deaths: deaths + 1)
+            scheduleRestart(slot: slot, deaths: count)
             return
         }
-        let waiting = state.withLock { s -> [Waiting] in
+        let waiting = state.withLock { s -> [Waiting]? in
+            // Retired meanwhile: this worker is not needed.
+            guard !s.retired else { return nil }
             s.workers[slot] = worker
             s.restarts += 1
             defer { s.waiting = [] }
             return s.waiting
+        }
+        guard let waiting else {
+            worker.close()
+            return
         }
         log.info("worker restarted", ["unit": .string(launch.unit), "pid": .int(Int64(worker.pid))])
         for w in waiting { send(w.frame, function: w.function, reply: w.reply) }

@@ -41,10 +41,16 @@ final class WorkerProcess: Sendable {
         var dead = false
         /// Why the host killed the worker, if it did.
         var killReason: String?
+        /// Set before `waitpid`: from then on the pid is not signalled.
+        var reaping = false
         var lastErrorLines: [String] = []
+        /// Output pipes still open (their readers finish before the cause is written).
+        var openOutputs = 2
     }
 
     private let state = Mutex(State())
+    /// Signalled when both output pipes have reached their end.
+    private let outputsClosed = DispatchSemaphore(value: 0)
     private let exited: @Sendable (WorkerProcess, String) -> Void
 
     /// The largest frame a worker may send its host; a longer one ends the connection (and so the worker).
@@ -63,9 +69,12 @@ final class WorkerProcess: Sendable {
         self.log = log
         self.exited = exited
         let (hostEnd, workerEnd) = try FrameSocket.pair()
-        var out: [Int32] = [0, 0], err: [Int32] = [0, 0]
-        guard hearth_pipe_cloexec(&out) == 0 else { throw ConfigError("pipe2 failed: \(String(cString: strerror(errno)))") }
-        guard hearth_pipe_cloexec(&err) == 0 else { throw ConfigError("pipe2 failed: \(String(cString: strerror(errno)))") }
+        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
+        guard hearth_pipe_cloexec(&out) == 0, hearth_pipe_cloexec(&err) == 0 else {
+            let problem = String(cString: strerror(errno))
+            for fd in [hostEnd, workerEnd] + out + err where fd >= 0 { Glibc.close(fd) }
+            throw ConfigError("pipe2 failed: \(problem)")
+        }
         // Above the standard descriptors, so dup2 onto 3 always makes a copy (clearing close-on-exec).
         let childSocket = fcntl(workerEnd, F_DUPFD_CLOEXEC, 10)
         Glibc.close(workerEnd)
@@ -84,11 +93,26 @@ final class WorkerProcess: Sendable {
         // Nothing else of the host's (its database, its listening socket) reaches the worker.
         hearth_spawn_closefrom(&actions, 4)
         let arguments = [launch.executable, "worker", "--unit", launch.unit, "--library", launch.library, "--fd", "3",
-                         "--memory-limit-mb", String(launch.memoryLimitMB), "--open-files", String(launch.openFiles)]
+                         "--memory-limit-mb", String(launch.memoryLimitMB), "--open-files", String(launch.openFiles),
+                         "--boundary-version", String(Boundary.version)]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
+        // Not the host's environment: secrets may be there, and a unit reads only what it declared.
+        var envp: [UnsafeMutablePointer<CChar>?] = WorkerProcess.environment().map { strdup($0) } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        // Default signal actions and an empty mask (the host ignores SIGINT and SIGTERM to stop in
+        // order), in a process group of its own (a terminal's ^C reaches the host, which stops it).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
         var child: pid_t = 0
-        let status = posix_spawn(&child, launch.executable, &actions, nil, &argv, environ)
+        let status = posix_spawn(&child, launch.executable, &actions, &attributes, &argv, &envp)
         guard status == 0 else {
             Glibc.close(hostEnd)
             Glibc.close(out[0])
@@ -96,7 +120,9 @@ final class WorkerProcess: Sendable {
             throw ConfigError("cannot start a worker (\(launch.executable)): \(String(cString: strerror(status)))")
         }
         pid = child
-        socket = FrameSocket(fd: hostEnd)
+        let killer = KillSwitch()
+        socket = FrameSocket(fd: hostEnd, sendTimeout: 10, onWriteFailure: { killer.fire() })
+        killer.arm { [weak self] in self?.kill(reason: "it stopped reading its socket (a write to it made no progress for 10 s)") }
         readOutput(out[0], stream: "stdout")
         readOutput(err[0], stream: "stderr")
         // A worker's largest request is a write batch (Firestore caps a request at 10 MiB).
@@ -107,23 +133,33 @@ final class WorkerProcess: Sendable {
         })
     }
 
-    /// Sends a request frame (its call id is set here); `reply` gets the answer once, or the
-    /// failure that stands for it when the worker dies first. False when the worker is dead
-    /// (`reply` is not called: the caller sends it elsewhere).
-    func send(_ frame: [UInt8], function: String?, reply: @escaping @Sendable ([UInt8]) -> Void) -> Bool {
-        guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else { return false }
-        var frame = frame
-        let call: UInt64? = state.withLock { s in
+    /// Registers a request about to be sent: `reply` gets the answer once, or the failure that
+    /// stands for it when the worker dies first. Returns the call id to `write` it with, or nil when
+    /// the worker is dead (`reply` is not called: the caller sends it elsewhere).
+    func register(_ header: Boundary.Header, function: String?, reply: @escaping @Sendable ([UInt8]) -> Void) -> UInt64? {
+        state.withLock { s in
             guard !s.dead else { return nil }
             let id = s.nextCall
             s.nextCall += 1
             s.pending[id] = Pending(operation: header.operation, invocation: header.invocation, function: function, reply: reply)
             return id
         }
-        guard let call else { return false }
+    }
+
+    /// Writes a registered request. A failed write means the worker is going: its reader sees
+    /// the end and fails what is pending.
+    func write(_ frame: [UInt8], call: UInt64) {
+        var frame = frame
         Boundary.setCall(call, in: &frame)
-        // A failed write means the worker is going: its reader sees the end and fails what is pending.
         socket.send(frame)
+    }
+
+    /// Registers and writes a request; false when the worker is dead.
+    func send(_ frame: [UInt8], function: String?, reply: @escaping @Sendable ([UInt8]) -> Void) -> Bool {
+        guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }), let call = register(header, function: function, reply: reply) else {
+            return false
+        }
+        write(frame, call: call)
         return true
     }
 
@@ -132,14 +168,14 @@ final class WorkerProcess: Sendable {
         state.withLock { s in s.pending.values.contains { $0.operation == .invoke && $0.invocation == invocation } }
     }
 
-    /// Kills the worker (SIGKILL); what it was running fails with `reason` in the cause.
+    /// Kills the worker (SIGKILL); what it was running fails with `reason` in the cause. Never
+    /// once the process is being reaped (its pid could be another process's by then).
     func kill(reason: String) {
-        let first = state.withLock { s -> Bool in
-            guard !s.dead, s.killReason == nil else { return false }
+        state.withLock { s in
+            guard !s.dead, !s.reaping, s.killReason == nil else { return }
             s.killReason = reason
-            return true
+            _ = Glibc.kill(pid, SIGKILL)
         }
-        if first { _ = Glibc.kill(pid, SIGKILL) }
     }
 
     /// Asks the worker to exit once it has read everything sent (it exits at the end of its input).
@@ -158,7 +194,10 @@ final class WorkerProcess: Sendable {
     }
 
     private func connectionClosed(_ problem: String?) {
+        state.withLock { $0.reaping = true }
         let status = reap()
+        // Its last words (a fatal error's message) come through stderr: wait for the pipe's end.
+        _ = outputsClosed.wait(timeout: .now() + 0.5)
         let (pending, killReason, lines) = state.withLock { s -> ([Pending], String?, [String]) in
             s.dead = true
             defer { s.pending = [:] }
@@ -193,6 +232,12 @@ final class WorkerProcess: Sendable {
         _ = Glibc.kill(pid, SIGKILL)
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return status
+    }
+
+    /// What a worker's environment holds of the host's: locale, time zone, paths.
+    static func environment() -> [String] {
+        let keep: Set<String> = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER"]
+        return ProcessInfo.processInfo.environment.filter { keep.contains($0.key) }.map { "\($0.key)=\($0.value)" }.sorted()
     }
 
     /// "exited with status 0", "killed by signal 4 (SIGILL: a trap …)".
@@ -242,6 +287,7 @@ final class WorkerProcess: Sendable {
             }
             if !pending.isEmpty { emit(pending[...]) }
             Glibc.close(fd)
+            if state.withLock({ s -> Bool in s.openOutputs -= 1; return s.openOutputs == 0 }) { outputsClosed.signal() }
         }
         thread.name = "hearth-\(stream)-\(launch.unit)"
         thread.start()
@@ -266,4 +312,12 @@ extension RemoteError {
 let socketReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let socket = Unmanaged<FrameSocket>.fromOpaque(context!).takeRetainedValue()
     if let bytes { socket.send(UnsafeRawBufferPointer(start: bytes, count: length)) }
+}
+
+/// A deferred action set after its owner is built (the socket's write-failure hook needs the
+/// worker that owns the socket).
+final class KillSwitch: Sendable {
+    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+    func arm(_ body: @escaping @Sendable () -> Void) { action.withLock { $0 = body } }
+    func fire() { action.withLock { $0 }?() }
 }
