@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "HearthTOML"),
         .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "CHearthSystem", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML"]),
         // The CLI and the testing library use the runtime's facade only: nothing below it.
-        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel"]),
+        .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "CHearthSystem"]),
         .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
         .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "HearthHTTP", "CSQLite", "HearthTesting"],

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 #include "CHearthSystem.h"
@@ -12,3 +13,21 @@ int hearth_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
 }
 
 void hearth_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+
+int hearth_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int hearth_spawnattr_clean(posix_spawnattr_t *attributes, int own_group) {
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+    if (posix_spawnattr_setsigdefault(attributes, &all) != 0) return -1;
+    if (posix_spawnattr_setsigmask(attributes, &none) != 0) return -1;
+    if (own_group) {
+        if (posix_spawnattr_setpgroup(attributes, 0) != 0) return -1;
+        flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    return posix_spawnattr_setflags(attributes, flags);
+}

@@ -1,4 +1,5 @@
 import HearthModel
+import CHearthSystem
 import Foundation
 import Synchronization
 
@@ -68,12 +69,7 @@ public final class Subprocess: Sendable {
 
         // The child starts with no signal blocked and every signal at its default action (the test
         // process ignores SIGPIPE, and ignored signals would otherwise stay ignored across exec).
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        hearth_spawnattr_clean(&attributes, 0)
 
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         var readEnds: [Int32] = []
@@ -101,10 +97,10 @@ public final class Subprocess: Sendable {
             }
         }
         if let directory {
-            guard Spawn.addChdir(&actions, directory) == 0 else { throw SubprocessError("cannot change the child's directory to \(directory)") }
+            guard hearth_spawn_chdir(&actions, directory) == 0 else { throw SubprocessError("cannot change the child's directory to \(directory)") }
         }
         // Everything above stdin, stdout and stderr is closed in the child.
-        guard Spawn.addCloseFrom(&actions, 3) == 0 else { throw SubprocessError("posix_spawn_file_actions_addclosefrom_np failed") }
+        guard hearth_spawn_closefrom(&actions, 3) == 0 else { throw SubprocessError("posix_spawn_file_actions_addclosefrom_np failed") }
 
         let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -231,23 +227,4 @@ public final class Subprocess: Sendable {
 public struct SubprocessError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
-}
-
-/// glibc's spawn extensions, which Swift's Glibc module does not declare (they need _GNU_SOURCE):
-/// looked up at run time and called through C function pointers.
-private enum Spawn {
-    typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-
-    nonisolated(unsafe) static let process = dlopen(nil, RTLD_NOW)
-
-    static func addChdir(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ path: String) -> Int32 {
-        guard let symbol = dlsym(process, "posix_spawn_file_actions_addchdir_np") else { return -1 }
-        return unsafeBitCast(symbol, to: AddChdir.self)(actions, path)
-    }
-
-    static func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: Int32) -> Int32 {
-        guard let symbol = dlsym(process, "posix_spawn_file_actions_addclosefrom_np") else { return -1 }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)(actions, lowest)
-    }
 }

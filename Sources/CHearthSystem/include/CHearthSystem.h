@@ -12,6 +12,14 @@ int hearth_pipe_cloexec(int fds[2]);
 /// posix_spawn_file_actions_addclosefrom_np: the child closes every descriptor from `from` up.
 int hearth_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 
+/// posix_spawn_file_actions_addchdir_np: the child starts in `path`.
+int hearth_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path);
+
+/// Attributes for a child that starts clean: every signal at its default action and none blocked
+/// (ignored signals would otherwise stay ignored across exec); with `own_group`, in a process
+/// group of its own.
+int hearth_spawnattr_clean(posix_spawnattr_t *attributes, int own_group);
+
 /// Makes stdout line-buffered (a worker's output reaches the host's log line by line).
 void hearth_line_buffer_stdout(void);
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import CHearthSystem
 import HearthAuth
 import HearthHTTP
 import HearthModel
@@ -68,15 +69,32 @@ public struct Deployer: Sendable {
         return root + "/.build/release/lib\(unit).so"
     }
 
-    /// Runs a program with this process's output; returns its exit status.
+    /// Runs a program in `directory` with this process's output; returns its exit status (128 +
+    /// the signal when one ended it). posix_spawn, not Foundation's Process (whose `run()` has been
+    /// seen to crash on Swift 6.3.1 for Linux).
     static func run(_ executable: String, _ arguments: [String], in directory: String) async throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        guard hearth_spawn_chdir(&actions, directory) == 0 else { throw HTTPSError(.internal, "cannot start \(executable) in \(directory)") }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        hearth_spawnattr_clean(&attributes, 0)
+        var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, environ)
+        guard status == 0 else { throw HTTPSError(.internal, "cannot start \(executable): \(String(cString: strerror(status)))") }
+        let child = pid
+        return await withCheckedContinuation { continuation in
+            // waitpid blocks: on a thread of its own, not on the cooperative pool.
+            Thread {
+                var code: Int32 = 0
+                while waitpid(child, &code, 0) < 0 && errno == EINTR {}
+                let signal = code & 0x7f
+                continuation.resume(returning: signal == 0 ? (code >> 8) & 0xff : 128 + signal)
+            }.start()
         }
     }
 
