@@ -297,17 +297,41 @@ public final class Runtime: Sendable {
     public func loadUnits() async {
         let loader = UnitLoader(services: services, log: log, validateSchedule: Runtime.scheduleProblem)
         let deployed = deployedVersions()
-        var loaded: [LoadedUnit] = []
-        var errors: [UnitLoadError] = []
-        for unit in config.units {
+        // Units in workers start side by side (each worker loads its library on its own core);
+        // libraries loaded into this process one after another.
+        let units = config.units
+        var results = [Result<LoadedUnit, UnitLoadError>?](repeating: nil, count: units.count)
+        await withTaskGroup(of: (Int, Result<LoadedUnit, UnitLoadError>).self) { group in
+            for (i, unit) in units.enumerated() where config.isolation(of: unit) == .process {
+                let version = deployed[unit.name], path = version?.path ?? config.libraryPath(of: unit), placement = placement(of: unit)
+                group.addTask {
+                    do throws(UnitLoadError) {
+                        return (i, .success(try await loader.load(unit: unit.name, path: path, version: version?.version, placement: placement)))
+                    } catch {
+                        return (i, .failure(error))
+                    }
+                }
+            }
+            for await (i, result) in group { results[i] = result }
+        }
+        for (i, unit) in units.enumerated() where results[i] == nil {
             let version = deployed[unit.name]
             do {
-                let candidate = try await loader.load(unit: unit.name, path: version?.path ?? config.libraryPath(of: unit),
-                                                      version: version?.version, placement: placement(of: unit))
+                results[i] = .success(try await loader.load(unit: unit.name, path: version?.path ?? config.libraryPath(of: unit),
+                                                            version: version?.version, placement: placement(of: unit)))
+            } catch {
+                results[i] = .failure(error)
+            }
+        }
+        var loaded: [LoadedUnit] = []
+        var errors: [UnitLoadError] = []
+        for result in results {
+            switch result {
+            case .success(let candidate)?:
                 noteMissingSecrets(candidate)
                 loaded.append(candidate)
-            } catch {
-                errors.append(error)
+            case .failure(let error)?: errors.append(error)
+            case nil: break
             }
         }
         let (table, refused) = FunctionTable.build(loaded)

@@ -90,8 +90,15 @@ struct WorkerIsolationTests {
         let runtime = try await processRuntime(["CrashUnit"], log: log) { $0.workers.killGraceSeconds = 0.2 }
         defer { runtime.stopUnits() }
         let before = try await pid(runtime)
+        // A call waiting in the same worker goes down with it (what `workers = N` is for).
+        async let napping = runtime.call("crashNap", data: 30)
+        for _ in 0..<1000 where runtime.invoker.inFlightCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(runtime.invoker.inFlightCount == 1)
         let spun = await runtime.call("crashSpin", data: .null)
         #expect(spun.error?.code == .deadlineExceeded)
+        let nap = await napping
+        #expect(nap.error?.code == .internal)
+        #expect(nap.error?.debug?.contains("ran past its timeout") == true, "\(String(describing: nap.error))")
         try await until(log.changes) { log.contains("did not stop within") }
         #expect(await runtime.call("crashPing", data: .null).value == "pong")
         let after = try await pid(runtime)
