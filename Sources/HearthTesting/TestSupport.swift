@@ -1,3 +1,4 @@
+import Foundation
 import HearthModel
 import Synchronization
 
@@ -37,4 +38,21 @@ public func withTimeout<T: Sendable>(seconds: Double = 60, _ operation: @escapin
 /// ```
 public func until(_ changes: Changes, seconds: Double = 30, _ condition: @escaping @Sendable () -> Bool) async throws {
     guard await changes.wait(atMost: .seconds(seconds), until: condition) else { throw TimeoutError(seconds: seconds) }
+}
+
+/// Waits until `condition` holds, checking every 10 ms for at most `seconds` (for what no clock or
+/// change signal drives, such as another process exiting); returns whether it held.
+public func eventually(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    for _ in 0..<max(1, Int(seconds * 100)) {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// Whether process `pid` is gone (or a zombie no one waits for is all that is left of it).
+public func processGone(_ pid: Int32) -> Bool {
+    guard kill(pid, 0) == 0 else { return true }
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
 }

@@ -186,12 +186,7 @@ struct DeployProcessTests {
         server.signal(SIGKILL)
         _ = try await server.waitForExit(seconds: 60)
         for pid in workers {
-            var gone = false
-            for _ in 0..<500 where !gone {
-                gone = kill(pid, 0) != 0
-                if !gone { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(gone, "worker \(pid) exited with its host")
+            #expect(await eventually { processGone(pid) }, "worker \(pid) exited with its host")
         }
         let afterKill = try await hearth(["deploy", "Swap", "--library", Self.library("SwapV1")], in: dir)
         #expect(afterKill.termination == .exited(0), "\(afterKill.stderrText)")

@@ -52,12 +52,7 @@ struct DeployTests {
         let pool = try #require(runtime.table.units.first { $0.name == "Swap" }?.transport as? WorkerPool)
         #expect(!pool.pids.contains { oldWorkers.contains($0) })
         for pid in oldWorkers {
-            var gone = false
-            for _ in 0..<300 where !gone {
-                gone = kill(pid, 0) != 0
-                if !gone { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            #expect(gone, "v1's worker \(pid) exited")
+            #expect(await eventually { processGone(pid) }, "v1's worker \(pid) exited")
         }
         #expect(await runtime.call("echo", data: "still").value == "still")
     }
@@ -116,12 +111,8 @@ struct DeployTests {
         #expect(await runtime.call("swapVersion", data: .null).value == "v1")
         #expect(runtime.table["swapVersion"]?.unit.version == nil)
         // No worker of the refused version is left behind (the hung one is killed).
-        var left = Self.processes(mentioning: version)
-        for _ in 0..<250 where !left.isEmpty {
-            try await Task.sleep(for: .milliseconds(20))
-            left = Self.processes(mentioning: version)
-        }
-        #expect(left.isEmpty, "workers of the refused version still run: \(left)")
+        #expect(await eventually { Self.processes(mentioning: version).isEmpty },
+                "workers of the refused version still run: \(Self.processes(mentioning: version))")
     }
 
     /// Processes whose command line contains `text`.
