@@ -301,19 +301,26 @@ public final class Runtime: Sendable {
         // libraries loaded into this process one after another.
         let units = config.units
         var results = [Result<LoadedUnit, UnitLoadError>?](repeating: nil, count: units.count)
-        await withTaskGroup(of: (Int, Result<LoadedUnit, UnitLoadError>).self) { group in
-            for (i, unit) in units.enumerated() where config.isolation(of: unit) == .process {
-                let version = deployed[unit.name], path = version?.path ?? config.libraryPath(of: unit), placement = placement(of: unit)
+        let inWorkers = units.enumerated().filter { config.isolation(of: $0.element) == .process }
+            .map { (index: $0.offset, unit: $0.element, version: deployed[$0.element.name]) }
+        let started = await withTaskGroup(of: (Int, Result<LoadedUnit, UnitLoadError>).self) { group in
+            for item in inWorkers {
+                let path = item.version?.path ?? config.libraryPath(of: item.unit), placement = placement(of: item.unit)
                 group.addTask {
-                    do throws(UnitLoadError) {
-                        return (i, .success(try await loader.load(unit: unit.name, path: path, version: version?.version, placement: placement)))
+                    let result: Result<LoadedUnit, UnitLoadError>
+                    do { result = .success(try await loader.load(unit: item.unit.name, path: path, version: item.version?.version, placement: placement)) } catch let error as UnitLoadError {
+                        result = .failure(error)
                     } catch {
-                        return (i, .failure(error))
+                        result = .failure(UnitLoadError(unit: item.unit.name, path: path, reason: "\(error)"))
                     }
+                    return (item.index, result)
                 }
             }
-            for await (i, result) in group { results[i] = result }
+            var out: [(Int, Result<LoadedUnit, UnitLoadError>)] = []
+            for await answer in group { out.append(answer) }
+            return out
         }
+        for (i, result) in started { results[i] = result }
         for (i, unit) in units.enumerated() where results[i] == nil {
             let version = deployed[unit.name]
             do {
