@@ -25,7 +25,16 @@ final class FrameSocket: Sendable {
         var writing = false
         /// Shut the write side once the outbox is empty.
         var shutdownWhenFlushed = false
+        /// The reader thread left frames here to send before it next waits for input.
+        var corked = false
     }
+
+    /// The reader thread (as a number, 0 before it starts): what it sends waits in the outbox
+    /// until it is about to block in `read`, so replies to a batch of requests read at once go out
+    /// in one `send(2)` (and wake the other side once).
+    private let readerThreadID = Atomic<UInt>(0)
+    /// Corked bytes past this are written at once.
+    private static let corkLimit = 256 << 10
 
     private let outbox = Mutex(Outbox())
     /// Held while writing to, or closing, the descriptor (so a write never lands on a closed one).
@@ -63,13 +72,35 @@ final class FrameSocket: Sendable {
     @discardableResult
     func send(_ frame: UnsafeRawBufferPointer) -> Bool {
         guard !isClosed else { return false }
+        let onReader = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self())
         let writes = outbox.withLock { o -> Bool in
             o.bytes.append(contentsOf: frame)
             if o.writing { return false }
+            if onReader && o.bytes.count < FrameSocket.corkLimit {
+                o.corked = true
+                return false
+            }
             o.writing = true
+            o.corked = false
             return true
         }
         guard writes else { return true }
+        return drain()
+    }
+
+    /// Sends what the reader thread corked (called by it before it blocks).
+    func flushCorked() {
+        let writes = outbox.withLock { o -> Bool in
+            guard o.corked, !o.writing else { return false }
+            o.corked = false
+            o.writing = true
+            return true
+        }
+        if writes { _ = drain() }
+    }
+
+    /// Writes the outbox until it is empty (the caller took the writer's role).
+    private func drain() -> Bool {
         var ok = true
         while true {
             let (batch, shut) = outbox.withLock { o -> ([UInt8], Bool) in
@@ -110,11 +141,21 @@ final class FrameSocket: Sendable {
     /// Stops writing (the peer reads end of stream once what was sent is read).
     func shutdownWriting() {
         // After whatever is queued: the sender writing now shuts it when it has flushed the outbox.
-        let now = outbox.withLock { o -> Bool in
+        enum Next { case writerWill, shutNow, drainFirst }
+        let next = outbox.withLock { o -> Next in
             o.shutdownWhenFlushed = true
-            return !o.writing
+            if o.writing { return .writerWill }
+            guard !o.bytes.isEmpty else { return .shutNow }
+            // Corked frames go out first; the drain shuts the socket when it is done.
+            o.writing = true
+            o.corked = false
+            return .drainFirst
         }
-        if now { shutdownNow() }
+        switch next {
+        case .writerWill: break
+        case .shutNow: shutdownNow()
+        case .drainFirst: _ = drain()
+        }
     }
 
     private func shutdownNow() {
@@ -128,11 +169,14 @@ final class FrameSocket: Sendable {
     func startReading(name: String, maxFrame: Int = Boundary.maxFrameBytes, onFrame: @escaping @Sendable ([UInt8]) -> Void,
                       onClose: @escaping @Sendable (String?) -> Void) {
         let thread = Thread { [self] in
-            let reader = FrameReader(fd: fd, maxFrame: maxFrame)
+            let reader = FrameReader(fd: fd, maxFrame: maxFrame, beforeBlocking: { [weak self] in self?.flushCorked() })
             readerState.withLock { $0 = (pthread_self(), reader) }
+            readerThreadID.store(UInt(pthread_self()), ordering: .relaxed)
             while case .frame(let frame) = reader.next() { onFrame(frame) }
             let problem = reader.endReason
             readerState.withLock { $0 = nil }
+            readerThreadID.store(0, ordering: .relaxed)
+            flushCorked()
             descriptorLock.withLock { _ in
                 closed.store(true, ordering: .releasing)
                 _ = Glibc.close(fd)
@@ -183,9 +227,13 @@ final class FrameReader: @unchecked Sendable {  // touched by the reader thread 
     private(set) var state = State.open
     private(set) var endReason: String?
 
-    init(fd: Int32, maxFrame: Int) {
+    /// Runs before each blocking read (the socket sends what its reader corked).
+    private let beforeBlocking: () -> Void
+
+    init(fd: Int32, maxFrame: Int, beforeBlocking: @escaping () -> Void = {}) {
         self.fd = fd
         self.maxFrame = maxFrame
+        self.beforeBlocking = beforeBlocking
     }
 
     /// The next frame: one set aside by a pump first, else the next whole one on the stream.
@@ -244,6 +292,7 @@ final class FrameReader: @unchecked Sendable {  // touched by the reader thread 
                 end -= start
                 start = 0
             }
+            beforeBlocking()
             let n = buffer.withUnsafeMutableBytes { p in Glibc.read(fd, p.baseAddress! + end, p.count - end) }
             if n > 0 {
                 end += n
