@@ -87,7 +87,7 @@ public final class LoadedUnit: Sendable {
     public var statusValue: Value {
         let h = health
         var m: [String: Value] = ["isolation": .string(h.isolation.rawValue), "healthy": .bool(h.healthy),
-                                  "version": version.map { .string($0) } ?? .null, "library": .string(path)]
+                                  "version": .string(version ?? "build"), "library": .string(path)]
         if h.isolation == .process {
             m["workers"] = .int(Int64(h.workers))
             m["configuredWorkers"] = .int(Int64(h.configuredWorkers))

@@ -70,11 +70,16 @@ final class FrameSocket: Sendable {
     /// a connection that breaks meanwhile is lost, which the reader's end of stream reports.
     /// Never raises SIGPIPE.
     @discardableResult
-    func send(_ frame: UnsafeRawBufferPointer) -> Bool {
+    func send(_ frame: UnsafeRawBufferPointer, call: UInt64? = nil) -> Bool {
         guard !isClosed else { return false }
         let onReader = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self())
         let writes = outbox.withLock { o -> Bool in
+            let start = o.bytes.count
             o.bytes.append(contentsOf: frame)
+            if let call, frame.count >= Boundary.headerSize {
+                // The call id goes in as the frame is queued (no copy of the frame to change it).
+                for k in 0..<8 { o.bytes[start + 15 + k] = UInt8(truncatingIfNeeded: call >> (8 * UInt64(k))) }
+            }
             if o.writing { return false }
             if onReader && o.bytes.count < FrameSocket.corkLimit {
                 o.corked = true
@@ -120,7 +125,7 @@ final class FrameSocket: Sendable {
     }
 
     @discardableResult
-    func send(_ frame: [UInt8]) -> Bool { frame.withUnsafeBytes { send($0) } }
+    func send(_ frame: [UInt8], call: UInt64? = nil) -> Bool { frame.withUnsafeBytes { send($0, call: call) } }
 
     private func write(_ bytes: [UInt8]) -> Bool {
         descriptorLock.withLock { _ in

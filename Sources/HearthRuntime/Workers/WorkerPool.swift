@@ -47,6 +47,8 @@ final class WorkerPool: UnitTransport {
     }
 
     private let state: Mutex<State>
+    /// `state.retired`, readable without the lock (every reply asks).
+    private let isRetired = Atomic<Bool>(false)
     /// Resumed when every worker of a retired pool has exited.
     private let drained = Changes()
 
@@ -94,9 +96,18 @@ final class WorkerPool: UnitTransport {
         // The worker is chosen and the request registered with it under the pool's lock, so a
         // retiring pool never closes a worker a request was just given to.
         let pick = state.withLock { s -> Pick in
-            let live = s.workers.compactMap { $0 }.filter { !$0.isDead && !s.closing.contains(ObjectIdentifier($0)) }
-            for worker in live.sorted(by: { $0.outstanding < $1.outstanding }) {
-                if let call = worker.register(header, function: function, reply: answer) { return .worker(worker, call) }
+            // The open worker with the fewest requests outstanding (a dead one refuses to register).
+            var tried = 0
+            while tried < s.workers.count {
+                tried += 1
+                var best: WorkerProcess?
+                var fewest = Int.max
+                for case let worker? in s.workers where !s.closing.contains(ObjectIdentifier(worker)) {
+                    let n = worker.outstanding
+                    if n < fewest && !worker.isDead { (best, fewest) = (worker, n) }
+                }
+                guard let best else { break }
+                if let call = best.register(header, function: function, reply: answer) { return .worker(best, call) }
             }
             if s.retired {
                 if let successor = s.successor { return .forward(successor) }
@@ -133,6 +144,7 @@ final class WorkerPool: UnitTransport {
     static let retireGrace = Duration.seconds(1)
 
     func retire(successor: (any UnitTransport)?) {
+        isRetired.store(true, ordering: .relaxed)
         let waiting = state.withLock { s -> [Waiting] in
             s.retired = true
             s.successor = successor
@@ -152,6 +164,7 @@ final class WorkerPool: UnitTransport {
 
     /// Kills every worker now (the host is stopping, or a version was refused).
     func stop() {
+        isRetired.store(true, ordering: .relaxed)
         let (workers, waiting) = state.withLock { s -> ([WorkerProcess], [Waiting]) in
             s.retired = true
             s.successor = nil
@@ -175,6 +188,7 @@ final class WorkerPool: UnitTransport {
 
     /// `timer`: called by the retirement's timer, which looks again if it woke a hair early.
     private func closeIdleIfRetired(timer: Bool = false) {
+        guard isRetired.load(ordering: .relaxed) else { return }
         var early: Duration?
         let idle = state.withLock { s -> [WorkerProcess] in
             guard s.retired, let after = s.closeAfter else { return [] }

@@ -143,9 +143,7 @@ final class WorkerProcess: Sendable {
     /// Writes a registered request. A failed write means the worker is going: its reader sees
     /// the end and fails what is pending.
     func write(_ frame: [UInt8], call: UInt64) {
-        var frame = frame
-        Boundary.setCall(call, in: &frame)
-        socket.send(frame)
+        socket.send(frame, call: call)
     }
 
     /// Registers and writes a request; false when the worker is dead.
