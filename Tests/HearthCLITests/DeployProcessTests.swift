@@ -35,17 +35,9 @@ struct DeployProcessTests {
 
     @Test("v1 → v2 → rollback under continuous calls: no failed request, answers switch and switch back, a slow call started on v1 ends on v1")
     func deployUnderLoad() async throws {
-        let dir = TempDir()
-        _ = dir.write("runtime.toml", """
-            units_dir = "\(buildDirectory)"
-            [[units]]
-            name = "Swap"
-            path = "\(Self.library("SwapV1"))"
-            workers = 2
+        let dir = Self.swapDirectory(swap: "workers = 2", more: """
             [[units]]
             name = "EchoUnit"
-            [server]
-            port = 0
             [log]
             level = "notice"
             """)
@@ -148,15 +140,7 @@ struct DeployProcessTests {
 
     @Test("with no server running, a deploy applies at the next start; two deploys of one unit at once are serialized")
     func deployWithoutServer() async throws {
-        let dir = TempDir()
-        _ = dir.write("runtime.toml", """
-            units_dir = "\(buildDirectory)"
-            [[units]]
-            name = "Swap"
-            path = "\(Self.library("SwapV1"))"
-            [server]
-            port = 0
-            """)
+        let dir = Self.swapDirectory()
         // Another deploy of Swap holds its lock: this one waits, says so, and goes on once it is released.
         let lockDirectory = dir.path + "/.hearth/units/Swap"
         try FileManager.default.createDirectory(atPath: lockDirectory, withIntermediateDirectories: true)
@@ -206,6 +190,23 @@ struct DeployProcessTests {
 }
 
 extension DeployProcessTests {
+    /// A directory whose runtime.toml runs unit Swap from v1's library (with `swap`'s extra keys),
+    /// on any free port, then `more`.
+    static func swapDirectory(swap: String = "", more: String = "") -> TempDir {
+        let dir = TempDir()
+        _ = dir.write("runtime.toml", """
+            units_dir = "\(buildDirectory)"
+            [server]
+            port = 0
+            [[units]]
+            name = "Swap"
+            path = "\(library("SwapV1"))"
+            \(swap)
+            \(more)
+            """)
+        return dir
+    }
+
     /// The worker processes of a server (its children).
     static func workers(of pid: Int32) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
