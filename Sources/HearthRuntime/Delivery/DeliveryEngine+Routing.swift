@@ -11,7 +11,15 @@ extension DeliveryEngine {
     func registerRoutes(_ table: FunctionTable, now: Timestamp) async throws -> Set<String> {
         var wantedCursors: Set<String> = []
         for entry in table.entries where entry.trigger.isEvent {
-            lanes[entry.name] = Lane(entry: entry, now: now, defaultConcurrency: configuration.defaultConcurrency)
+            var lane = Lane(entry: entry, now: now, defaultConcurrency: configuration.defaultConcurrency)
+            if let existing = lanes[entry.name] {
+                // A function a new unit version brings back while deliveries it started still run
+                // (see `update`): their count stays, and their outcomes land here.
+                lane.running = existing.running
+                lane.runningElsewhere = existing.runningElsewhere
+                lane.nextDue = existing.nextDue
+            }
+            lanes[entry.name] = lane
             stats.register(entry.name)
             switch entry.trigger {
             case .document(let kind, let pattern):

@@ -29,8 +29,6 @@ extension DeliveryEngine {
         documentRoutes.removeAll { !names.contains($0.function) }
         userRoutes.removeAll { !names.contains($0.function) }
         var added: [FunctionEntry] = []
-        /// Deliveries still running for functions that are added again (a rollback).
-        var stillRunning: [String: Int] = [:]
         for entry in entries {
             // A function that changed kind (document ↔ user trigger) keeps no route of the old kind.
             if case .document = entry.trigger {} else { documentRoutes.removeAll { $0.function == entry.name } }
@@ -54,14 +52,12 @@ extension DeliveryEngine {
                     documentRoutes[i] = DocumentRoute(function: entry.name, kind: kind, pattern: try PathPattern(pattern), cursor: documentRoutes[i].cursor)
                 } else {
                     added.append(entry)  // it was another kind of function before, or it returns
-                    stillRunning[entry.name] = old.running
                 }
             case .user(let kind):
                 if let i = userRoutes.firstIndex(where: { $0.function == entry.name }) {
                     userRoutes[i] = UserRoute(function: entry.name, kind: kind, cursor: userRoutes[i].cursor)
                 } else {
                     added.append(entry)
-                    stillRunning[entry.name] = old.running
                 }
             case .schedule(let expression, let zone):
                 try await registerSchedule(entry.name, Schedule(expression, timeZone: zone), now: now)
@@ -75,7 +71,6 @@ extension DeliveryEngine {
         }
         _ = try await registerRoutes(FunctionTable(entries: added), now: now)
         for entry in added {
-            if let running = stillRunning[entry.name] { lanes[entry.name]?.running = running }
             retryPolicies[entry.name] = lanes[entry.name]?.retry
             log.info("function started", ["function": .string(entry.name), "unit": .string(entry.unit.name)])
         }

@@ -48,9 +48,21 @@ struct InProcessTransport: UnitTransport {
     var health: UnitHealth { .inProcess }
 
     func send(_ frame: [UInt8], function: String?, reply: @escaping @Sendable ([UInt8]) -> Void) {
-        let box = Unmanaged.passRetained(HostReplyBox(reply))
-        frame.withUnsafeBufferPointer { p in
-            exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, box.toOpaque(), hostReplyTrampoline)
+        let transport = self
+        let handle = { @Sendable in
+            let exports = transport.exports
+            let box = Unmanaged.passRetained(HostReplyBox(reply))
+            frame.withUnsafeBufferPointer { p in
+                exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, box.toOpaque(), hostReplyTrampoline)
+            }
+        }
+        // An invocation runs in a task of its own: the unit starts its handler on the calling
+        // thread, and the caller (waiting on its timeout) must not be that handler's thread.
+        // Describe and cancel are answered at once.
+        if frame.count > 6, UInt16(frame[5]) | UInt16(frame[6]) << 8 == Boundary.Operation.invoke.rawValue {
+            Task { handle() }
+        } else {
+            handle()
         }
     }
 

@@ -27,6 +27,8 @@ final class FrameSocket: Sendable {
         var shutdownWhenFlushed = false
         /// The reader thread left frames here to send before it next waits for input.
         var corked = false
+        /// When the first of them was left.
+        var corkedAt: ContinuousClock.Instant?
     }
 
     /// The reader thread (as a number, 0 before it starts): what it sends waits in the outbox
@@ -35,6 +37,8 @@ final class FrameSocket: Sendable {
     private let readerThreadID = Atomic<UInt>(0)
     /// Corked bytes past this are written at once.
     private static let corkLimit = 256 << 10
+    /// The longest a corked frame waits while the reader handles more frames.
+    static let corkDelay = Duration.microseconds(50)
 
     private let outbox = Mutex(Outbox())
     /// Held while writing to, or closing, the descriptor (so a write never lands on a closed one).
@@ -82,6 +86,7 @@ final class FrameSocket: Sendable {
             }
             if o.writing { return false }
             if onReader && o.bytes.count < FrameSocket.corkLimit {
+                if !o.corked { o.corkedAt = ContinuousClock.now }
                 o.corked = true
                 return false
             }
@@ -93,10 +98,13 @@ final class FrameSocket: Sendable {
         return drain()
     }
 
-    /// Sends what the reader thread corked (called by it before it blocks).
-    func flushCorked() {
+    /// Sends what the reader thread corked (called by it before it blocks, and after each frame
+    /// once the oldest corked frame has waited `corkDelay`: a reply is never held behind a later
+    /// handler's long synchronous part).
+    func flushCorked(olderThan age: Duration? = nil) {
         let writes = outbox.withLock { o -> Bool in
             guard o.corked, !o.writing else { return false }
+            if let age, let at = o.corkedAt, ContinuousClock.now - at < age { return false }
             o.corked = false
             o.writing = true
             return true
@@ -104,8 +112,12 @@ final class FrameSocket: Sendable {
         if writes { _ = drain() }
     }
 
-    /// Writes the outbox until it is empty (the caller took the writer's role).
+    /// Writes the outbox until it is empty (the caller took the writer's role). The reader thread
+    /// never blocks here: both sides' readers write (replies, synchronous services), and two
+    /// readers blocked writing to each other would never read again. When the socket is full it
+    /// leaves the rest to a background writer, which may block, and goes back to reading.
     private func drain() -> Bool {
+        let nonBlocking = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self())
         var ok = true
         while true {
             let (batch, shut) = outbox.withLock { o -> ([UInt8], Bool) in
@@ -117,28 +129,52 @@ final class FrameSocket: Sendable {
                 if shut { shutdownNow() }
                 return ok
             }
-            if !write(batch) {
-                if ok && !isClosed { onWriteFailure?() }
+            switch write(batch, nonBlocking: nonBlocking) {
+            case .done:
+                break
+            case .wouldBlock(let written):
+                // Still the writer: the rest goes first, then whatever was queued meanwhile.
+                outbox.withLock { o in o.bytes = Array(batch[written...]) + o.bytes }
+                DispatchQueue.global().async { [self] in _ = drain() }
+                return ok
+            case .failed(let timedOut):
+                // The stream may hold part of a frame now: nothing more is written to it.
+                writesBroken.store(true, ordering: .relaxed)
+                if timedOut { onWriteFailure?() }
                 ok = false
             }
         }
     }
 
+    private enum WriteResult {
+        case done
+        case wouldBlock(written: Int)
+        /// `timedOut`: the peer stopped reading (SO_SNDTIMEO), not merely went away.
+        case failed(timedOut: Bool)
+    }
+
+    /// Set after a failed write: the stream may end inside a frame, so nothing more goes out.
+    private let writesBroken = Atomic<Bool>(false)
+
     @discardableResult
     func send(_ frame: [UInt8], call: UInt64? = nil) -> Bool { frame.withUnsafeBytes { send($0, call: call) } }
 
-    private func write(_ bytes: [UInt8]) -> Bool {
+    private func write(_ bytes: [UInt8], nonBlocking: Bool) -> WriteResult {
         descriptorLock.withLock { _ in
-            guard !isClosed else { return false }
+            guard !isClosed, !writesBroken.load(ordering: .relaxed) else { return .failed(timedOut: false) }
             return bytes.withUnsafeBytes { p in
                 var offset = 0
                 while offset < p.count {
-                    let n = Glibc.send(fd, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL))
+                    let n = Glibc.send(fd, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL) | (nonBlocking ? Int32(MSG_DONTWAIT) : 0))
                     if n > 0 { offset += n; continue }
                     if n < 0 && errno == EINTR { continue }
-                    return false
+                    if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                        if nonBlocking { return .wouldBlock(written: offset) }
+                        return .failed(timedOut: true)  // SO_SNDTIMEO ran out
+                    }
+                    return .failed(timedOut: false)
                 }
-                return true
+                return .done
             }
         }
     }
@@ -177,7 +213,10 @@ final class FrameSocket: Sendable {
             let reader = FrameReader(fd: fd, maxFrame: maxFrame, beforeBlocking: { [weak self] in self?.flushCorked() })
             readerState.withLock { $0 = (pthread_self(), reader) }
             readerThreadID.store(UInt(pthread_self()), ordering: .relaxed)
-            while case .frame(let frame) = reader.next() { onFrame(frame) }
+            while case .frame(let frame) = reader.next() {
+                onFrame(frame)
+                flushCorked(olderThan: FrameSocket.corkDelay)
+            }
             let problem = reader.endReason
             readerState.withLock { $0 = nil }
             readerThreadID.store(0, ordering: .relaxed)

@@ -88,9 +88,10 @@ final class WorkerPool: UnitTransport {
             return
         }
         // A retired pool closes each worker once it has answered everything.
-        let answer: @Sendable ([UInt8]) -> Void = { [weak self] bytes in
+        // Held strongly: a retired pool lives until its last worker has answered and been closed.
+        let answer: @Sendable ([UInt8]) -> Void = { [self] bytes in
             reply(bytes)
-            self?.closeIdleIfRetired()
+            closeIdleIfRetired()
         }
         enum Pick { case worker(WorkerProcess, UInt64), forward(any UnitTransport), wait, refuse(String) }
         // The worker is chosen and the request registered with it under the pool's lock, so a
@@ -132,7 +133,7 @@ final class WorkerPool: UnitTransport {
         let worker = state.withLock { s in s.workers.compactMap { $0 }.first { $0.isRunning(invocation: invocation) } }
         guard let worker else { return }
         let cancel = Boundary.frame(Boundary.Header(kind: .request, operation: .cancel, invocation: invocation), Boundary.Cancel())
-        _ = worker.send(cancel, function: function, reply: { [weak self] _ in self?.closeIdleIfRetired() })
+        _ = worker.send(cancel, function: function, reply: { [self] _ in closeIdleIfRetired() })
         let grace = killGrace
         DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [weak worker] in
             guard let worker, worker.isRunning(invocation: invocation) else { return }
