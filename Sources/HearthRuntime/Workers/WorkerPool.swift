@@ -130,8 +130,14 @@ final class WorkerPool: UnitTransport {
     }
 
     func abandon(invocation: UInt64, function: String, timeout: Duration) {
-        let worker = state.withLock { s in s.workers.compactMap { $0 }.first { $0.isRunning(invocation: invocation) } }
-        guard let worker else { return }
+        let (worker, successor) = state.withLock { s in
+            (s.workers.compactMap { $0 }.first { $0.isRunning(invocation: invocation) }, s.successor)
+        }
+        guard let worker else {
+            // Sent on to the version that replaced this one: it runs there.
+            successor?.abandon(invocation: invocation, function: function, timeout: timeout)
+            return
+        }
         let cancel = Boundary.frame(Boundary.Header(kind: .request, operation: .cancel, invocation: invocation), Boundary.Cancel())
         _ = worker.send(cancel, function: function, reply: { [self] _ in closeIdleIfRetired() })
         let grace = killGrace
