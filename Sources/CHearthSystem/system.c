@@ -3,6 +3,7 @@
 #include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "CHearthSystem.h"
 
@@ -31,3 +32,7 @@ int hearth_spawnattr_clean(posix_spawnattr_t *attributes, int own_group) {
     }
     return posix_spawnattr_setflags(attributes, flags);
 }
+
+int hearth_exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+int hearth_term_signal(int status) { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }

@@ -129,8 +129,7 @@ public final class Subprocess: Sendable {
         var raw: Int32 = 0
         var result = waitpid(pid, &raw, 0)
         while result < 0 && errno == EINTR { result = waitpid(pid, &raw, 0) }
-        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift does not import.
-        let ended: Termination = result < 0 ? .lost(errno) : raw & 0x7F == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(raw & 0x7F)
+        let ended: Termination = result < 0 ? .lost(errno) : hearth_exit_code(raw) >= 0 ? .exited(hearth_exit_code(raw)) : .signaled(hearth_term_signal(raw))
         exit.withLock { $0.termination = ended }
         resumeWaitersIfFinished()
         changes.changed()

@@ -186,4 +186,37 @@ struct DeployTests {
         // Rolling back needs an earlier deployed version.
         await #expect(throws: HTTPSError.self) { _ = try await Deployer(runtime: restarted, progress: { _ in }).rollback(unit: "Swap", to: nil) }
     }
+
+    @Test("the admin API's units routes: bad bodies, unknown units and versions are refused naming the problem; the control token opens only them")
+    func adminUnitsRoutes() async throws {
+        try await withFrontDoor(controlToken: "control-token") { door in
+            let control = [("Authorization", "Bearer control-token"), ("Content-Type", "application/json")]
+            let units = try await door.send("GET", "/__/admin/units", headers: control)
+            #expect(units.status == 200)
+            #expect(units.json?["units"]?["EchoUnit"]?["version"] == "build")
+            #expect(units.json?["units"]?["EchoUnit"]?["isolation"] == "in-process")
+            // The control token is for deploys only: the rest of the admin API stays closed.
+            let functions = try await door.send("GET", "/__/admin/functions", headers: control)
+            #expect(functions.status == 404)
+            let cases: [(String, String, Int, String)] = [
+                ("EchoUnit", "", 400, "needs {\"version\""),
+                ("EchoUnit", #"{"version": 12}"#, 400, "needs {\"version\""),
+                ("EchoUnit", #"{"version": null}"#, 400, "needs {\"version\""),
+                ("EchoUnit", #"["version"]"#, 400, "needs {\"version\""),
+                ("EchoUnit", #"{"version": "#, 400, "not valid JSON"),
+                ("EchoUnit", #"{"version": "\#(String(repeating: "f", count: 20_000))"}"#, 404, "no version fff"),
+                ("EchoUnit", #"{"version": "../../etc"}"#, 404, "no version ../../etc of unit EchoUnit"),
+                ("Nope", #"{"version": "abc"}"#, 404, "unit Nope is not one of this host's units"),
+                ("", #"{"version": "abc"}"#, 404, "unit  is not one of this host's units"),
+            ]
+            for (unit, body, status, message) in cases {
+                let r = try await door.send("POST", "/__/admin/units/\(unit):activate", headers: control, body: body)
+                #expect(r.status == status, "\(unit) \(body.prefix(40)): \(r.status)")
+                #expect(r.json?["error"]?["message"]?.stringValue?.contains(message) == true, "\(unit) \(body.prefix(40)): \(String(describing: r.json))")
+            }
+            let wrong = try await door.send("POST", "/__/admin/units/EchoUnit:activate", headers: [("Authorization", "Bearer control-tokenX")], body: #"{"version":"a"}"#)
+            #expect(wrong.status == 401)
+            #expect(await door.runtime.call("echo", data: "still").value == "still")
+        }
+    }
 }

@@ -43,14 +43,23 @@ struct OutboundCheckTests {
         #expect(RuntimeConfig.Outbound.origin("not a url") == "(unparsable URL)")
     }
 
-    @Test("[outbound], [params] and [messaging] refuse wrong types and ranges, naming the key")
+    @Test("[outbound], [params], [messaging], [workers] and [[units]] refuse wrong types and ranges, naming the key")
     func configSections() throws {
         for (toml, key) in [("[outbound]\nallow = [\"ftp://x\"]", "outbound.allow"), ("[outbound]\nallow = \"https://x.example\"", "outbound.allow"),
                             ("[outbound]\ntimeout_seconds = 1e9", "outbound.timeout_seconds"), ("[outbound]\nmax_response_bytes = -1", "outbound.max_response_bytes"),
                             ("[outbound]\nmax_response_bytes = 9223372036854775807", "outbound.max_response_bytes"),
                             ("[params]\nAPPLE_BASE_URL = 5", "params.APPLE_BASE_URL"), ("[messaging]\nmode = \"fcm\"", "messaging.mode"),
                             ("[messaging]\nmode = \"carrier-pigeon\"", "messaging.mode"),
-                            ("[auth]\npassword_hash_mem_cost = 20\npassword_hash_rounds = 32", "auth.password_hash_mem_cost")] {
+                            ("[auth]\npassword_hash_mem_cost = 20\npassword_hash_rounds = 32", "auth.password_hash_mem_cost"),
+                            ("[workers]\nisolation = \"sideways\"", "workers.isolation"), ("[workers]\nisolation = 1", "workers.isolation"),
+                            ("[workers]\ncount = 0", "workers.count"), ("[workers]\ncount = 9223372036854775807", "workers.count"),
+                            ("[workers]\nmemory_limit_mb = -1", "workers.memory_limit_mb"), ("[workers]\nopen_files = 2", "workers.open_files"),
+                            ("[workers]\nkill_grace_seconds = 1e300", "workers.kill_grace_seconds"), ("[workers]\nkill_grace_seconds = nan", "workers.kill_grace_seconds"),
+                            ("[workers]\nrestart_backoff_max_seconds = 0", "workers.restart_backoff_max_seconds"),
+                            ("[workers]\nstart_timeout_seconds = -inf", "workers.start_timeout_seconds"), ("[workers]\nexecutable = []", "workers.executable"),
+                            ("[workers]\nfleet = 3", "workers.fleet"),
+                            ("[[units]]\nname = \"A\"\nworkers = 65", "units[0].workers"), ("[[units]]\nname = \"A\"\nisolation = \"vm\"", "units[0].isolation"),
+                            ("[[units]]\nname = \"A\"\nmemory_limit_mb = -9223372036854775808", "units[0].memory_limit_mb")] {
             do {
                 _ = try RuntimeConfig(table: try TOML.parse(toml), baseDirectory: "/tmp")
                 Issue.record("accepted \(toml)")

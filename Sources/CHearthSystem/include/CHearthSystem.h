@@ -20,6 +20,11 @@ int hearth_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path);
 /// group of its own.
 int hearth_spawnattr_clean(posix_spawnattr_t *attributes, int own_group);
 
+/// A waitpid status: the exit code when the process exited (else -1), and the signal that ended
+/// it (else 0): WEXITSTATUS and WTERMSIG, which are macros Swift does not import.
+int hearth_exit_code(int status);
+int hearth_term_signal(int status);
+
 /// Makes stdout line-buffered (a worker's output reaches the host's log line by line).
 void hearth_line_buffer_stdout(void);
 

@@ -86,11 +86,16 @@ public enum Boundary {
     public static func splitFrame(_ stream: [UInt8]) throws(WireError) -> [UInt8]? {
         guard stream.count >= 4 else { return nil }
         let length = Int(UInt32(stream[0]) | UInt32(stream[1]) << 8 | UInt32(stream[2]) << 16 | UInt32(stream[3]) << 24)
-        guard length + 4 >= headerSize, length <= maxFrameBytes else {
-            throw .malformed(offset: 0, message: "a frame length of \(length) bytes is out of range")
-        }
+        try checkLength(length)
         guard stream.count >= length + 4 else { return nil }
         return Array(stream[0..<(length + 4)])
+    }
+
+    /// Checks a frame's length field (the bytes after it): at least a header, at most `maximum`.
+    public static func checkLength(_ length: Int, maximum: Int = maxFrameBytes) throws(WireError) {
+        guard length + 4 >= headerSize, length <= maximum else {
+            throw .malformed(offset: 0, message: "a frame length of \(length) bytes is out of range (at most \(maximum))")
+        }
     }
 
     static func readHeader(_ buffer: UnsafeRawBufferPointer) throws(WireError) -> Header {

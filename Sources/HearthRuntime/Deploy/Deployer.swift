@@ -92,8 +92,8 @@ public struct Deployer: Sendable {
             Thread {
                 var code: Int32 = 0
                 while waitpid(child, &code, 0) < 0 && errno == EINTR {}
-                let signal = code & 0x7f
-                continuation.resume(returning: signal == 0 ? (code >> 8) & 0xff : 128 + signal)
+                let exit = hearth_exit_code(code)
+                continuation.resume(returning: exit >= 0 ? exit : 128 + hearth_term_signal(code))
             }.start()
         }
     }

@@ -307,8 +307,9 @@ final class FrameReader: @unchecked Sendable {  // touched by the reader thread 
         while true {
             if end - start >= 4 {
                 let length = buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: start, as: UInt32.self))) }
-                guard length + 4 >= Boundary.headerSize, length <= maxFrame else {
-                    return finish("a frame length of \(length) bytes is out of range (at most \(maxFrame))")
+                do { try Boundary.checkLength(length, maximum: maxFrame) } catch {
+                    if case .malformed(_, let message) = error { return finish(message) }
+                    return finish("\(error)")
                 }
                 if end - start >= length + 4 {
                     let frame = Array(buffer[start..<(start + length + 4)])

@@ -49,8 +49,6 @@ final class WorkerPool: UnitTransport {
     private let state: Mutex<State>
     /// `state.retired`, readable without the lock (every reply asks).
     private let isRetired = Atomic<Bool>(false)
-    /// Resumed when every worker of a retired pool has exited.
-    private let drained = Changes()
 
     init(_ launch: WorkerLaunch, count: Int, services: HostServices, log: RuntimeLog, killGrace: Double, backoffMax: Double) throws {
         self.launch = launch
@@ -164,11 +162,6 @@ final class WorkerPool: UnitTransport {
         DispatchQueue.global().asyncAfter(deadline: .now() + WorkerPool.retireGrace.secondsDouble) { [self] in closeIdleIfRetired(timer: true) }
     }
 
-    /// Waits (at most `timeout`) until every worker of a retired pool has exited; true if they did.
-    func waitUntilDrained(timeout: Duration) async -> Bool {
-        await drained.wait(atMost: timeout) { [self] in state.withLock { s in s.workers.allSatisfy { $0 == nil } } }
-    }
-
     /// Kills every worker now (the host is stopping, or a version was refused).
     func stop() {
         isRetired.store(true, ordering: .relaxed)
@@ -225,7 +218,6 @@ final class WorkerPool: UnitTransport {
             s.lastCause = cause
             return (false, s.deaths.count)
         }
-        drained.changed()
         if retired {
             log.debug("worker stopped", ["unit": .string(launch.unit), "pid": .int(Int64(worker.pid)), "how": .string(cause)])
             return

@@ -58,8 +58,6 @@ final class WorkerProcess: Sendable {
 
     /// Requests sent and not answered (invocations running, describes, cancels).
     var outstanding: Int { state.withLock { $0.pending.count } }
-    /// Invocations running in this worker.
-    var runningInvocations: Int { state.withLock { s in s.pending.values.count { $0.operation == .invoke } } }
     var isDead: Bool { state.withLock { $0.dead } }
 
     /// Starts a worker. `services` answers its host-service calls; `exited` runs once when it is
@@ -235,8 +233,9 @@ final class WorkerProcess: Sendable {
     /// "exited with status 0", "killed by signal 4 (SIGILL: a trap …)".
     static func describe(status: Int32) -> String {
         if status < 0 { return "exited (status unknown)" }
-        let signal = status & 0x7f
-        if signal == 0 { return "exited with status \((status >> 8) & 0xff)" }
+        let code = hearth_exit_code(status)
+        if code >= 0 { return "exited with status \(code)" }
+        let signal = hearth_term_signal(status)
         let names: [Int32: String] = [
             SIGILL: "SIGILL: a trap (force-unwrap, overflow, precondition, or memory exhausted under the worker's limit)",
             SIGTRAP: "SIGTRAP: a trap (force-unwrap, overflow, precondition)",

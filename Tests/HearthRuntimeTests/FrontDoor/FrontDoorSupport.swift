@@ -32,7 +32,7 @@ struct DoorFixture: Sendable {
 }
 
 func withFrontDoor<T: Sendable>(units: [String] = ["EchoUnit"], clock: any Clock = SystemClock(),
-                                configure: (inout RuntimeConfig) -> Void = { _ in }, secrets: Secrets = Secrets(),
+                                configure: (inout RuntimeConfig) -> Void = { _ in }, secrets: Secrets = Secrets(), controlToken: String? = nil,
                                 _ body: @escaping @Sendable (DoorFixture) async throws -> T) async throws -> T {
     var config = makeConfig(units: units)
     config.server.port = 0
@@ -40,7 +40,7 @@ func withFrontDoor<T: Sendable>(units: [String] = ["EchoUnit"], clock: any Clock
     let log = LogCapture()
     let runtime = try await openRuntime(config: config, clock: clock, log: log.makeLog(clock: clock))
     await runtime.loadUnits()
-    let door = try FrontDoor(runtime: runtime, secrets: secrets)
+    let door = try FrontDoor(runtime: runtime, secrets: secrets, controlToken: controlToken)
     try door.start()
     let fixture = DoorFixture(runtime: runtime, door: door, log: log, client: HTTPClient())
     let result: Result<T, Error>
