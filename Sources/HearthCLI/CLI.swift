@@ -23,6 +23,7 @@ public enum CLI {
         MessagesCommand.self,
         DeployCommand.self,
         RollbackCommand.self,
+        ReplayCommand.self,
         WorkerCommand.self,
     ]
 

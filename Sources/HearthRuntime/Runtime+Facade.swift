@@ -10,10 +10,24 @@ import HearthStore
 /// The runtime's documents: reads, writes and the change feed, as a trusted caller (no rules).
 public struct RuntimeDocuments: Sendable {
     let store: DocumentStore
+    /// Writes made this way are inputs from outside (the CLI, the admin API, tests' writes).
+    var recording: RecordingSwitch?
+
+    init(store: DocumentStore, recording: RecordingSwitch? = nil) {
+        self.store = store
+        self.recording = recording
+    }
 
     /// Opens the configured store alone, without a runtime (commands that only touch documents).
+    /// With `[record]` configured, its writes are recorded as inputs.
     public static func open(config: RuntimeConfig, clock: any Clock = SystemClock()) async throws -> RuntimeDocuments {
-        RuntimeDocuments(store: try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock))
+        let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock)
+        guard let options = config.recordOptions(process: "cli") else { return RuntimeDocuments(store: store) }
+        let recording = RecordingSwitch()
+        let header = RecordingHeader(format: RecordingHeader.currentFormat, hearth: HearthVersion.string, boundary: Int(Boundary.version), process: "cli",
+                                     pid: Int(getpid()), startedAt: clock.now(), units: [:], config: config.recordedValue)
+        _ = recording.set(try Recorder(options: options, redactor: Redactor(), clock: clock, header: { header }))
+        return RuntimeDocuments(store: store, recording: recording)
     }
 
     public func get(_ path: DocumentPath) async throws -> StoredDocument? { try await store.get(path) }
@@ -23,7 +37,11 @@ public struct RuntimeDocuments: Sendable {
 
     /// Commits writes atomically (at most 500); their triggers run as any commit's do.
     @discardableResult
-    public func commit(_ writes: [DocumentWrite]) async throws -> CommitResult { try await store.commit(writes) }
+    public func commit(_ writes: [DocumentWrite]) async throws -> CommitResult {
+        let result = try await store.commit(writes)
+        recording?.recorder?.input(.write(Boundary.Commit(writes: writes)))
+        return result
+    }
 
     /// Deletes a document or collection and everything beneath it, in batches; returns how many documents.
     @discardableResult
@@ -114,7 +132,7 @@ public struct RuntimeUsers: Sendable {
 
 extension Runtime {
     /// The runtime's documents.
-    public var documents: RuntimeDocuments { RuntimeDocuments(store: store) }
+    public var documents: RuntimeDocuments { RuntimeDocuments(store: store, recording: recording) }
 
     /// The runtime's auth users and signing keys.
     public var users: RuntimeUsers { RuntimeUsers(auth: auth, clock: clock) }

@@ -30,6 +30,8 @@ public final class Runtime: Sendable {
     private let state: SharedState
     /// One activation at a time.
     let activations = AsyncLock()
+    /// Where invocations and inputs are recorded, while recording (`startRecording`).
+    public let recording: RecordingSwitch
 
     struct State {
         var table = FunctionTable.empty
@@ -56,7 +58,8 @@ public final class Runtime: Sendable {
     public var loadErrors: [UnitLoadError] { state.withLock { $0.loadErrors } }
 
     public init(config: RuntimeConfig, store: DocumentStore, keys: KeyRing, clock: any Clock = SystemClock(),
-                random: any RandomSource = SystemRandom(), log: RuntimeLog? = nil, secrets: Secrets = Secrets(), fcm: FCMClient? = nil) {
+                random: any RandomSource = SystemRandom(), log: RuntimeLog? = nil, secrets: Secrets = Secrets(), fcm: FCMClient? = nil,
+                services overrides: ((inout HostServices.Builder) -> Void)? = nil) {
         self.config = config
         self.store = store
         self.clock = clock
@@ -67,10 +70,12 @@ public final class Runtime: Sendable {
         // The storage engine is all the runtime knows of the database: documents and the feed,
         // deliveries, users.
         let storage = store.engine
+        let recording = RecordingSwitch()
+        self.recording = recording
         let auth = AuthService(configuration: Runtime.authConfiguration(config, clock: clock),
-                               users: storage.users, keys: keys, clock: clock, random: random, log: { message in log.info(message) })
+                               users: RecordedUsers(base: storage.users, recording: recording), keys: keys, clock: clock, random: random, log: { message in log.info(message) })
         self.auth = auth
-        let invoker = Invoker(clock: clock, random: random, log: log, onFinish: { id in store.transactions.rollbackAll(owner: id) })
+        let invoker = Invoker(clock: clock, random: random, log: log, recording: recording, onFinish: { id in store.transactions.rollbackAll(owner: id) })
         self.invoker = invoker
         let deliveries = storage.deliveries
         self.deliveries = deliveries
@@ -82,7 +87,8 @@ public final class Runtime: Sendable {
         self.taskRequests = tasks
         let messenger = Messenger(outbox: storage.outbox, fcm: fcm, clock: clock)
         self.services = Runtime.makeServices(clock: clock, log: log, invoker: invoker, store: store, auth: auth, tasks: tasks, deliveries: deliveries,
-                                             messenger: messenger, secrets: secrets, config: config, declaredSecrets: { function in state.withLock { $0.table[function]?.spec.options.secrets ?? [] } })
+                                             messenger: messenger, secrets: secrets, config: config, declaredSecrets: { function in state.withLock { $0.table[function]?.spec.options.secrets ?? [] } },
+                                             overrides: overrides)
         // The poll applies to a driving engine only (`hearth serve`); a test drives its engine itself.
         let engineConfiguration = DeliveryEngine.Configuration(
             pollInterval: .seconds(double: config.delivery.pollIntervalSeconds),
@@ -99,6 +105,7 @@ public final class Runtime: Sendable {
     public func enqueue(_ tasks: [TaskSpec]) async throws -> [String] {
         let checked = try taskRequests.check(tasks)
         try await deliveries.enqueue(checked)
+        recording.recorder?.input(.tasks(tasks))
         return checked.map(\.id)
     }
 
@@ -213,13 +220,14 @@ public final class Runtime: Sendable {
     }
 
     /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).
+    /// `services` replaces host services (a system replay answers outbound calls from its recording).
     public static func open(config: RuntimeConfig, clock: any Clock = SystemClock(), random: any RandomSource = SystemRandom(),
-                            log: RuntimeLog? = nil) async throws -> Runtime {
+                            log: RuntimeLog? = nil, services: ((inout HostServices.Builder) -> Void)? = nil) async throws -> Runtime {
         let secrets = try Secrets.load(path: config.secretsFile.map(config.resolve))
         let store = try await DocumentStore.open(path: config.storePath, options: config.storeOptions, clock: clock, random: random)
         let keys = try KeyRing(path: config.keysPath, clock: clock)
         let fcm = try Runtime.fcmClient(config, clock: clock)
-        return Runtime(config: config, store: store, keys: keys, clock: clock, random: random, log: log, secrets: secrets, fcm: fcm)
+        return Runtime(config: config, store: store, keys: keys, clock: clock, random: random, log: log, secrets: secrets, fcm: fcm, services: services)
     }
 
     /// Metrics of the runtime's parts beyond HTTP and invocations (the delivery engine adds its own).
@@ -420,8 +428,8 @@ public final class Runtime: Sendable {
     /// transactions, tasks and auth.
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
                              tasks: TaskRequests, deliveries: any DeliveryStorage, messenger: Messenger, secrets: Secrets, config: RuntimeConfig,
-                             declaredSecrets: @escaping @Sendable (String) -> [String]) -> HostServices {
-        var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0)?.unit == $1 })
+                             declaredSecrets: @escaping @Sendable (String) -> [String], overrides: ((inout HostServices.Builder) -> Void)?) -> HostServices {
+        var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0)?.unit == $1 }, recording: invoker.recording)
         services.answer(Boundary.ClockNow.self) { _, _ in clock.now() }
         // Only for a running invocation, and only what its function declared.
         services.answer(Boundary.SecretGet.self) { caller, request in
@@ -461,6 +469,7 @@ public final class Runtime: Sendable {
             let function = invoker.record(for: caller.invocation)?.function ?? caller.unit
             return try await messenger.send(request.message, function: function)
         }
+        overrides?(&services)
         return HostServices(services)
     }
 

@@ -34,4 +34,12 @@ public struct Secrets: Sendable {
         if let v = ProcessInfo.processInfo.environment[name], !v.isEmpty { return v }
         return file[name]
     }
+
+    /// The values of `names` that are set, and of everything in the secrets file, by name: what a
+    /// recording must never contain.
+    public func declaredValues(_ names: [String]) -> [String: String] {
+        var out = file
+        for name in names { if let v = value(name) { out[name] = v } }
+        return out
+    }
 }

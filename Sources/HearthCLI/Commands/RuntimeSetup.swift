@@ -25,14 +25,17 @@ enum RuntimeSetup {
     /// `quietLevel` is the default log level for commands whose output is the point.
     /// `configure` applies the command's own overrides (`serve --port`); `loadUnits` says whether
     /// the command needs the units loaded.
+    /// With `[record]` configured, a command's inputs (writes, calls, tasks, users) are recorded
+    /// (`records: false` for `serve`, which records itself, changes included).
     static func start(_ options: CommonOptions, io: CommandIO, quietLevel: LogLevel? = nil, loadUnits: (RuntimeConfig) -> Bool = { _ in true },
-                      configure: (inout RuntimeConfig) -> Void = { _ in }) async -> Runtime? {
+                      records: Bool = true, configure: (inout RuntimeConfig) -> Void = { _ in }) async -> Runtime? {
         guard var config = loadConfig(options, io: io) else { return nil }
         if let quietLevel, options.logLevel == nil { config.log.level = quietLevel }
         configure(&config)
         do {
             let runtime = try await Runtime.open(config: config)
             if loadUnits(config) { await runtime.loadUnits() }
+            if records, let recording = config.recordOptions(process: "cli") { try await runtime.startRecording(recording, changes: false) }
             return runtime
         } catch {
             io.err("error: cannot open the store at \(config.storePath): \(error)")

@@ -16,26 +16,32 @@ struct ServeCommand: Command {
         server.shutdown_grace_seconds, and exits 0.
           --host ADDRESS       listen on this IPv4 address (overrides server.host)
           --port N             listen on this port, 0 for any free one (overrides server.port)
+          --record DIR         record every invocation, input and change into DIR (JSON lines;
+                               see `hearth replay`; overrides [record] directory)
         \(CommonOptions.help)
         """
 
     var common: CommonOptions
     var host: String?
     var port: Int?
+    var record: String?
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ServeCommand {
-        let args = try Arguments(arguments, valued: CommonOptions.valued.union(["host", "port"]))
+        let args = try Arguments(arguments, valued: CommonOptions.valued.union(["host", "port", "record"]))
         _ = try args.requirePositionals([])
         let port = try args.int("port")
         if let port, !(0...65535).contains(port) { throw UsageError("--port must be between 0 and 65535 (got \(port))") }
         let host = args.value("host")
         if let host, host.isEmpty { throw UsageError("--host needs an address") }
-        return ServeCommand(common: try CommonOptions(args), host: host, port: port)
+        let record = args.value("record")
+        if let record, record.isEmpty { throw UsageError("--record needs a directory") }
+        return ServeCommand(common: try CommonOptions(args), host: host, port: port, record: record)
     }
 
     func run(_ io: CommandIO) async -> Int32 {
         let signals = SignalWaiter([SIGINT, SIGTERM])
-        guard let runtime = await RuntimeSetup.start(common, io: io, configure: { config in
+        guard let runtime = await RuntimeSetup.start(common, io: io, records: false, configure: { config in
+            if let record { config.record.directory = URL(fileURLWithPath: record).standardizedFileURL.path }
             // A server runs units in worker processes unless runtime.toml says otherwise.
             config.defaultIsolation = .process
             if let host { config.server.host = host }
@@ -65,6 +71,15 @@ struct ServeCommand: Command {
             runtime.close()
             return ExitCode.failure
         }
+        if let options = runtime.config.recordOptions(process: "serve") {
+            do { try await runtime.startRecording(options, changes: true) } catch {
+                io.err("error: cannot record: \(error)")
+                await door.shutdown(grace: .zero)
+                await runtime.engine.stop(grace: .zero)
+                runtime.close()
+                return ExitCode.failure
+            }
+        }
         for entry in runtime.table.entries {
             runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary),
                                           "version": .string(entry.unit.version ?? "build")])
@@ -78,6 +93,7 @@ struct ServeCommand: Command {
         async let http: Void = door.shutdown(grace: grace)
         async let deliveries: Void = runtime.engine.stop(grace: grace)
         _ = await (http, deliveries)
+        await runtime.stopRecording()
         runtime.close()
         runtime.log.info("stopped")
         return ExitCode.success

@@ -30,6 +30,9 @@ public struct WireWriter {
         bytes.append(contentsOf: b)
     }
 
+    /// Appends bytes that already are an encoding (a recorded message), with no length.
+    public mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
     public mutating func value(_ v: Value) { BinaryValueCodec.encode(v, into: &bytes) }
 
     /// A map of values, written as one `Value.map`.

@@ -218,6 +218,17 @@ public struct RuntimeConfig: Sendable, Equatable {
     /// under `functions_dir`.
     public var units: [Unit] = []
     public var workers = Workers()
+    /// `[record]`: record every invocation into a directory (see `Recorder`); `hearth serve
+    /// --record DIR` sets it too.
+    public var record = Record()
+
+    public struct Record: Sendable, Equatable {
+        /// Where recording files go (relative to the config file); nil: not recording.
+        public var directory: String?
+        /// A file is rotated past this size.
+        public var maxFileMB = 64
+        public init() {}
+    }
     /// The isolation of units when neither they nor `[workers]` choose: `hearth serve` sets
     /// process; tests, tools and the other commands run units in-process.
     public var defaultIsolation = Isolation.inProcess
@@ -356,6 +367,10 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.seconds("restart_backoff_max_seconds", range: 0.01...3600) { workers.restartBackoffMaxSeconds = v }
             if let v = s.seconds("start_timeout_seconds", range: 0.1...3600) { workers.startTimeoutSeconds = v }
             if let v = s.string("executable") { workers.executable = v }
+        }
+        r.section("record") { s in
+            if let v = s.string("directory") { record.directory = v }
+            if let v = s.int("max_file_mb", range: 1...(1 << 20)) { record.maxFileMB = v }
         }
         r.section("delivery") { s in
             if let v = s.seconds("poll_interval_seconds", range: 0.01...3600) { delivery.pollIntervalSeconds = v }
@@ -531,6 +546,7 @@ public struct RuntimeConfig: Sendable, Equatable {
                 "start_timeout_seconds": .double(workers.startTimeoutSeconds),
                 "executable": .string(workerExecutable),
             ],
+            "record": ["directory": record.directory.map { .string(resolve($0)) } ?? .null, "max_file_mb": .int(Int64(record.maxFileMB))],
             "server": [
                 "host": .string(server.host), "port": .int(Int64(server.port)), "threads": .int(Int64(server.threads)),
                 "max_body_bytes": .int(Int64(server.maxBodyBytes)), "max_header_bytes": .int(Int64(server.maxHeaderBytes)),

@@ -73,6 +73,13 @@ extension DeliveryEngine {
         completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: 500))
         stats.finished(delivery.function, .dead)
         log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id), "error": .string(reason)])
+        recordDead(delivery, reason)
+    }
+
+    /// A dead letter, for a recording.
+    private func recordDead(_ delivery: Delivery, _ reason: String) {
+        guard let recorder = invoker.recording.recorder, let event = try? delivery.eventForAttempt() else { return }
+        recorder.deadLetter(function: delivery.function, event: event, error: reason)
     }
 
     private func start(_ delivery: Delivery, now: Timestamp) {
@@ -134,6 +141,7 @@ extension DeliveryEngine {
                 stats.finished(delivery.function, .dead)
                 log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id),
                                                         "event": .string(delivery.eventID), "attempts": .int(Int64(delivery.attempts)), "error": .string(reason)])
+                recordDead(delivery, reason)
             }
         }
         if draining {

@@ -23,6 +23,11 @@ extension DeliveryEngine {
         }
     }
 
+    /// Fires schedule `name` for a recorded `instant` (a system replay's input).
+    public func fireRecorded(_ name: String, instant: Timestamp) async throws {
+        try await fire(name, instant: instant)
+    }
+
     /// Queues the firing of schedule `name` for `instant` (unless some process already did).
     private func fire(_ name: String, instant: Timestamp) async throws {
         let event = Boundary.ScheduleEvent(jobName: name, scheduleTime: instant)

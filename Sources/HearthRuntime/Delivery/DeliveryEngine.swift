@@ -19,6 +19,11 @@ import Glibc
 /// This file holds the engine's state and lifecycle and the loop; routing the feeds, firing
 /// schedules, claiming and running, housekeeping and settling each have a file of their own.
 public actor DeliveryEngine {
+    /// Off in a system replay, where schedule instants come from the recording (`fireRecorded`).
+    var firesSchedules = true
+
+    /// Whether schedules fire on their own (a system replay turns it off and fires the recorded instants).
+    public func setFiresSchedules(_ on: Bool) { firesSchedules = on }
     /// Names this process's leases; a restarted process with the same id takes back its own
     /// running deliveries at once (others' wait for their lease to end).
     public struct Node: Sendable, Hashable {
@@ -232,7 +237,7 @@ public actor DeliveryEngine {
             l.refill(at: now)
             consider(max(due, l.tokenTime(after: now)))
         }
-        for state in schedules.values { consider(state.next) }
+        if firesSchedules { for state in schedules.values { consider(state.next) } }
         consider(try? deliveries.nextLeaseEnd())
         if !completions.isEmpty || pruneBacklog { consider(now) }
         return earliest
@@ -250,7 +255,7 @@ public actor DeliveryEngine {
         do {
             while try await routeDocuments(now: now) {}
             while try await routeUserEvents(now: now) {}
-            try await fireSchedules(now: now)
+            if firesSchedules { try await fireSchedules(now: now) }
             try await recoverLapsedLeases(now: now)
             try await housekeeping(now: now)
             guard !stopping else { return }

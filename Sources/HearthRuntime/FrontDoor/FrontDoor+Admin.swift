@@ -16,6 +16,8 @@ import HearthStore
 /// - `POST tasks` (one task `{queue, data, id?, scheduleDelaySeconds?|scheduleTime?, dispatchDeadlineSeconds?}`
 ///   or `{"tasks": [...]}`), `DELETE tasks/{queue}/{id}`
 /// - `GET  schedules`, `POST schedules/{name}:run`
+/// - `GET  record` (whether this server records, where), `POST record` `{"enabled": true,
+///   "directory"?: …}` or `{"enabled": false}` (see `Runtime.startRecording`)
 /// - `GET  units` (each unit's version, isolation and health), `POST units/{unit}:activate`
 ///   `{"version": …}` (a version `hearth deploy` recorded; see `Runtime.activate`)
 extension FrontDoor {
@@ -108,6 +110,23 @@ extension FrontDoor {
                     return .error(.notFound, "no pending task '\(path[2])' in queue '\(path[1])'")
                 }
                 return .json(["deleted": .string(path[2])])
+            case ("GET", ["record"]):
+                return .json(recordingStatus)
+            case ("POST", ["record"]):
+                guard let enabled = body["enabled"]?.boolValue else { return .error(.invalidArgument, "record: the body needs \"enabled\": true or false") }
+                if enabled {
+                    let given = body["directory"]?.stringValue
+                    if let given, given.isEmpty || given.utf8.count > 4096 { return .error(.invalidArgument, "record: \"directory\" must be a path of 1 to 4096 bytes") }
+                    guard let directory = given.map(runtime.config.resolve) ?? runtime.recorder?.options.directory ?? runtime.config.recordOptions(process: "serve")?.directory else {
+                        return .error(.invalidArgument, "record: name a \"directory\" (runtime.toml has no [record] directory)")
+                    }
+                    var options = Recorder.Options(directory: directory, maxFileBytes: runtime.config.record.maxFileMB << 20, process: "serve")
+                    options.process = "serve"
+                    try await runtime.startRecording(options, changes: true)
+                } else {
+                    await runtime.stopRecording()
+                }
+                return .json(recordingStatus)
             case ("GET", ["schedules"]):
                 return .json(["schedules": .array(try runtime.scheduleTable().map(\.value))])
             case ("POST", let path) where path.count == 2 && path[0] == "schedules" && path[1].hasSuffix(":run"):
@@ -144,5 +163,14 @@ extension FrontDoor {
             throw .invalidArgument("\(name) must be an integer between \(range.lowerBound) and \(range.upperBound) (got '\(Printable.quoted(text, limit: 40))')")
         }
         return n
+    }
+}
+
+extension FrontDoor {
+    /// `GET record`: whether this server records, into which directory and file, lines so far.
+    var recordingStatus: Value {
+        guard let recorder = runtime.recorder else { return ["recording": false] }
+        return ["recording": true, "directory": .string(recorder.options.directory), "file": .string(recorder.currentFile),
+                "lines": .int(recorder.linesWritten)]
     }
 }

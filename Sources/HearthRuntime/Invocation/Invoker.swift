@@ -48,10 +48,18 @@ public final class Invoker: Sendable {
     /// Notified when an invocation ends or starts waiting for time (what a settling engine waits on).
     let progress = WorkSignal()
 
-    public init(clock: any Clock, random: any RandomSource = SystemRandom(), log: RuntimeLog, onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
+    /// Where invocations are recorded, while recording.
+    let recording: RecordingSwitch
+    /// Chooses an invocation's seed before it starts (a system replay gives each the recorded one,
+    /// moving its clock to the recorded time); nil: the runtime's random source.
+    let planner = Mutex<(@Sendable (_ function: String, _ event: Boundary.Event, _ delivery: Int64?) -> RandomSeed?)?>(nil)
+
+    public init(clock: any Clock, random: any RandomSource = SystemRandom(), log: RuntimeLog, recording: RecordingSwitch = RecordingSwitch(),
+                onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
         self.clock = clock
         self.random = random
         self.log = log
+        self.recording = recording
         deadlines = Deadlines(clock: clock)
         self.onFinish = onFinish
         // Ids are unique within the process; a random start keeps them distinct across restarts in logs.
@@ -81,14 +89,18 @@ public final class Invoker: Sendable {
     public func invoke(_ entry: FunctionEntry, event: Boundary.Event, timeout: Duration? = nil,
                        stream: StreamSink? = nil, delivery: Int64? = nil, logFields: [String: Value] = [:]) async -> InvocationOutcome {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let planned = planner.withLock { $0 }?(entry.name, event, delivery)
         let now = clock.now()
         let deadline = timeout.map { now + $0 }
         inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline) }
         metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
         defer { metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed) }
         let started = ContinuousClock.now
-        let message = Boundary.Invoke(function: entry.name, event: event, now: now, seed: random.seed())
+        let message = Boundary.Invoke(function: entry.name, event: event, now: now, seed: planned ?? random.seed())
         let unit = entry.unit
+        let recorder = recording.recorder
+        recorder?.begin(id, function: entry.name, unit: unit.name, version: unit.version, external: event.isExternalInput, delivery: delivery,
+                        attempt: logFields["attempt"]?.intValue.map { Int(clamping: $0) }, invoke: message)
         let reply: Result<Boundary.InvocationResult, RemoteError>?
         if let deadline {
             // Whichever comes first: the unit's reply or the deadline (one shared timer for all).
@@ -121,6 +133,7 @@ public final class Invoker: Sendable {
         }
         onFinish(id)
         let duration = ContinuousClock.now - started
+        recorder?.finish(id, outcome: result, duration: duration)
         logInvocation(entry, id: id, result: result, duration: duration, fields: logFields)
         return InvocationOutcome(id: id, result: result, duration: duration)
     }
@@ -156,3 +169,14 @@ public final class Invoker: Sendable {
     }
 }
 
+
+extension Boundary.Event {
+    /// Whether the event comes from outside the system (a request, a schedule's instant) rather
+    /// than from other work: what a system replay drives.
+    var isExternalInput: Bool {
+        switch self {
+        case .callable, .request, .schedule: return true
+        case .document, .task, .user: return false
+        }
+    }
+}

@@ -21,10 +21,18 @@ public final class HostServices: Sendable {
         let tasks: ServiceTasks
         /// Whether an invocation is running in a unit (a unit may act only for its own invocations).
         let isInFlight: @Sendable (_ invocation: UInt64, _ unit: String) -> Bool
+        let recording: RecordingSwitch
 
-        public init(tasks: ServiceTasks, isInFlight: @escaping @Sendable (UInt64, String) -> Bool = { _, _ in true }) {
+        public init(tasks: ServiceTasks, isInFlight: @escaping @Sendable (UInt64, String) -> Bool = { _, _ in true }, recording: RecordingSwitch = RecordingSwitch()) {
             self.tasks = tasks
             self.isInFlight = isInFlight
+            self.recording = recording
+        }
+
+        /// Any operation, answered by `handler` from the frame itself (a replay answers every
+        /// service from a recording).
+        mutating func raw(_ operation: Boundary.Operation, _ handler: @escaping FrameHandler) {
+            handlers[operation] = handler
         }
 
         /// A service answered before the call returns (`R.operation.isSynchronous`).
@@ -53,8 +61,11 @@ public final class HostServices: Sendable {
                     return
                 }
                 tasks.start(invocation: caller.invocation) {
-                    do { reply.send(Boundary.frame(header.answer(.reply), try await body(caller, request))) } catch {
-                        reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
+                    // Work done for a unit is not an input from outside (see `RecordedUsers`).
+                    await RecordingOrigin.$invocation.withValue(caller.invocation) {
+                        do { reply.send(Boundary.frame(header.answer(.reply), try await body(caller, request))) } catch {
+                            reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
+                        }
                     }
                 }
             }
@@ -63,12 +74,14 @@ public final class HostServices: Sendable {
 
     let handlers: [Boundary.Operation: FrameHandler]
     let tasks: ServiceTasks
+    let recording: RecordingSwitch
     /// C tables handed to units, one per unit, kept for the life of the process.
     private let tables = Mutex<[String: UnsafeMutablePointer<hearth_host_services>]>([:])
 
     public init(_ builder: Builder) {
         handlers = builder.handlers
         tasks = builder.tasks
+        recording = builder.recording
     }
 
     /// The operations served, by name.
@@ -109,6 +122,10 @@ public final class HostServices: Sendable {
             reply.send(Boundary.failure(header, RemoteError(code: .unimplemented, message: "the host has no service '\(header.operation)'")))
             return
         }
+        var reply = reply
+        if let recorder = recording.recorder, let index = recorder.call(header.invocation, header, body: bytes) {
+            reply.tap = { frame in recorder.reply(header.invocation, index, frame: frame) }
+        }
         handler(ServiceCaller(unit: unit, invocation: header.invocation), header, bytes, reply)
     }
 }
@@ -126,8 +143,16 @@ final class UnitCallContext: Sendable {
 struct HostReplyTarget: @unchecked Sendable {  // the unit keeps the pointer valid until its one reply
     let context: UnsafeMutableRawPointer?
     let reply: hearth_reply_fn
+    /// Sees the reply first (a recording).
+    var tap: (@Sendable ([UInt8]) -> Void)?
+
+    init(context: UnsafeMutableRawPointer?, reply: hearth_reply_fn) {
+        self.context = context
+        self.reply = reply
+    }
 
     func send(_ bytes: [UInt8]) {
+        tap?(bytes)
         bytes.withUnsafeBufferPointer { reply(context, $0.baseAddress, $0.count) }
     }
 }

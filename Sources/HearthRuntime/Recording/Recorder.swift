@@ -1,0 +1,269 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HearthModel
+import Synchronization
+
+/// Records what a runtime does, as it happens, into a directory of JSON-lines files: every
+/// invocation (its event, each host-service call with its reply, its outcome), inputs from outside
+/// that are not invocations (CLI and admin writes, auth users created or deleted, tasks enqueued),
+/// the document changes committed (from the change feed) and dead letters.
+///
+/// An invocation's line is written when it ends, as one `write(2)` of a whole line, so a reader
+/// never sees half a line (the last line of a file being written may lack its newline: readers
+/// skip it). Files rotate at `maxFileBytes`; each begins with a header. Everything is redacted
+/// first (`Redactor`).
+public final class Recorder: Sendable {
+    public struct Options: Sendable {
+        public var directory: String
+        public var maxFileBytes: Int
+        /// `serve`, `cli`, `test`: the file names and headers say which process recorded.
+        public var process: String
+
+        public init(directory: String, maxFileBytes: Int = 64 << 20, process: String = "serve") {
+            self.directory = directory
+            self.maxFileBytes = max(4096, maxFileBytes)
+            self.process = process
+        }
+    }
+
+    struct Open {
+        var function: String
+        var unit: String
+        var version: String
+        var external: Bool
+        var delivery: Int64?
+        var attempt: Int?
+        var at: Timestamp
+        var invoke: Boundary.Invoke
+        var calls: [RecordedCall] = []
+        /// The secret each `secrets.get` call asked for, by call index.
+        var secretNames: [Int: String] = [:]
+    }
+
+    struct FileState {
+        var fd: Int32 = -1
+        var written = 0
+        var index = 0
+        var path = ""
+        var closed = false
+    }
+
+    public let options: Options
+    let redactor: Redactor
+    let clock: any Clock
+    let header: @Sendable () -> RecordingHeader
+    private let open = Mutex<[UInt64: Open]>([:])
+    private let file = Mutex(FileState())
+    private let counter = Atomic<Int64>(0)
+    private let stamp: String
+    /// Reads the change feed after a sequence (nil: this process does not record changes).
+    let feed: (@Sendable (Int64) async throws -> [DocumentChange])?
+    private let feedCursor: Mutex<Int64>
+    private let feedBusy = Atomic<Bool>(false)
+    /// Lines written (for the admin API and tests).
+    public var linesWritten: Int64 { counter.load(ordering: .relaxed) }
+
+    /// Opens the first file in `options.directory` (created if needed).
+    public init(options: Options, redactor: Redactor, clock: any Clock, feedStart: Int64 = 0,
+                feed: (@Sendable (Int64) async throws -> [DocumentChange])? = nil, header: @escaping @Sendable () -> RecordingHeader) throws {
+        self.options = options
+        self.redactor = redactor
+        self.clock = clock
+        self.header = header
+        self.feed = feed
+        feedCursor = Mutex(feedStart)
+        do {
+            try FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
+        } catch {
+            throw ConfigError("recording directory \(options.directory) cannot be created: \(error.localizedDescription)")
+        }
+        let t = clock.now().rfc3339.replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
+        stamp = String(t.prefix(15)) + "-" + options.process + "-" + String(getpid())
+        try file.withLock { (s: inout FileState) throws in try rotate(&s) }
+    }
+
+    private func rotate(_ s: inout FileState) throws {
+        if s.fd >= 0 { Glibc.close(s.fd) }
+        s.index += 1
+        s.path = options.directory + "/" + stamp + "-" + String(format: "%04d", s.index) + ".jsonl"
+        let fd = Glibc.open(s.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ConfigError("recording file \(s.path) cannot be opened: \(String(cString: strerror(errno)))") }
+        s.fd = fd
+        s.written = 0
+        var line = RecordLine.header(header()).json
+        line.append(0x0A)
+        writeAll(fd, line)
+        s.written += line.count
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { p in
+            var offset = 0
+            while offset < p.count {
+                let n = Glibc.write(fd, p.baseAddress! + offset, p.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += n
+            }
+        }
+    }
+
+    func nextN() -> Int64 { counter.wrappingAdd(1, ordering: .relaxed).newValue }
+
+    func append(_ line: RecordLine) {
+        var bytes = line.json
+        bytes.append(0x0A)
+        file.withLock { s in
+            guard !s.closed else { return }
+            if s.written + bytes.count > options.maxFileBytes, s.written > 0 { try? rotate(&s) }
+            writeAll(s.fd, bytes)
+            s.written += bytes.count
+        }
+    }
+
+    /// The file being written.
+    public var currentFile: String { file.withLock { $0.path } }
+
+    // MARK: invocations
+
+    func begin(_ id: UInt64, function: String, unit: String, version: String?, external: Bool, delivery: Int64?, attempt: Int?, invoke: Boundary.Invoke) {
+        open.withLock { $0[id] = Open(function: function, unit: unit, version: version ?? "build", external: external, delivery: delivery,
+                                      attempt: attempt, at: invoke.now, invoke: invoke) }
+    }
+
+    /// A service call arrives: its place in the invocation's calls (nil when not recorded).
+    func call(_ invocation: UInt64, _ header: Boundary.Header, body: UnsafeRawBufferPointer) -> Int? {
+        guard header.operation != .log else { return nil }
+        let request = [UInt8](body[Boundary.headerSize...])
+        return open.withLock { o -> Int? in
+            guard o[invocation] != nil else { return nil }
+            let index = o[invocation]!.calls.count
+            o[invocation]!.calls.append(RecordedCall(operation: header.operation, request: request, reply: nil))
+            if header.operation == .secretGet, let name = try? Redactor(secrets: [:]).decode(Boundary.SecretGet.self, request).name {
+                o[invocation]!.secretNames[index] = name
+            }
+            return index
+        }
+    }
+
+    /// The reply frame to call `index` of `invocation`.
+    func reply(_ invocation: UInt64, _ index: Int, frame: [UInt8]) {
+        let answer: Result<[UInt8], RemoteError>
+        let kind = frame.count > 4 ? Boundary.FrameKind(rawValue: frame[4]) : nil
+        if kind == .reply {
+            answer = .success(Array(frame[Boundary.headerSize...]))
+        } else {
+            answer = .failure(Boundary.reply(Boundary.Empty.self, from: frame).failureValue ?? RemoteError(code: .internal, message: "unreadable reply"))
+        }
+        open.withLock { o in
+            guard o[invocation] != nil, index < o[invocation]!.calls.count else { return }
+            o[invocation]!.calls[index].reply = answer
+        }
+    }
+
+    func finish(_ id: UInt64, outcome: Result<Boundary.InvocationResult, RemoteError>, duration: Duration) {
+        guard let record = open.withLock({ $0.removeValue(forKey: id) }) else { return }
+        let r = redactor
+        var invoke = record.invoke
+        invoke.event = r.event(invoke.event)
+        let calls = record.calls.enumerated().map { index, call -> RecordedCall in
+            RecordedCall(operation: call.operation, request: r.request(call.operation, call.request),
+                         reply: call.reply.map { reply in reply.map { r.reply(call.operation, $0, secret: record.secretNames[index]) }.mapError(r.error) })
+        }
+        let line = RecordedInvocation(n: nextN(), id: id, function: record.function, unit: record.unit, version: record.version, external: record.external,
+                                      delivery: record.delivery, attempt: record.attempt, at: record.at, invoke: invoke, calls: calls,
+                                      outcome: outcome.map(r.result).mapError(r.error), micros: Int64(duration.secondsDouble * 1e6))
+        append(.invocation(line))
+        drainFeed()
+    }
+
+    // MARK: inputs, changes, dead letters
+
+    func input(_ kind: RecordedInput.Kind) {
+        let r = redactor
+        let redacted: RecordedInput.Kind
+        switch kind {
+        case .write(var commit):
+            commit.writes = commit.writes.map(r.write)
+            commit.enqueues = commit.enqueues.map(r.task)
+            redacted = .write(commit)
+        case .userCreated(let user): redacted = .userCreated(r.user(user))
+        case .userDeleted: redacted = kind
+        case .tasks(let tasks): redacted = .tasks(tasks.map(r.task))
+        }
+        append(.input(RecordedInput(n: nextN(), at: clock.now(), kind: redacted)))
+        drainFeed()
+    }
+
+    func deadLetter(function: String, event: Boundary.Event, error: String) {
+        append(.deadLetter(RecordedDeadLetter(n: nextN(), at: clock.now(), function: function, event: redactor.event(event), error: redactor.string(error))))
+    }
+
+    /// Records the change feed up to its end, in the background; one drain at a time (a drain
+    /// that is already running picks up what came meanwhile on its next pass).
+    func drainFeed() {
+        guard feed != nil, feedBusy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+        Task { await self.drainNow() }
+    }
+
+    /// Records the change feed up to its end now (at stop, and in tests before reading a file).
+    public func flush() async {
+        while !feedBusy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged { await Task.yield() }
+        await drainNow()
+    }
+
+    private func drainNow() async {
+        defer { feedBusy.store(false, ordering: .releasing) }
+        guard let feed else { return }
+        while true {
+            let after = feedCursor.withLock { $0 }
+            guard let changes = try? await feed(after), !changes.isEmpty else { return }
+            for c in changes {
+                append(.change(RecordedChange(n: nextN(), sequence: c.sequence, path: c.path, after: c.after.map(redactor.document), time: c.commitTime)))
+            }
+            feedCursor.withLock { $0 = changes.last!.sequence }
+        }
+    }
+
+    /// Writes what is pending and closes the file; later events are not recorded.
+    public func close() async {
+        await flush()
+        file.withLock { s in
+            if s.fd >= 0 { Glibc.close(s.fd) }
+            s.fd = -1
+            s.closed = true
+        }
+    }
+}
+
+extension Result {
+    var failureValue: Failure? { if case .failure(let e) = self { return e } else { return nil } }
+}
+
+/// Whether (and where) a runtime records: shared by the invoker, the host services and the
+/// facade, switched by `Runtime.startRecording` / `stopRecording`.
+public final class RecordingSwitch: Sendable {
+    private let current = Mutex<Recorder?>(nil)
+    private let on = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// The recorder, when recording (one atomic load when not).
+    @inline(__always) var recorder: Recorder? {
+        guard on.load(ordering: .relaxed) else { return nil }
+        return current.withLock { $0 }
+    }
+
+    func set(_ recorder: Recorder?) -> Recorder? {
+        current.withLock { c in
+            let old = c
+            c = recorder
+            on.store(recorder != nil, ordering: .relaxed)
+            return old
+        }
+    }
+}

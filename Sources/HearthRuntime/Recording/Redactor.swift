@@ -1,0 +1,346 @@
+import HearthModel
+
+/// Keeps secrets out of recordings: every message is decoded, its sensitive parts replaced by
+/// stable placeholders, and encoded again, so a recording holds the same kind of bytes the
+/// boundary carries, minus what must never reach a file.
+///
+/// What is replaced, everywhere a message holds it:
+/// - the values of declared secrets (`<secret:NAME>`), inside any string or text body;
+/// - anything shaped like a JWT (ID, custom and provider tokens, signed client secrets) loses its
+///   signature (`header.claims.<redacted>`): no longer a credential, but a replayed unit can still
+///   read the claims of a provider's ID token as the original did;
+/// - map keys and form or JSON body fields that name credentials (`…token…`, `…password…`,
+///   `…secret…`, `code`, `authorizationCode`, `assertion`): `<redacted:KEY>`;
+/// - `Authorization`, `Cookie`, App Check and instance-id headers, the caller's raw ID token,
+///   minted custom tokens, signed JWTs and the private keys given to sign them.
+///
+/// Placeholders depend only on the field, never on the secret, so replaying redacted traffic
+/// against new code compares equal where the old code saw equal values.
+public struct Redactor: Sendable {
+    /// Declared secrets' values by name (only values of 4 characters or more are searched for).
+    let secrets: [(name: String, value: String)]
+
+    public init(secrets: [String: String] = [:]) {
+        self.secrets = secrets.filter { $0.value.count >= 4 }.sorted { $0.value.count > $1.value.count }.map { ($0.key, $0.value) }
+    }
+
+    static let sensitiveHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-firebase-appcheck",
+                                                "firebase-instance-id-token", "x-goog-api-key", "x-hearth-control-token"]
+
+    /// Whether a field or key names a credential.
+    static func isSensitive(key: String) -> Bool {
+        let k = key.lowercased()
+        if k.contains("token") || k.contains("password") || k.contains("secret") || k.contains("apikey") || k.contains("api_key") { return true }
+        return ["code", "authorizationcode", "authorization_code", "assertion", "client_assertion", "authorization", "privatekey", "private_key"].contains(k)
+    }
+
+    static func placeholder(_ key: String) -> String { "<redacted:\(key)>" }
+
+    // MARK: values
+
+    public func string(_ s: String) -> String {
+        var out = s
+        for (name, value) in secrets where out.contains(value) { out = out.replacingOccurrences(of: value, with: "<secret:\(name)>") }
+        return Redactor.maskJWTs(out, keepClaims: true)
+    }
+
+    static func isJWT(_ s: String) -> Bool { s.hasPrefix("eyJ") && maskJWTs(s, keepClaims: false) == "<redacted:jwt>" }
+
+    /// Replaces every JWT-shaped run (`eyJ…` `.` `…` `.` `…`, base64url): its signature only with
+    /// `keepClaims`, else whole (comparisons: tokens minted at different times compare equal).
+    public static func maskJWTs(_ s: String, keepClaims: Bool) -> String {
+        guard s.contains("eyJ") else { return s }
+        let scalars = Array(s.unicodeScalars)
+        func isB64(_ c: Unicode.Scalar) -> Bool {
+            (c >= "A" && c <= "Z") || (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "-" || c == "_" || c == "="
+        }
+        var out = String.UnicodeScalarView()
+        var i = 0
+        while i < scalars.count {
+            if i + 3 <= scalars.count, scalars[i] == "e", scalars[i + 1] == "y", scalars[i + 2] == "J", i == 0 || !isB64(scalars[i - 1]) {
+                // Three base64url segments joined by two dots.
+                var j = i, dots = 0
+                while j < scalars.count, isB64(scalars[j]) || (scalars[j] == "." && dots < 2) {
+                    if scalars[j] == "." { dots += 1 }
+                    j += 1
+                }
+                if dots == 2, j - i > 20 {
+                    if keepClaims {
+                        // Up to and including the second dot, then the placeholder.
+                        var k = i, seen = 0
+                        while seen < 2 { if scalars[k] == "." { seen += 1 }; out.append(scalars[k]); k += 1 }
+                        out.append(contentsOf: "<redacted>".unicodeScalars)
+                    } else {
+                        out.append(contentsOf: "<redacted:jwt>".unicodeScalars)
+                    }
+                    i = j
+                    continue
+                }
+            }
+            out.append(scalars[i])
+            i += 1
+        }
+        return String(out)
+    }
+
+    public func value(_ v: Value) -> Value {
+        switch v {
+        case .string(let s): return .string(string(s))
+        case .map(let m): return .map(fields(m))
+        case .array(let a): return .array(a.map(value))
+        default: return v
+        }
+    }
+
+    public func fields(_ m: [String: Value]) -> [String: Value] {
+        var out: [String: Value] = [:]
+        out.reserveCapacity(m.count)
+        for (k, v) in m {
+            if Redactor.isSensitive(key: k), !isNullish(v) {
+                // A token that is a JWT keeps its claims (see above); any other credential goes whole.
+                if case .string(let text) = v, Redactor.isJWT(text) { out[k] = .string(string(text)) } else { out[k] = .string(Redactor.placeholder(k)) }
+            } else {
+                out[k] = value(v)
+            }
+        }
+        return out
+    }
+
+    private func isNullish(_ v: Value) -> Bool {
+        if case .null = v { return true }
+        if case .bool = v { return true }
+        return false
+    }
+
+    func document(_ d: StoredDocument) -> StoredDocument {
+        var copy = d
+        copy.fields = fields(d.fields)
+        return copy
+    }
+
+    func write(_ w: DocumentWrite) -> DocumentWrite {
+        var copy = w
+        if case .update(let f, let mask) = w.operation { copy.operation = .update(fields: fields(f), mask: mask) }
+        return copy
+    }
+
+    func task(_ t: TaskSpec) -> TaskSpec {
+        var copy = t
+        copy.data = value(t.data)
+        return copy
+    }
+
+    func headerPairs(_ pairs: [String]) -> [String] {
+        var out = pairs
+        var i = 0
+        while i + 1 < out.count {
+            out[i + 1] = Redactor.sensitiveHeaders.contains(out[i].lowercased()) ? Redactor.placeholder(out[i].lowercased()) : string(out[i + 1])
+            i += 2
+        }
+        return out
+    }
+
+    func headers(_ h: HTTPHeaders) -> HTTPHeaders {
+        HTTPHeaders(h.fields.map { (name: $0.name, value: Redactor.sensitiveHeaders.contains($0.name.lowercased()) ? Redactor.placeholder($0.name.lowercased()) : string($0.value)) })
+    }
+
+    /// A request or response body: JSON and form bodies field by field, other text as a string.
+    func body(_ bytes: [UInt8]) -> [UInt8] {
+        guard !bytes.isEmpty else { return bytes }
+        if let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
+           let parsed = try? JSONParser.parse(bytes) {
+            return JSONWriter.encode(value(parsed), options: .sorted)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return bytes }
+        if text.contains("="), !text.contains(" "), !text.contains("\n") {
+            // application/x-www-form-urlencoded
+            let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+                guard let eq = pair.firstIndex(of: "=") else { return string(String(pair)) }
+                let key = String(pair[..<eq])
+                let name = key.removingPercentEncoding ?? key
+                let raw = String(pair[pair.index(after: eq)...])
+                let keep = Redactor.isJWT(raw.removingPercentEncoding ?? raw)
+                return Redactor.isSensitive(key: name) && !keep ? key + "=" + Redactor.placeholder(name) : key + "=" + string(raw)
+            }
+            return Array(pairs.joined(separator: "&").utf8)
+        }
+        return Array(string(text).utf8)
+    }
+
+    // MARK: messages
+
+    func event(_ e: Boundary.Event) -> Boundary.Event {
+        switch e {
+        case .callable(var c):
+            c.data = value(c.data)
+            if var auth = c.auth {
+                auth.rawToken = auth.rawToken.isEmpty ? "" : Redactor.placeholder("idToken")
+                auth.claims = fields(auth.claims)
+                c.auth = auth
+            }
+            if c.instanceIDToken != nil { c.instanceIDToken = Redactor.placeholder("instanceIdToken") }
+            var headers: [String: String] = [:]
+            for (k, v) in c.headers { headers[k] = Redactor.sensitiveHeaders.contains(k.lowercased()) ? Redactor.placeholder(k.lowercased()) : string(v) }
+            c.headers = headers
+            return .callable(c)
+        case .request(var r):
+            r.headers = self.headers(r.headers)
+            r.body = body(r.body)
+            r.query = string(r.query)
+            return .request(r)
+        case .document(var d):
+            d.before = d.before.map(document)
+            d.after = d.after.map(document)
+            return .document(d)
+        case .task(var t):
+            t.data = value(t.data)
+            return .task(t)
+        case .user(var u):
+            u.user = user(u.user)
+            return .user(u)
+        case .schedule: return e
+        }
+    }
+
+    func user(_ u: UserRecord) -> UserRecord {
+        var copy = u.redacted
+        copy.customClaims = u.customClaims.map(fields)
+        return copy
+    }
+
+    func result(_ r: Boundary.InvocationResult) -> Boundary.InvocationResult {
+        switch r {
+        case .none: return r
+        case .value(let v): return .value(value(v))
+        case .response(var response):
+            response.headers = headers(response.headers)
+            response.body = body(response.body)
+            return .response(response)
+        }
+    }
+
+    func error(_ e: RemoteError) -> RemoteError {
+        RemoteError(code: e.code, message: string(e.message), details: e.details.map(value), debug: e.debug.map(string))
+    }
+
+    /// A service request's body, redacted.
+    func request(_ op: Boundary.Operation, _ body: [UInt8]) -> [UInt8] {
+        do {
+            switch op {
+            case .commit:
+                var m = try decode(Boundary.Commit.self, body)
+                m.writes = m.writes.map(write)
+                m.enqueues = m.enqueues.map(task)
+                return encode(m)
+            case .commitTransaction:
+                var m = try decode(Boundary.CommitTransaction.self, body)
+                m.writes = m.writes.map(write)
+                m.enqueues = m.enqueues.map(task)
+                return encode(m)
+            case .enqueueTasks:
+                var m = try decode(Boundary.EnqueueTasks.self, body)
+                m.tasks = m.tasks.map(task)
+                return encode(m)
+            case .verifyIDToken:
+                var m = try decode(Boundary.VerifyIDToken.self, body)
+                m.token = Redactor.placeholder("idToken")
+                return encode(m)
+            case .signJWT:
+                var m = try decode(Boundary.SignJWT.self, body)
+                m.privateKeyPEM = Redactor.placeholder("privateKey")
+                m.claims = fields(m.claims)
+                return encode(m)
+            case .createCustomToken:
+                var m = try decode(Boundary.CreateCustomToken.self, body)
+                m.claims = m.claims.map(fields)
+                return encode(m)
+            case .setCustomClaims:
+                var m = try decode(Boundary.SetCustomClaims.self, body)
+                m.claims = m.claims.map(fields)
+                return encode(m)
+            case .updateUser:
+                var m = try decode(Boundary.UpdateUser.self, body)
+                m.update.customClaims = m.update.customClaims.map(fields)
+                return encode(m)
+            case .sendMessage:
+                var m = try decode(Boundary.SendMessage.self, body)
+                m.message.token = Redactor.placeholder("fcmToken")
+                m.message.title = m.message.title.map(string)
+                m.message.body = m.message.body.map(string)
+                m.message.data = m.message.data.mapValues(string)
+                return encode(m)
+            case .httpFetch:
+                var m = try decode(Boundary.HTTPFetch.self, body)
+                m.url = string(m.url)
+                m.headers = headerPairs(m.headers)
+                m.body = self.body(m.body)
+                return encode(m)
+            case .log:
+                var m = try decode(Boundary.Log.self, body)
+                m.message = string(m.message)
+                m.metadata = fields(m.metadata)
+                return encode(m)
+            case .streamSend:
+                var m = try decode(Boundary.StreamSend.self, body)
+                m.chunk = value(m.chunk)
+                return encode(m)
+            default:
+                return body
+            }
+        } catch {
+            // What cannot be read is not kept (a unit sent a malformed request).
+            return []
+        }
+    }
+
+    /// A service reply's body, redacted (`name` is the secret's name for `secrets.get`).
+    func reply(_ op: Boundary.Operation, _ body: [UInt8], secret name: String? = nil) -> [UInt8] {
+        do {
+            switch op {
+            case .secretGet:
+                return encode("<secret:\(name ?? "?")>")
+            case .createCustomToken:
+                return encode(Redactor.placeholder("customToken"))
+            case .signJWT:
+                return encode(Redactor.placeholder("jwt"))
+            case .getDocuments, .transactionGet:
+                return encode(try decode([StoredDocument?].self, body).map { $0.map(document) })
+            case .runQuery, .transactionQuery:
+                return encode(try decode([StoredDocument].self, body).map(document))
+            case .getUser, .createUser, .updateUser:
+                return encode(user(try decode(UserRecord.self, body)))
+            case .verifyIDToken:
+                var m = try decode(CallerAuth.self, body)
+                m.rawToken = m.rawToken.isEmpty ? "" : Redactor.placeholder("idToken")
+                m.claims = fields(m.claims)
+                return encode(m)
+            case .httpFetch:
+                var m = try decode(Boundary.HTTPFetchReply.self, body)
+                m.headers = headerPairs(m.headers)
+                m.body = self.body(m.body)
+                return encode(m)
+            default:
+                return body
+            }
+        } catch {
+            return []
+        }
+    }
+
+    func decode<M: WireDecodable>(_ type: M.Type, _ body: [UInt8]) throws(WireError) -> M {
+        do {
+            return try body.withUnsafeBytes { p in
+                var r = WireReader(p)
+                let m = try M(from: &r)
+                try r.end()
+                return m
+            }
+        } catch let error as WireError { throw error } catch { throw .malformed(offset: 0, message: "\(error)") }
+    }
+
+    func encode<M: WireEncodable>(_ message: M) -> [UInt8] {
+        var w = WireWriter(capacity: 64)
+        message.encode(to: &w)
+        return w.finish()
+    }
+}
