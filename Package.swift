@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "MembersTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
         // SCENARIOS.md, one file per scenario, through the real units.
-        .testTarget(name: "AppScenarioTests", dependencies: ["HearthTesting", "HearthModel", "HearthRuntime", "HearthAuth", "HearthHTTP"]),
+        .testTarget(name: "AppScenarioTests", dependencies: ["HearthTesting", "HearthModel", "HearthRuntime", "HearthAuth", "HearthHTTP"], exclude: ["Fixtures"]),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthRuntime", "HearthModel", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTesting"], exclude: ["Fixtures"]),
     ]
         // Libraries the app's units share, linked (statically) into each of them.

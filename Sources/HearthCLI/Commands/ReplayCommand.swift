@@ -90,7 +90,10 @@ struct ReplayCommand: Command {
                 options.snapshot = snapshot.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
                 report = try await SystemReplayer.run(recording, config: config, options: options, progress: progress)
             } else {
-                let replayer = HandlerReplayer()
+                // Declared secrets this machine has are read as they were (see HandlerReplayer).
+                let secrets = try Secrets.load(path: config.secretsFile.map(config.resolve))
+                let names = Set(recording.invocations.flatMap { $0.calls.filter { $0.operation == .secretGet }.compactMap(\.secretName) })
+                let replayer = HandlerReplayer(secrets: secrets.declaredValues(Array(names)))
                 let loaded = try await replayer.load(config, only: units)
                 report = await replayer.replay(recording, units: loaded, functions: functions, progress: progress)
             }

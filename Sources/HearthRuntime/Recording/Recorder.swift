@@ -81,7 +81,9 @@ public final class Recorder: Sendable {
         }
         let t = clock.now().rfc3339.replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
         stamp = String(t.prefix(15)) + "-" + options.process + "-" + String(getpid())
-        try file.withLock { (s: inout FileState) throws in try rotate(&s) }
+        // A process that records something opens its first file then (a CLI command that only
+        // reads leaves none); serve opens it at once, so a bad directory stops it at start.
+        if feed != nil { try file.withLock { (s: inout FileState) throws in try rotate(&s) } }
     }
 
     private func rotate(_ s: inout FileState) throws {
@@ -119,7 +121,8 @@ public final class Recorder: Sendable {
         bytes.append(0x0A)
         file.withLock { s in
             guard !s.closed else { return }
-            if s.written + bytes.count > options.maxFileBytes, s.written > 0 { try? rotate(&s) }
+            if s.fd < 0 || (s.written + bytes.count > options.maxFileBytes && s.written > 0) { try? rotate(&s) }
+            guard s.fd >= 0 else { return }
             writeAll(s.fd, bytes)
             s.written += bytes.count
         }

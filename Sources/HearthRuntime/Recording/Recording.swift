@@ -43,6 +43,11 @@ public struct RecordedCall: Sendable {
     public var request: [UInt8]
     public var reply: Result<[UInt8], RemoteError>?
 
+    /// The secret a `secrets.get` call asked for.
+    public var secretName: String? {
+        operation == .secretGet ? (try? Redactor().decode(Boundary.SecretGet.self, request))?.name : nil
+    }
+
     public init(operation: Boundary.Operation, request: [UInt8], reply: Result<[UInt8], RemoteError>?) {
         self.operation = operation
         self.request = request

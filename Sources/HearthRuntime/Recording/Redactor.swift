@@ -57,7 +57,7 @@ public struct Redactor: Sendable {
         var out = String.UnicodeScalarView()
         var i = 0
         while i < scalars.count {
-            if i + 3 <= scalars.count, scalars[i] == "e", scalars[i + 1] == "y", scalars[i + 2] == "J", i == 0 || !isB64(scalars[i - 1]) {
+            if i + 3 <= scalars.count, scalars[i] == "e", scalars[i + 1] == "y", scalars[i + 2] == "J", i == 0 || scalars[i - 1] == "=" || !isB64(scalars[i - 1]) {
                 // Three base64url segments joined by two dots.
                 var j = i, dots = 0
                 while j < scalars.count, isB64(scalars[j]) || (scalars[j] == "." && dots < 2) {
@@ -130,18 +130,47 @@ public struct Redactor: Sendable {
         return copy
     }
 
+    /// A header's value: credentials replaced, keeping an `Authorization` scheme (`Bearer
+    /// <redacted:authorization>`), so replayed code still finds the shape it checks for.
+    func header(_ name: String, _ value: String) -> String {
+        let lower = name.lowercased()
+        guard Redactor.sensitiveHeaders.contains(lower) else { return string(value) }
+        if lower.hasSuffix("authorization"), let space = value.firstIndex(of: " ") {
+            return String(value[...space]) + Redactor.placeholder(lower)
+        }
+        return Redactor.placeholder(lower)
+    }
+
     func headerPairs(_ pairs: [String]) -> [String] {
         var out = pairs
         var i = 0
         while i + 1 < out.count {
-            out[i + 1] = Redactor.sensitiveHeaders.contains(out[i].lowercased()) ? Redactor.placeholder(out[i].lowercased()) : string(out[i + 1])
+            out[i + 1] = header(out[i], out[i + 1])
             i += 2
         }
         return out
     }
 
     func headers(_ h: HTTPHeaders) -> HTTPHeaders {
-        HTTPHeaders(h.fields.map { (name: $0.name, value: Redactor.sensitiveHeaders.contains($0.name.lowercased()) ? Redactor.placeholder($0.name.lowercased()) : string($0.value)) })
+        HTTPHeaders(h.fields.map { (name: $0.name, value: header($0.name, $0.value)) })
+    }
+
+    /// A text to compare, not to keep: percent-decoded, every JWT and every placeholder
+    /// (`<redacted:…>`, `<secret:…>`) the same, so a value redacted by one rule on one side and
+    /// another rule on the other (or minted anew) compares equal.
+    public static func normalized(_ s: String) -> String {
+        var text = maskJWTs(s.removingPercentEncoding ?? s, keepClaims: false)
+        for marker in ["<redacted", "<secret:"] {
+            while let start = text.range(of: marker), let end = text[start.upperBound...].firstIndex(of: ">") {
+                // (maskJWTs left `<redacted:jwt>`; a signature `<redacted>` may follow it)
+                text.replaceSubrange(start.lowerBound...end, with: "\u{1}redacted\u{1}")
+            }
+        }
+        // A JWT whose signature was redacted reads as two placeholders: one.
+        while text.contains("\u{1}redacted\u{1}\u{1}redacted\u{1}") {
+            text = text.replacingOccurrences(of: "\u{1}redacted\u{1}\u{1}redacted\u{1}", with: "\u{1}redacted\u{1}")
+        }
+        return text.replacingOccurrences(of: "\u{1}redacted\u{1}", with: "<redacted>")
     }
 
     /// A request or response body: JSON and form bodies field by field, other text as a string.
@@ -180,7 +209,7 @@ public struct Redactor: Sendable {
             }
             if c.instanceIDToken != nil { c.instanceIDToken = Redactor.placeholder("instanceIdToken") }
             var headers: [String: String] = [:]
-            for (k, v) in c.headers { headers[k] = Redactor.sensitiveHeaders.contains(k.lowercased()) ? Redactor.placeholder(k.lowercased()) : string(v) }
+            for (k, v) in c.headers { headers[k] = header(k, v) }
             c.headers = headers
             return .callable(c)
         case .request(var r):

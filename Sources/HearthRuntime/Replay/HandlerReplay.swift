@@ -13,22 +13,34 @@ import Synchronization
 public final class HandlerReplayer: Sendable {
     private let sessions = SessionTable()
     private let nextID = Atomic<UInt64>(1)
+    let redactor: Redactor
     let services: HostServices
 
-    public init() {
+    /// `secrets`: values of declared secrets, when the replaying machine has them (the recording
+    /// holds only placeholders): the code reads them as it did, and its requests are redacted as
+    /// the recording's were. A secret not given reads as its placeholder.
+    public init(secrets: [String: String] = [:]) {
         var builder = HostServices.Builder(tasks: ServiceTasks())
         let sessions = self.sessions
+        let redactor = Redactor(secrets: secrets)
         for op in Boundary.Operation.allCases where !op.isSentByHost {
             builder.raw(op) { _, header, bytes, reply in
+                let op = header.operation
                 let body = [UInt8](bytes[Boundary.headerSize...])
                 guard let session = sessions.table.withLock({ $0[header.invocation] }) else {
                     reply.send(Boundary.failure(header, RemoteError(code: .cancelled, message: "replay: invocation \(Invoker.format(header.invocation)) is not running")))
+                    return
+                }
+                if op == .secretGet, let name = try? redactor.decode(Boundary.SecretGet.self, body).name, let value = secrets[name] {
+                    _ = session.answer(header, body)  // used up, compared
+                    reply.send(Boundary.frame(header.answer(.reply), value))
                     return
                 }
                 reply.send(session.answer(header, body))
             }
         }
         services = HostServices(builder)
+        self.redactor = redactor
     }
 
     /// Loads units (in this process) to replay against: each configured unit's library.
@@ -64,7 +76,7 @@ public final class HandlerReplayer: Sendable {
             return [Divergence(kind: .notReplayable, subject: subject, function: recorded.function, message: "unit \(unit.name) no longer has this function")]
         }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let session = ReplaySession(recorded)
+        let session = ReplaySession(recorded, redactor: redactor)
         sessions.table.withLock { $0[id] = session }
         let answer = await unit.request(recorded.invoke, invocation: id, function: recorded.function)
         sessions.table.withLock { _ = $0.removeValue(forKey: id) }
@@ -81,10 +93,11 @@ final class ReplaySession: Sendable {
 
     let recorded: RecordedInvocation
     private let state: Mutex<State>
-    let redactor = Redactor()
+    let redactor: Redactor
 
-    init(_ recorded: RecordedInvocation) {
+    init(_ recorded: RecordedInvocation, redactor: Redactor) {
         self.recorded = recorded
+        self.redactor = redactor
         state = Mutex(State(used: [Bool](repeating: false, count: recorded.calls.count)))
     }
 
@@ -150,7 +163,7 @@ final class ReplaySession: Sendable {
     static func sameOutcome(_ a: Result<Boundary.InvocationResult, RemoteError>, _ b: Result<Boundary.InvocationResult, RemoteError>) -> Bool {
         switch (a, b) {
         case (.success, .success), (.failure, .failure):
-            return Redactor.maskJWTs(MessageText.outcome(a), keepClaims: false) == Redactor.maskJWTs(MessageText.outcome(b), keepClaims: false)
+            return Redactor.normalized(MessageText.outcome(a)) == Redactor.normalized(MessageText.outcome(b))
         default: return false
         }
     }

@@ -141,6 +141,12 @@ enum MessageText {
             text = (try? r.decode(Boundary.HTTPFetch.self, bytes)).map { m in
                 "\(m.method) \(m.url)\nheaders: \(m.headerPairs.map { "\($0.0): \($0.1)" }.joined(separator: ", "))\nbody: \(String(decoding: m.body, as: UTF8.self))"
             }
+        case .signJWT:
+            text = (try? r.decode(Boundary.SignJWT.self, bytes)).map {
+                json(["claims": .map($0.claims), "header": .map($0.header), "keyID": $0.keyID.map { .string($0) } ?? .null, "privateKey": .string($0.privateKeyPEM)])
+            }
+        case .verifyIDToken:
+            text = (try? r.decode(Boundary.VerifyIDToken.self, bytes)).map { "token: \($0.token)\ncheckRevoked: \($0.checkRevoked)" }
         case .createCustomToken:
             text = (try? r.decode(Boundary.CreateCustomToken.self, bytes)).map { json(["uid": .string($0.uid), "claims": $0.claims.map { .map($0) } ?? .null]) }
         case .streamSend:
@@ -169,7 +175,7 @@ enum MessageText {
     /// Whether two requests of `op` say the same (their canonical texts agree; tokens minted at
     /// different times compare equal).
     static func same(_ op: Boundary.Operation, _ a: [UInt8], _ b: [UInt8]) -> Bool {
-        a == b || Redactor.maskJWTs(request(op, a), keepClaims: false) == Redactor.maskJWTs(request(op, b), keepClaims: false)
+        a == b || Redactor.normalized(request(op, a)) == Redactor.normalized(request(op, b))
     }
 
     static func outcome(_ r: Result<Boundary.InvocationResult, RemoteError>) -> String {
@@ -180,6 +186,38 @@ enum MessageText {
         case .success(.none): return "ok"
         case .failure(let e): return "error \(e.code.rawValue): \(e.message)"
         }
+    }
+
+    /// Whether two texts agree once normalized (`Redactor.normalized`), their RFC 3339 times
+    /// (`2026-01-01T00:00:00.123Z`, in order) each within `tolerance` of the other's.
+    static func same(_ a: String, _ b: String, tolerance: Duration) -> Bool {
+        let (x, xt) = splitTimes(Redactor.normalized(a)), (y, yt) = splitTimes(Redactor.normalized(b))
+        guard x == y, xt.count == yt.count else { return false }
+        return zip(xt, yt).allSatisfy { ($0 > $1 ? $0 - $1 : $1 - $0) <= tolerance }
+    }
+
+    /// The text with each RFC 3339 UTC time replaced by `<time>`, and the times.
+    static func splitTimes(_ s: String) -> (String, [Timestamp]) {
+        let u = Array(s.utf8)
+        func digit(_ i: Int) -> Bool { i < u.count && u[i] >= 48 && u[i] <= 57 }
+        var out: [UInt8] = [], times: [Timestamp] = []
+        var i = 0
+        while i < u.count {
+            // yyyy-mm-ddThh:mm:ss[.fraction]Z
+            if digit(i), digit(i + 3), i + 19 < u.count, u[i + 4] == 45, u[i + 7] == 45, u[i + 10] == 84, u[i + 13] == 58, u[i + 16] == 58 {
+                var j = i + 19
+                if j < u.count, u[j] == 46 { j += 1; while digit(j) { j += 1 } }
+                if j < u.count, u[j] == 90, let t = Timestamp(rfc3339: String(decoding: u[i...j], as: UTF8.self)) {
+                    times.append(t)
+                    out += Array("<time>".utf8)
+                    i = j + 1
+                    continue
+                }
+            }
+            out.append(u[i])
+            i += 1
+        }
+        return (String(decoding: out, as: UTF8.self), times)
     }
 
     /// A line diff: lines only in `old` as `-`, only in `new` as `+`, with one line of context.

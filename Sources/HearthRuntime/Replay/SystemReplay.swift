@@ -43,20 +43,39 @@ public enum SystemReplayer {
         for k in config.units.indices { config.units[k].isolation = nil }
         config.delivery.defaultConcurrency = 1
         config.messaging.mode = .log
+        // Parameters as recorded (provider base URLs…): the run being reproduced had them.
+        for header in recording.headers where header.process == "serve" || header.process == "test" {
+            for (name, value) in header.config["params"]?.mapValue ?? [:] { if let v = value.stringValue { config.params[name] = v } }
+        }
 
         let startTime = [recording.invocations.first?.at, recording.inputs.first?.at, recording.changes.first?.time, recording.headers.map(\.startedAt).min()]
             .compactMap { $0 }.min() ?? Timestamp(seconds: 1_767_225_600)
         let endTime = ([recording.invocations.last?.at, recording.inputs.last?.at, recording.changes.last?.time].compactMap { $0 }.max() ?? startTime)
         let clock = ManualClock(startTime)
-        let outbound = OutboundAnswers(recording)
+        let secrets = try Secrets.load(path: config.secretsFile.map(config.resolve))
+        let declared = secrets.declaredValues(Array(Set(recording.invocations.flatMap { $0.calls.compactMap(\.secretName) })))
+        let redactor = Redactor(secrets: declared)
+        let outbound = OutboundAnswers(recording, redactor: redactor)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let runtimeBox = RuntimeBox()
         let runtime = try await Runtime.open(config: config, clock: clock, random: SeededRandom(seed: 0x5245_504C_4159), services: { builder in
-            builder.answer(Boundary.SecretGet.self) { _, request in "<secret:\(request.name)>" }
+            builder.answer(Boundary.SecretGet.self) { _, request in declared[request.name] ?? "<secret:\(request.name)>" }
             // Signed with a recorded placeholder key, which cannot sign: the recording's redacted JWT stands in.
             builder.serve(Boundary.SignJWT.self) { _, _ in "<redacted:jwt>" }
             builder.serve(Boundary.HTTPFetch.self) { _, request in try outbound.answer(.httpFetch, request, Boundary.HTTPFetchReply.self) }
             builder.serve(Boundary.SendMessage.self) { _, request in try outbound.answer(.sendMessage, request, String.self) }
+            // A user a unit created gets the uid it got then (auth's uids are random), so what
+            // later inputs say of that uid still applies.
+            builder.serve(Boundary.CreateUser.self) { _, request in
+                var user = request.user
+                if user.uid == nil, let recorded = try? outbound.answer(.createUser, request, UserRecord.self) { user.uid = recorded.uid }
+                guard let auth = runtimeBox.runtime?.users else { throw HTTPSError(.unavailable, "replay: the runtime is not ready") }
+                return try await auth.create(user)
+            }
+            // Tokens are not in the recording: their verifications are answered from it, in order.
+            builder.serve(Boundary.VerifyIDToken.self) { _, request in try outbound.answer(.verifyIDToken, request, CallerAuth.self) }
         })
+        runtimeBox.runtime = runtime
         defer { runtime.close() }
         if let seedStore { try await seedStore(runtime) }
         let feedStart = runtime.store.engine.lastSequence
@@ -95,8 +114,8 @@ public enum SystemReplayer {
                 }
                 planner.nextExternal(recorded)
                 let outcome = await runtime.invoker.invoke(entry, event: recorded.invoke.event, timeout: entry.spec.options.effectiveTimeout)
-                let new = outcome.result.map(Redactor().result).mapError(Redactor().error)
-                if !ReplaySession.sameOutcome(recorded.outcome, new) {
+                let new = outcome.result.map(redactor.result).mapError(redactor.error)
+                if !MessageText.same(MessageText.outcome(recorded.outcome), MessageText.outcome(new), tolerance: options.timeTolerance) {
                     report.divergences.append(Divergence(kind: .differentOutcome, subject: Invoker.format(recorded.id), function: recorded.function,
                                                          message: "the outcome differs", diff: MessageText.diff(MessageText.outcome(recorded.outcome), MessageText.outcome(new))))
                 }
@@ -157,7 +176,7 @@ public enum SystemReplayer {
 
     static func compare(_ recording: Recording, _ runtime: Runtime, feedStart: Int64, tolerance: Duration, outbound: OutboundAnswers) async throws -> Compared {
         var out = Compared()
-        let redactor = Redactor()
+        let redactor = outbound.redactor
         var expected: [DocumentPath: StoredDocument?] = [:]
         for change in recording.changes { expected[change.path] = .some(change.after) }
         var replayed = Set<DocumentPath>()
@@ -188,8 +207,8 @@ public enum SystemReplayer {
         }
         // Outbound calls and dead letters, as multisets.
         let recordedCalls = recording.invocations.flatMap { $0.calls.filter { $0.operation == .httpFetch || $0.operation == .sendMessage } }
-            .map { Redactor.maskJWTs(MessageText.request($0.operation, $0.request), keepClaims: false) }
-        let made = outbound.made.map { Redactor.maskJWTs(MessageText.request($0.0, $0.1), keepClaims: false) }
+            .map { Redactor.normalized(MessageText.request($0.operation, $0.request)) }
+        let made = outbound.made.filter { $0.0 == .httpFetch || $0.0 == .sendMessage }.map { Redactor.normalized(MessageText.request($0.0, $0.1)) }
         for (text, delta) in multisetDifference(recordedCalls, made) {
             out.divergences.append(Divergence(kind: .differentOutbound, subject: text.split(separator: "\n").first.map(String.init) ?? "", function: "",
                                               message: delta > 0 ? "recorded \(delta) more time(s) than replayed" : "replayed \(-delta) more time(s) than recorded",
@@ -240,7 +259,7 @@ public enum SystemReplayer {
             return x.count == y.count && x.allSatisfy { k, v in y[k].map { same(v, $0, tolerance: tolerance) } ?? false }
         case (.array(let x), .array(let y)):
             return x.count == y.count && zip(x, y).allSatisfy { same($0, $1, tolerance: tolerance) }
-        case (.string(let x), .string(let y)): return x == y || Redactor.maskJWTs(x, keepClaims: false) == Redactor.maskJWTs(y, keepClaims: false)
+        case (.string(let x), .string(let y)): return x == y || Redactor.normalized(x) == Redactor.normalized(y)
         default: return a == b
         }
     }
@@ -334,19 +353,23 @@ final class OutboundAnswers: Sendable {
 
     private let state: Mutex<State>
 
-    init(_ recording: Recording) {
+    init(_ recording: Recording, redactor: Redactor) {
         let pool = recording.invocations.flatMap { i in
-            i.calls.filter { $0.operation == .httpFetch || $0.operation == .sendMessage }.map { (op: $0.operation, request: $0.request, reply: $0.reply, used: false) }
+            i.calls.filter { OutboundAnswers.operations.contains($0.operation) }.map { (op: $0.operation, request: $0.request, reply: $0.reply, used: false) }
         }
         state = Mutex(State(pool: pool))
+        self.redactor = redactor
     }
+
+    static let operations: Set<Boundary.Operation> = [.httpFetch, .sendMessage, .verifyIDToken, .createUser]
+    let redactor: Redactor
 
     var made: [(Boundary.Operation, [UInt8])] { state.withLock { $0.made } }
 
     func answer<R: WireEncodable, Reply: WireDecodable>(_ op: Boundary.Operation, _ request: R, _ type: Reply.Type) throws -> Reply {
         var w = WireWriter()
         request.encode(to: &w)
-        let redacted = Redactor().request(op, w.finish())
+        let redacted = redactor.request(op, w.finish())
         let reply = state.withLock { s -> Result<[UInt8], RemoteError>?? in
             s.made.append((op, redacted))
             let index = s.pool.indices.first { !s.pool[$0].used && s.pool[$0].op == op && MessageText.same(op, s.pool[$0].request, redacted) }
@@ -362,4 +385,9 @@ final class OutboundAnswers: Sendable {
         case nil: throw HTTPSError(.deadlineExceeded, "replay: the recorded \(op.name) was never answered")
         }
     }
+}
+
+/// The replay's runtime, for services built before it exists.
+final class RuntimeBox: @unchecked Sendable {  // set once, before any unit runs
+    var runtime: Runtime?
 }
