@@ -34,9 +34,10 @@ public struct Replay: Sendable {
     }
 
     /// Handler replay: each recorded invocation of these units (or only of `functions`) against
-    /// the current code, with the recorded replies; the report lists every divergence.
-    public func handler(functions: Set<String>? = nil) async throws -> ReplayReport {
-        let replayer = HandlerReplayer()
+    /// the current code, with the recorded replies; the report lists every divergence. Declared
+    /// secrets read as their placeholders unless `secrets` gives their values.
+    public func handler(functions: Set<String>? = nil, secrets: [String: String] = [:]) async throws -> ReplayReport {
+        let replayer = HandlerReplayer(secrets: secrets)
         let loaded = try await replayer.load(config)
         return await replayer.replay(recording, units: loaded, functions: functions)
     }

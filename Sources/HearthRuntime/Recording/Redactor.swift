@@ -132,7 +132,7 @@ public struct Redactor: Sendable {
 
     /// A header's value: credentials replaced, keeping an `Authorization` scheme (`Bearer
     /// <redacted:authorization>`), so replayed code still finds the shape it checks for.
-    func header(_ name: String, _ value: String) -> String {
+    public func header(_ name: String, _ value: String) -> String {
         let lower = name.lowercased()
         guard Redactor.sensitiveHeaders.contains(lower) else { return string(value) }
         if lower.hasSuffix("authorization"), let space = value.firstIndex(of: " ") {
@@ -174,7 +174,7 @@ public struct Redactor: Sendable {
     }
 
     /// A request or response body: JSON and form bodies field by field, other text as a string.
-    func body(_ bytes: [UInt8]) -> [UInt8] {
+    public func body(_ bytes: [UInt8]) -> [UInt8] {
         guard !bytes.isEmpty else { return bytes }
         if let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
            let parsed = try? JSONParser.parse(bytes) {
