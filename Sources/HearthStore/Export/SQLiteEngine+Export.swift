@@ -126,7 +126,7 @@ struct BulkInsert {
     private mutating func add(_ user: UserRecord) throws {
         switch try UserTable.clash(db, user, except: nil) {
         case nil: break
-        case .uid?: throw ImportError("field 'uid': a user with uid '\(Printable.quoted(user.uid))' already exists")
+        case .uid?: throw ImportError("field 'uid': the uid '\(Printable.quoted(user.uid))' is taken (by a stored user, or one earlier in this import)")
         case .email(let owner)?:
             throw ImportError("field 'email': \(Printable.quoted(user.email ?? "")) is already the address of user '\(Printable.quoted(owner))'")
         case .phone(let owner)?:
