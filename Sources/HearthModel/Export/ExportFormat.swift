@@ -35,6 +35,9 @@ public enum ExportFormat {
 
         public var fileName: String { rawValue + ".jsonl" }
 
+        /// Every kind, counted 0.
+        public static var noneOfEach: [Kind: Int] { Dictionary(uniqueKeysWithValues: allCases.map { ($0, 0) }) }
+
         public static func < (a: Kind, b: Kind) -> Bool {
             allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
         }

@@ -20,6 +20,7 @@ public struct DataTransferProgress: Sendable, Equatable {
 /// What an export wrote.
 public struct ExportSummary: Sendable, Equatable {
     public var directory: String
+    /// Records of each kind (every kind present, 0 when there were none).
     public var counts: [ExportFormat.Kind: Int]
     /// When the snapshot was taken (the runtime's clock).
     public var exportTime: Timestamp
@@ -73,17 +74,17 @@ struct DataExporter {
                 writers[kind] = try LineFileWriter(path: path)
                 written.append(path)
             }
-            var counts: [ExportFormat.Kind: Int] = [:]
+            var counts = ExportFormat.Kind.noneOfEach
             try engine.exportRecords { record in
                 let kind = record.kind
                 try writers[kind]!.append(try record.jsonLine())
-                let n = counts[kind, default: 0] + 1
+                let n = counts[kind]! + 1
                 counts[kind] = n
                 if n % ExportFormat.progressInterval == 0 { progress(DataTransferProgress(kind: kind, count: n, finished: false)) }
             }
             for kind in ExportFormat.Kind.allCases {
                 try writers[kind]!.finish()
-                progress(DataTransferProgress(kind: kind, count: counts[kind] ?? 0, finished: true))
+                progress(DataTransferProgress(kind: kind, count: counts[kind]!, finished: true))
             }
             // The manifest appears whole (a rename), and only once every file is on disk.
             let manifest = ExportManifest(exportTime: exportTime, counts: counts)

@@ -93,7 +93,7 @@ extension Runtime {
             throw ImportError(file: name, record: accounts[index].label, (error as? ImportError)?.message ?? FirebaseAuthExport.describe(error))
         }
         progress(DataTransferProgress(kind: .users, count: records.count, finished: true))
-        return ImportSummary(source: file, counts: [.users: records.count], madePending: 0)
+        return ImportSummary(source: file, counts: ExportFormat.Kind.noneOfEach.merging([.users: records.count]) { _, n in n }, madePending: 0)
     }
 }
 

@@ -7,6 +7,7 @@ import Synchronization
 public struct ImportSummary: Sendable, Equatable {
     /// The export directory, or the Auth emulator file the users came from.
     public var source: String
+    /// Records of each kind written (every kind present, 0 when there were none).
     public var counts: [ExportFormat.Kind: Int]
     /// Deliveries that were running when exported: pending again, their attempt counted.
     public var madePending: Int
@@ -35,7 +36,7 @@ extension Runtime {
             throw reader.locate(error)
         }
         try await engine.takeImportedState()
-        return ImportSummary(source: directory, counts: imported.counts, madePending: imported.madePending)
+        return ImportSummary(source: directory, counts: imported.counts.merging(ExportFormat.Kind.noneOfEach) { n, _ in n }, madePending: imported.madePending)
     }
 }
 
