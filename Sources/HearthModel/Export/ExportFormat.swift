@@ -140,6 +140,7 @@ extension ExportRecord {
             try m.noneLeft()
             self = .document(StoredDocument(path: path, fields: fields, createTime: created, updateTime: updated))
         case .users:
+            try ExportRecord.checkKeys(value, against: ExportRecord.userShape, at: "")
             let user: UserRecord
             do { user = try ValueDecoder().decode(UserRecord.self, from: value) } catch {
                 throw ExportLineError(describeDecodingError(error))
@@ -199,6 +200,37 @@ extension ExportRecord {
         return Delivery(id: id, function: function, eventID: eventID, orderingKey: key, payload: payload, attempts: Int(attempts),
                         firstAttemptTime: first, dueTime: due, state: state, lastError: error, lastStatus: status.map { Int($0) },
                         dispatchDeadline: deadline, createTime: created, executions: Int(executions))
+    }
+
+    /// The keys a user's line may have at each level: what `ValueEncoder` writes for a
+    /// `UserRecord` with every field set (`null` where anything goes: the custom claims).
+    static let userShape: Value = {
+        let t = Timestamp.zero
+        var user = UserRecord(uid: "u", email: "e", displayName: "n", photoURL: "p", phoneNumber: "+1",
+                              metadata: .init(creationTime: t, lastSignInTime: t, lastRefreshTime: t),
+                              providerData: [.init(providerId: "p", uid: "u", email: "e", displayName: "n", photoURL: "p", phoneNumber: "+1")],
+                              customClaims: [:], tokensValidAfterTime: t)
+        user.passwordHash = PasswordHash(algorithm: .standardScrypt, hash: "", salt: "", costLog2: 1, blockSize: 1, signerKey: "", saltSeparator: "")
+        user.passwordUpdatedAt = t
+        guard case .map(var shape)? = try? ValueEncoder().encode(user) else { return .null }
+        shape["customClaims"] = .null
+        return .map(shape)
+    }()
+
+    /// Refuses a key `shape` does not have, naming its path (`metadata.lastLogin`).
+    static func checkKeys(_ value: Value, against shape: Value, at path: String) throws(ExportLineError) {
+        switch (value, shape) {
+        case (.map(let members), .map(let known)):
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                let here = path.isEmpty ? key : path + "." + key
+                guard let inner = known[key] else { throw ExportLineError(field: here, "unknown field") }
+                try checkKeys(member, against: inner, at: here)
+            }
+        case (.array(let items), .array(let known)) where !known.isEmpty:
+            for (i, item) in items.enumerated() { try checkKeys(item, against: known[0], at: path + "[\(i)]") }
+        default:
+            return
+        }
     }
 
     /// The rules a user's fields are held to when it is created (`UserRules`).

@@ -232,6 +232,8 @@ struct ExportImportTests {
          "users.jsonl:2: field 'email':"),
         ("a duplicate email", "users.jsonl", 3, #"{"uid": "u9", "email": "U0@example.com", "emailVerified": false, "disabled": false, "metadata": {"creationTime": {"$timestamp": "2024-01-01T00:00:00Z"}}, "providerData": []}"#,
          "users.jsonl:3: field 'email': U0@example.com is already the address of user 'u0'"),
+        ("a misspelt user field", "users.jsonl", 1, #"{"uid": "u9", "emailVerified": false, "disabled": false, "metadata": {"creationTime": {"$timestamp": "2024-01-01T00:00:00Z"}, "lastSignIn": null}, "providerData": []}"#,
+         "users.jsonl:1: field 'metadata.lastSignIn': unknown field"),
         ("a user missing a field", "users.jsonl", 3, #"{"uid": "u9", "emailVerified": false, "disabled": false, "providerData": []}"#,
          "users.jsonl:3: metadata: missing required field"),
     ])
