@@ -10,9 +10,7 @@ struct ExportCommandTests {
     let client = HTTPClient()
 
     func hearth(_ args: [String], in dir: TempDir) async throws -> (status: Int32, out: String, err: String) {
-        let process = try Subprocess(buildDirectory + "/hearth", args, directory: dir.path)
-        guard case .exited(let status) = try await process.wait(seconds: 120) else { throw Failure("hearth \(args) did not exit normally") }
-        return (status, process.stdoutText, process.stderrText)
+        try await hearthProcess(args, in: dir)
     }
 
     func configs(_ dir: TempDir, units: String = "[]") {

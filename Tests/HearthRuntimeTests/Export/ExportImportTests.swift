@@ -59,7 +59,7 @@ func allDocuments(_ runtime: Runtime) async throws -> [String: StoredDocument] {
 
 @Suite("Export and import")
 struct ExportImportTests {
-    @Test("every record's line reads back to the same record, and the store round trip keeps every value's type")
+    @Test("every record's line reads back to the same record: every value's type, timestamps to the nanosecond")
     func linesRoundTrip() throws {
         let created = Timestamp(seconds: 1_700_000_000, nanos: 1000)
         let records: [ExportRecord] = [
@@ -72,6 +72,8 @@ struct ExportImportTests {
                 queueName: "work", id: "t1", data: ["n": 1.5], scheduledTime: created)).wireBytes, attempts: 2, firstAttemptTime: created,
                 dueTime: created + .seconds(60), state: .dead, lastError: "unavailable: no", lastStatus: 503, dispatchDeadline: .seconds(double: 12.5),
                 createTime: created, executions: 1)),
+            .document(StoredDocument(path: try DocumentPath("types/nanos"), fields: ["t": .timestamp(Timestamp(seconds: -62_135_596_800, nanos: 123_456_789))],
+                                     createTime: Timestamp(seconds: 1, nanos: 1), updateTime: Timestamp(seconds: 253_402_300_799, nanos: 999_999_999))),
             .schedule(function: "nightly", lastFire: created),
             .taskID(queue: "work", id: "t1", enqueueTime: created),
         ]
