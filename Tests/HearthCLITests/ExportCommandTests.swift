@@ -5,7 +5,7 @@ import HearthTesting
 import Testing
 
 /// `hearth export` and `hearth import` as a user runs them: the real binary, real files.
-@Suite("hearth export and hearth import")
+@Suite("hearth export and hearth import", .serialized)
 struct ExportCommandTests {
     let client = HTTPClient()
 

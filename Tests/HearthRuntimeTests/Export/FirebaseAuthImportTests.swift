@@ -34,7 +34,8 @@ func authApp() async throws -> TestRuntime {
     try await TestRuntime(units: ["DeliveryUnit"], start: Timestamp(seconds: 1_800_000_000)) { config in config.auth.passwordHashMemCost = 10 }
 }
 
-@Suite("Importing the Firebase Auth emulator's users")
+// One test at a time: each hashes passwords with scrypt.
+@Suite("Importing the Firebase Auth emulator's users", .serialized)
 struct FirebaseAuthImportTests {
     @Test("the emulator's users arrive with their fields, links and claims, sign in with the same passwords (hashed by Hearth), and fire no onUserCreated")
     func emulatorExport() async throws {
