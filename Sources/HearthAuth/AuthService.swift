@@ -122,6 +122,13 @@ public final class AuthService: Sendable {
     /// Creates a user; `adjust` sets what `NewUser` does not carry (a password hash) before the
     /// one write that stores the user and logs its creation event.
     func createUser(_ request: NewUser, adjust: (inout UserRecord) -> Void) async throws -> UserRecord {
+        let record = try newRecord(request, adjust: adjust)
+        try await users.create(record, time: clock.now())
+        return record
+    }
+
+    /// The record a new user gets, its fields checked, not yet stored.
+    func newRecord(_ request: NewUser, adjust: (inout UserRecord) -> Void) throws -> UserRecord {
         let uid = request.uid ?? newUID()
         try UserRules.checkUID(uid)
         if let email = request.email { try UserRules.checkEmail(email) }
@@ -136,7 +143,6 @@ public final class AuthService: Sendable {
                                 disabled: request.disabled ?? false, metadata: .init(creationTime: now), tokensValidAfterTime: now)
         if let provider = request.providerToLink { record.providerData = [provider] }
         adjust(&record)
-        try await users.create(record, time: clock.now())
         return record
     }
 

@@ -14,6 +14,8 @@ public enum CLI {
         DocsDeleteCommand.self,
         DocsQueryCommand.self,
         DocsExportCommand.self,
+        ExportCommand.self,
+        ImportCommand.self,
         UsersCommand.self,
         TokenCommand.self,
         AuthCommand.self,

@@ -38,6 +38,21 @@ public protocol StorageEngine: Sendable {
     /// Problems the database's own consistency check finds (empty when sound).
     func integrityCheck() async throws -> [String]
 
+    // MARK: export and import (see `ExportFormat`)
+
+    /// Hands every record an export holds to `body`: documents by path, users by uid, deliveries
+    /// by id, schedules' last firings, reserved task ids. All are read in one snapshot, so a commit
+    /// landing meanwhile (from this process or another) is wholly in the export or wholly not.
+    /// Runs on the caller's thread; an error `body` throws stops it and is rethrown.
+    func exportRecords(_ body: (ExportRecord) throws -> Void) throws
+    /// Writes the records `next` returns, until it returns nil, in one transaction: every one of
+    /// them, or nothing when any is refused (an `ImportError` saying why, or the error `next`
+    /// throws). With `requireEmpty`, a store holding a document, a user or a delivery is refused,
+    /// naming what it holds. Nothing is logged to the change feed or the user event log, so no
+    /// trigger runs on what is imported; create and update times are the records'. Running
+    /// deliveries become pending; schedule state and task ids replace the store's own.
+    func importRecords(requireEmpty: Bool, _ next: @Sendable () throws -> ExportRecord?) async throws -> ImportedRecords
+
     /// The delivery queue in this database.
     var deliveries: any DeliveryStorage { get }
     /// Auth's users, refresh tokens and user event log in this database.
@@ -88,4 +103,15 @@ public struct UserEventRecord: Sendable, Equatable {
         self.kind = kind
         self.user = user
     }
+}
+
+/// What `importRecords` wrote.
+public struct ImportedRecords: Sendable, Equatable {
+    public var counts: [ExportFormat.Kind: Int] = [:]
+    /// Deliveries that were running when exported, pending now.
+    public var madePending = 0
+    /// The functions whose queues gained deliveries.
+    public var functions: Set<String> = []
+
+    public init() {}
 }

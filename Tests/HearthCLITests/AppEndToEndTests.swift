@@ -18,9 +18,7 @@ struct AppEndToEndTests {
     let client = HTTPClient()
 
     func hearth(_ args: [String], in dir: TempDir) async throws -> (status: Int32, out: String, err: String) {
-        let process = try Subprocess(buildDirectory + "/hearth", args, directory: dir.path)
-        guard case .exited(let status) = try await process.wait(seconds: 120) else { throw Failure("hearth \(args) did not exit normally") }
-        return (status, process.stdoutText, process.stderrText)
+        try await hearthProcess(args, in: dir)
     }
 
     func post(_ url: String, _ body: Value, token: String? = nil) async throws -> Value {

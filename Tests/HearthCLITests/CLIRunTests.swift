@@ -36,6 +36,13 @@ final class TempDir {
 
 let buildDirectory = RuntimeConfig.executableDirectory
 
+/// Runs the built `hearth` with `args` in `dir` to its end; returns its status and output.
+func hearthProcess(_ args: [String], in dir: TempDir) async throws -> (status: Int32, out: String, err: String) {
+    let process = try Subprocess(buildDirectory + "/hearth", args, directory: dir.path)
+    guard case .exited(let status) = try await process.wait(seconds: 120) else { throw Failure("hearth \(args) did not exit normally") }
+    return (status, process.stdoutText, process.stderrText)
+}
+
 func run(_ args: [String]) async -> (Int32, Output) {
     let output = Output()
     let code = await CLI.main(args, io: output.io)

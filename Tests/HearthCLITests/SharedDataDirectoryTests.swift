@@ -12,11 +12,8 @@ import Testing
 struct SharedDataDirectoryTests {
     let client = HTTPClient()
 
-    /// Runs `hearth args…` in `dir` to its end; returns its status and output.
     func hearth(_ args: [String], in dir: TempDir) async throws -> (status: Int32, out: String, err: String) {
-        let process = try Subprocess(buildDirectory + "/hearth", args, directory: dir.path)
-        guard case .exited(let status) = try await process.wait(seconds: 120) else { throw Failure("hearth \(args) did not exit normally") }
-        return (status, process.stdoutText, process.stderrText)
+        try await hearthProcess(args, in: dir)
     }
 
     func config(_ dir: TempDir, port: Int = 0) {

@@ -68,19 +68,8 @@ extension AuthService {
         var errors: [(Int, String)] = []
         for (index, user) in imported.enumerated() {
             do {
-                guard user.record.uid != nil else { throw AuthFailure("MISSING_LOCAL_ID") }
-                let stored = try await storedHash(user, hash)
-                if let claims = user.customClaims { try check { try UserRules.checkClaims(claims) } }
-                let now = secondsNow()
-                _ = try await create(user.record) { record in
-                    record.passwordHash = stored
-                    if stored != nil { record.passwordUpdatedAt = now }
-                    record.customClaims = (user.customClaims?.isEmpty ?? true) ? nil : user.customClaims
-                    for p in user.providers where !record.providerData.contains(where: { $0.providerId == p.providerId }) { record.providerData.append(p) }
-                    if stored != nil { record.linkPasswordProvider() }
-                    if let created = user.createdAt { record.metadata.creationTime = created }
-                    if let last = user.lastSignInAt { record.metadata.lastSignInTime = last }
-                }
+                let record = try await importedRecord(user, hash: hash)
+                do { try await users.create(record, time: clock.now()) } catch let error as HTTPSError { throw AuthFailure.from(error) }
             } catch let failure as AuthFailure {
                 errors.append((index, failure.message))
             } catch let failure as CryptoError {
@@ -88,6 +77,30 @@ extension AuthService {
             }
         }
         return errors
+    }
+
+    /// The record an imported user becomes, not yet stored: its fields checked as a creation's
+    /// are, its raw password hashed at today's cost, an imported hash kept with the parameters
+    /// that verify it (replaced by a new one at the user's first sign-in). Refusals are
+    /// `AuthFailure`s; a hash that cannot be used is a `CryptoError`.
+    public func importedRecord(_ user: ImportedUser, hash: ImportHash) async throws -> UserRecord {
+        guard user.record.uid != nil else { throw AuthFailure("MISSING_LOCAL_ID") }
+        let stored = try await storedHash(user, hash)
+        if let claims = user.customClaims { try check { try UserRules.checkClaims(claims) } }
+        let now = secondsNow()
+        do {
+            return try newRecord(user.record) { record in
+                record.passwordHash = stored
+                if stored != nil { record.passwordUpdatedAt = now }
+                record.customClaims = (user.customClaims?.isEmpty ?? true) ? nil : user.customClaims
+                for p in user.providers where !record.providerData.contains(where: { $0.providerId == p.providerId }) { record.providerData.append(p) }
+                if stored != nil { record.linkPasswordProvider() }
+                if let created = user.createdAt { record.metadata.creationTime = created }
+                if let last = user.lastSignInAt { record.metadata.lastSignInTime = last }
+            }
+        } catch let error as HTTPSError {
+            throw AuthFailure.from(error)
+        }
     }
 
     func storedHash(_ user: ImportedUser, _ hash: ImportHash) async throws -> PasswordHash? {

@@ -9,6 +9,9 @@ struct IndexEntry: Hashable {
 }
 
 enum IndexEntries {
+    /// Adds one index row (the writer's commits and an import's bulk insert run the same statement).
+    static let insertSQL = "INSERT OR IGNORE INTO field_index(collection, field, element, value, id) VALUES (?, ?, ?, ?, ?)"
+
     /// Every entry of a document's fields, as Firestore's automatic single-field indexes: each field
     /// at every depth of nested maps (the map itself too), and each distinct element of each array.
     /// Values inside arrays are not indexed by path, as in Firestore.

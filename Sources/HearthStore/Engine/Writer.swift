@@ -48,7 +48,7 @@ actor Writer {
             replace = try db.prepare("INSERT OR REPLACE INTO documents(collection, id, data, create_time, update_time) VALUES (?, ?, ?, ?, ?)")
             delete = try db.prepare("DELETE FROM documents WHERE collection = ? AND id = ?")
             change = try db.prepare("INSERT INTO changes(seq, commit_time, path, kind, before, after) VALUES (?, ?, ?, ?, ?, ?)")
-            indexInsert = try db.prepare("INSERT OR IGNORE INTO field_index(collection, field, element, value, id) VALUES (?, ?, ?, ?, ?)")
+            indexInsert = try db.prepare(IndexEntries.insertSQL)
             indexDelete = try db.prepare("DELETE FROM field_index WHERE collection = ? AND field = ? AND element = ? AND value = ? AND id = ?")
         }
     }

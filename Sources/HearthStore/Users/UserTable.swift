@@ -93,14 +93,19 @@ public final class UserTable: Sendable {
         let record = try UserTable.encode(user)
         try await writer.withTransaction { db in
             try UserTable.checkUnique(db, user, except: nil)
-            try db.run("INSERT INTO users(uid, email, phone, record, create_time) VALUES (?, ?, ?, ?, ?)", [
-                .text(user.uid), UserTable.normalizedEmail(user.email).map { .text($0) } ?? .null,
-                user.phoneNumber.map { .text($0) } ?? .null, .blob(record), .integer(RowEncoding.micros(user.metadata.creationTime)),
-            ])
-            try UserTable.writeProviders(db, user)
+            try UserTable.insert(db, user, record: record)
             try UserTable.logEvent(db, .created, user, time: time)
         }
         activity.notify()
+    }
+
+    /// Stores a new user's row and provider links (uniqueness checked by the caller).
+    static func insert(_ db: Connection, _ user: UserRecord, record: [UInt8]) throws {
+        try db.run("INSERT INTO users(uid, email, phone, record, create_time) VALUES (?, ?, ?, ?, ?)", [
+            .text(user.uid), UserTable.normalizedEmail(user.email).map { .text($0) } ?? .null,
+            user.phoneNumber.map { .text($0) } ?? .null, .blob(record), .integer(RowEncoding.micros(user.metadata.creationTime)),
+        ])
+        try UserTable.writeProviders(db, user)
     }
 
     /// Applies `change` to a user atomically and returns the result; `not-found` for an unknown uid.
@@ -144,23 +149,40 @@ public final class UserTable: Sendable {
     }
 
     static func checkUnique(_ db: Connection, _ user: UserRecord, except uid: String?) throws {
-        if uid == nil, try db.scalarInt("SELECT 1 FROM users WHERE uid = ?", [.text(user.uid)]) != nil {
-            throw HTTPSError(.alreadyExists, "the user with the provided uid already exists")
+        switch try clash(db, user, except: uid) {
+        case nil: return
+        case .uid?: throw HTTPSError(.alreadyExists, "the user with the provided uid already exists")
+        case .email?: throw HTTPSError(.alreadyExists, "the email address is already in use by another account")
+        case .phone?: throw HTTPSError(.alreadyExists, "the phone number is already in use by another account")
+        case .provider(let p, _)?: throw HTTPSError(.alreadyExists, "the \(p.providerId) account is already linked to another user")
         }
+    }
+
+    /// What of `user` another stored user already has (its uid, unless it is `uid` being updated).
+    enum Clash {
+        case uid
+        case email(owner: String)
+        case phone(owner: String)
+        case provider(UserRecord.ProviderInfo, owner: String)
+    }
+
+    static func clash(_ db: Connection, _ user: UserRecord, except uid: String?) throws -> Clash? {
+        if uid == nil, try db.scalarInt("SELECT 1 FROM users WHERE uid = ?", [.text(user.uid)]) != nil { return .uid }
         if let email = normalizedEmail(user.email),
            let owner = try db.query("SELECT uid FROM users WHERE email = ?", [.text(email)], { $0.text(0) }).first, owner != uid {
-            throw HTTPSError(.alreadyExists, "the email address is already in use by another account")
+            return .email(owner: owner)
         }
         if let phone = user.phoneNumber,
            let owner = try db.query("SELECT uid FROM users WHERE phone = ?", [.text(phone)], { $0.text(0) }).first, owner != uid {
-            throw HTTPSError(.alreadyExists, "the phone number is already in use by another account")
+            return .phone(owner: owner)
         }
         for p in user.providerData {
             if let owner = try db.query("SELECT uid FROM user_providers WHERE provider = ? AND provider_uid = ?", [.text(p.providerId), .text(p.uid)], { $0.text(0) }).first,
                owner != (uid ?? user.uid) {
-                throw HTTPSError(.alreadyExists, "the \(p.providerId) account is already linked to another user")
+                return .provider(p, owner: owner)
             }
         }
+        return nil
     }
 
     static func writeProviders(_ db: Connection, _ user: UserRecord) throws {

@@ -11,6 +11,7 @@ let suites: [String: () async throws -> Void] = [
     "delivery": runDeliveryBenchmark,
     "app": runAppBenchmark,
     "store-write-profile": runStoreWriteProfile,
+    "export": runExportBenchmark,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
