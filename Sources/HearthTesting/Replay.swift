@@ -45,11 +45,13 @@ public struct Replay: Sendable {
     /// System replay: a fresh store driven by the recording's external inputs under a manual
     /// clock; `seed` may fill the store first (e.g. import an export). The report compares the
     /// resulting documents, outbound calls and dead letters, and carries the store hash.
-    public func system(timeTolerance: Duration = .seconds(5), configure: (inout RuntimeConfig) -> Void = { _ in },
+    /// `from` is an export (`hearth export`, `Runtime.exportData`) to start from instead of an empty store.
+    public func system(from snapshot: String? = nil, timeTolerance: Duration = .seconds(5), configure: (inout RuntimeConfig) -> Void = { _ in },
                        seed: (@Sendable (Runtime) async throws -> Void)? = nil) async throws -> ReplayReport {
         var config = self.config
         configure(&config)
         var options = SystemReplayer.Options()
+        options.snapshot = snapshot
         options.timeTolerance = timeTolerance
         return try await SystemReplayer.run(recording, config: config, options: options, seedStore: seed)
     }

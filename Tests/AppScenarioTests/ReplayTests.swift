@@ -83,4 +83,28 @@ struct ReplayTests {
         #expect(write.diff.contains("v1") && write.diff.contains("v2"), "\(write.diff)")
         #expect(!report.passed)
     }
+
+    @Test("system replay from an export taken when the recording began reproduces a session that worked on existing data; from an empty store it diverges")
+    func systemReplayFromExport() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-recording-" + UUID().uuidString
+        let snapshot = dir + "-export"
+        defer { for d in [dir, snapshot] { try? FileManager.default.removeItem(atPath: d) } }
+        let app = try await TestRuntime(units: appUnits, start: Self.newYear)
+        try await app.member("cy")
+        let made = try await app.call("createItem", ["title": "before the recording", "category": "work"], as: "cy")
+        let id = try #require(made["itemId"]?.stringValue)
+        await app.settle()
+        _ = try await app.runtime.exportData(to: snapshot)
+        try await app.record(to: dir)
+        _ = try await app.call("deleteItem", ["itemId": .string(id)], as: "cy")
+        _ = try await app.call("createItem", ["title": "during the recording"], as: "cy")
+        await app.settle()
+        await app.stopRecording()
+
+        let replay = try Replay(file: dir, units: appUnits)
+        let seeded = try await replay.system(from: snapshot)
+        #expect(seeded.divergences.isEmpty, "\(seeded)")
+        let empty = try await replay.system()
+        #expect(empty.divergences.contains { $0.kind == .differentOutcome && $0.function == "deleteItem" }, "the item is not there to delete: \(empty)")
+    }
 }

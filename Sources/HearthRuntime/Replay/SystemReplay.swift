@@ -77,6 +77,7 @@ public enum SystemReplayer {
         })
         runtimeBox.runtime = runtime
         defer { runtime.close() }
+        if let snapshot = options.snapshot { _ = try await runtime.importData(from: snapshot) }
         if let seedStore { try await seedStore(runtime) }
         let feedStart = runtime.store.engine.lastSequence
         await runtime.loadUnits()
