@@ -12,6 +12,7 @@ let suites: [String: () async throws -> Void] = [
     "app": runAppBenchmark,
     "store-write-profile": runStoreWriteProfile,
     "export": runExportBenchmark,
+    "replay": runReplayBenchmark,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
