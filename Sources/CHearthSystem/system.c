@@ -36,3 +36,8 @@ int hearth_spawnattr_clean(posix_spawnattr_t *attributes, int own_group) {
 int hearth_exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 
 int hearth_term_signal(int status) { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }
+
+#include <string.h>
+const void *hearth_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length);
+}

@@ -21,7 +21,8 @@ public enum Base64 {
         encode(bytes, urlSafe: true, padding: false)
     }
 
-    static func encodeBytes(_ input: [UInt8], urlSafe: Bool, padding: Bool) -> [UInt8] {
+    /// The encoding as ASCII bytes (no String on the way).
+    public static func encodeBytes(_ input: [UInt8], urlSafe: Bool = false, padding: Bool = true) -> [UInt8] {
         let alphabet = urlSafe ? Base64.urlSafe : Base64.standard
         var out: [UInt8] = []
         out.reserveCapacity((input.count + 2) / 3 * 4)

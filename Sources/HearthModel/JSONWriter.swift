@@ -187,6 +187,17 @@ public struct JSONWriter: ~Copyable {
         text.withUTF8 { append($0) }
     }
 
+    /// Appends bytes that already are JSON (or JSON punctuation), unchecked.
+    public mutating func writeRaw(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
+    public mutating func writeRaw(_ literal: StaticString) { appendLiteral(literal) }
+
+    /// A key and its colon, for a hand-written object (`"key":`).
+    public mutating func writeKey(_ key: StaticString) {
+        append(UInt8(ascii: "\""))
+        appendLiteral(key)
+        appendLiteral("\":")
+    }
+
     public mutating func writeString(_ s: String) {
         var s = s
         s.withUTF8 { writeUTF8String($0) }

@@ -46,7 +46,9 @@ public struct RuntimeDocuments: Sendable {
     /// Deletes a document or collection and everything beneath it, in batches; returns how many documents.
     @discardableResult
     public func recursiveDelete(_ path: [String], batchSize: Int = 500) async throws -> Int {
-        try await store.recursiveDelete(path, batchSize: batchSize)
+        let deleted = try await store.recursiveDelete(path, batchSize: batchSize)
+        recording?.recorder?.input(.recursiveDelete(path: path))
+        return deleted
     }
 
     public func listCollections(under parent: DocumentPath?) async throws -> [CollectionPath] { try await store.listCollections(under: parent) }

@@ -1,4 +1,5 @@
 #ifndef HEARTH_SYSTEM_H
+#include <stddef.h>
 #define HEARTH_SYSTEM_H
 /*
  * The few glibc calls the worker supervisor needs that Swift's Glibc module does not show
@@ -27,5 +28,8 @@ int hearth_term_signal(int status);
 
 /// Makes stdout line-buffered (a worker's output reaches the host's log line by line).
 void hearth_line_buffer_stdout(void);
+
+/// glibc's memmem (a GNU extension the Swift Glibc module does not export).
+const void *hearth_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
 
 #endif

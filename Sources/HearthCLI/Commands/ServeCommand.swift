@@ -47,6 +47,14 @@ struct ServeCommand: Command {
             if let host { config.server.host = host }
             if let port { config.server.port = port }
         }) else { return ExitCode.failure }
+        // Recording starts before the first request or delivery, so it holds the whole run.
+        if let options = runtime.config.recordOptions(process: "serve") {
+            do { try await runtime.startRecording(options, changes: true) } catch {
+                io.err("error: cannot record: \(error)")
+                runtime.close()
+                return ExitCode.failure
+            }
+        }
         let door: FrontDoor
         let registration: HostRegistry.Registration
         do {
@@ -70,15 +78,6 @@ struct ServeCommand: Command {
             await door.shutdown(grace: .zero)
             runtime.close()
             return ExitCode.failure
-        }
-        if let options = runtime.config.recordOptions(process: "serve") {
-            do { try await runtime.startRecording(options, changes: true) } catch {
-                io.err("error: cannot record: \(error)")
-                await door.shutdown(grace: .zero)
-                await runtime.engine.stop(grace: .zero)
-                runtime.close()
-                return ExitCode.failure
-            }
         }
         for entry in runtime.table.entries {
             runtime.log.info("function", ["name": .string(entry.name), "unit": .string(entry.unit.name), "trigger": .string(entry.trigger.summary),

@@ -29,6 +29,9 @@ extension DeliveryEngine {
 
     func claimAndStart(now: Timestamp) async throws {
         refreshDirtyLanes()
+        // One delivery at a time, the earliest due first (ties by function name): a system replay's
+        // order, so the same recording runs the same way every time.
+        if serial, !running.isEmpty { return }
         var requests: [ClaimRequest] = []
         for (name, var lane) in lanes {
             lane.refill(at: now)
@@ -36,6 +39,9 @@ extension DeliveryEngine {
             guard let due = lane.nextDue, due <= now else { continue }
             let limit = min(lane.capacity, lane.availableTokens, 500)
             if limit > 0 { requests.append(.init(function: name, limit: limit, concurrency: lane.concurrency, rate: lane.rate, burst: lane.burst)) }
+        }
+        if serial, let first = requests.min(by: { (lanes[$0.function]?.nextDue ?? now, $0.function) < (lanes[$1.function]?.nextDue ?? now, $1.function) }) {
+            requests = [ClaimRequest(function: first.function, limit: 1, concurrency: first.concurrency, rate: first.rate, burst: first.burst)]
         }
         guard !requests.isEmpty else { return }
         let snapshot = lanes

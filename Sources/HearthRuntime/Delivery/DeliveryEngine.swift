@@ -24,6 +24,10 @@ public actor DeliveryEngine {
 
     /// Whether schedules fire on their own (a system replay turns it off and fires the recorded instants).
     public func setFiresSchedules(_ on: Bool) { firesSchedules = on }
+
+    /// Runs one delivery at a time, in due order (a system replay, for determinism).
+    var serial = false
+    public func setSerial(_ on: Bool) { serial = on }
     /// Names this process's leases; a restarted process with the same id takes back its own
     /// running deliveries at once (others' wait for their lease to end).
     public struct Node: Sendable, Hashable {

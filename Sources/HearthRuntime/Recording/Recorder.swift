@@ -48,8 +48,12 @@ public final class Recorder: Sendable {
         var index = 0
         var path = ""
         var closed = false
+        /// Lines waiting for the caller that is writing.
+        var pending: [UInt8] = []
+        var writing = false
     }
 
+    private static let started = Atomic<Int>(0)
     public let options: Options
     let redactor: Redactor
     let clock: any Clock
@@ -80,37 +84,55 @@ public final class Recorder: Sendable {
             throw ConfigError("recording directory \(options.directory) cannot be created: \(error.localizedDescription)")
         }
         let t = clock.now().rfc3339.replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
-        stamp = String(t.prefix(15)) + "-" + options.process + "-" + String(getpid())
+        // Two recorders of one process started within the same second get different names.
+        stamp = String(t.prefix(15)) + "-" + options.process + "-" + String(getpid()) + "-" + String(Recorder.started.wrappingAdd(1, ordering: .relaxed).newValue)
         // A process that records something opens its first file then (a CLI command that only
         // reads leaves none); serve opens it at once, so a bad directory stops it at start.
         if feed != nil { try file.withLock { (s: inout FileState) throws in try rotate(&s) } }
     }
 
+    /// Opens the next file (and writes its header); the previous one is closed only once the
+    /// new one is open, so a failure leaves no stale descriptor behind (writes stop instead).
     private func rotate(_ s: inout FileState) throws {
+        let index = s.index + 1
+        let path = options.directory + "/" + stamp + "-" + String(format: "%04d", index) + ".jsonl"
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let reason = String(cString: strerror(errno))
+            if s.fd >= 0 { Glibc.close(s.fd) }
+            s.fd = -1
+            s.closed = true
+            throw ConfigError("recording file \(path) cannot be opened: \(reason)")
+        }
         if s.fd >= 0 { Glibc.close(s.fd) }
-        s.index += 1
-        s.path = options.directory + "/" + stamp + "-" + String(format: "%04d", s.index) + ".jsonl"
-        let fd = Glibc.open(s.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ConfigError("recording file \(s.path) cannot be opened: \(String(cString: strerror(errno)))") }
+        s.index = index
+        s.path = path
         s.fd = fd
         s.written = 0
         var line = RecordLine.header(header()).json
         line.append(0x0A)
-        writeAll(fd, line)
+        guard writeAll(fd, line) else {
+            s.closed = true
+            return
+        }
         s.written += line.count
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Writes everything, or returns false (the disk is full, the file is gone…).
+    @discardableResult
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { p in
+            guard let base = p.baseAddress else { return true }
             var offset = 0
             while offset < p.count {
-                let n = Glibc.write(fd, p.baseAddress! + offset, p.count - offset)
+                let n = Glibc.write(fd, base + offset, p.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    return
+                    return false
                 }
                 offset += n
             }
+            return true
         }
     }
 
@@ -119,12 +141,44 @@ public final class Recorder: Sendable {
     func append(_ line: RecordLine) {
         var bytes = line.json
         bytes.append(0x0A)
-        file.withLock { s in
-            guard !s.closed else { return }
-            if s.fd < 0 || (s.written + bytes.count > options.maxFileBytes && s.written > 0) { try? rotate(&s) }
-            guard s.fd >= 0 else { return }
-            writeAll(s.fd, bytes)
-            s.written += bytes.count
+        write(bytes)
+    }
+
+    /// Writes whole lines. Lines that arrive while another caller writes are combined into its
+    /// next `write(2)` (the caller holding the pen writes until nothing waits), so concurrent
+    /// invocations cost one system call between them, and every write is of whole lines.
+    func write(_ lines: [UInt8]) {
+        guard !lines.isEmpty else { return }
+        let writesNow = file.withLock { s -> Bool in
+            guard !s.closed else { return false }
+            s.pending += lines
+            if s.writing { return false }
+            s.writing = true
+            return true
+        }
+        guard writesNow else { return }
+        while true {
+            let (fd, batch) = file.withLock { s -> (Int32, [UInt8]) in
+                guard !s.pending.isEmpty, !s.closed else {
+                    s.writing = false
+                    return (-1, [])
+                }
+                let batch = s.pending
+                s.pending = []
+                if s.fd < 0 || (s.written + batch.count > options.maxFileBytes && s.written > 0) { try? rotate(&s) }
+                s.written += batch.count
+                return (s.fd, batch)
+            }
+            guard !batch.isEmpty else { return }
+            // A failed write stops the recording: what follows would sit after half a line (a
+            // reader skips an unfinished last line, not one in the middle).
+            if fd >= 0, !writeAll(fd, batch) {
+                file.withLock { s in
+                    s.closed = true
+                    s.writing = false
+                }
+                return
+            }
         }
     }
 
@@ -172,14 +226,19 @@ public final class Recorder: Sendable {
         guard let record = open.withLock({ $0.removeValue(forKey: id) }) else { return }
         let r = redactor
         var invoke = record.invoke
-        invoke.event = r.event(invoke.event)
+        var invokeBytes = RecordLine.wire(invoke)
+        if r.mightHold(invokeBytes) {
+            invoke.event = r.event(invoke.event)
+            invokeBytes = RecordLine.wire(invoke)
+        }
+        let result = outcome.map(r.result)
         let calls = record.calls.enumerated().map { index, call -> RecordedCall in
             RecordedCall(operation: call.operation, request: r.request(call.operation, call.request),
                          reply: call.reply.map { reply in reply.map { r.reply(call.operation, $0, secret: record.secretNames[index]) }.mapError(r.error) })
         }
         let line = RecordedInvocation(n: nextN(), id: id, function: record.function, unit: record.unit, version: record.version, external: record.external,
                                       delivery: record.delivery, attempt: record.attempt, at: record.at, invoke: invoke, calls: calls,
-                                      outcome: outcome.map(r.result).mapError(r.error), micros: Int64(duration.secondsDouble * 1e6))
+                                      outcome: result.mapError(r.error), micros: Int64(duration.secondsDouble * 1e6), invokeBytes: invokeBytes)
         append(.invocation(line))
         drainFeed()
     }
@@ -195,7 +254,7 @@ public final class Recorder: Sendable {
             commit.enqueues = commit.enqueues.map(r.task)
             redacted = .write(commit)
         case .userCreated(let user): redacted = .userCreated(r.user(user))
-        case .userDeleted: redacted = kind
+        case .userDeleted, .recursiveDelete: redacted = kind
         case .tasks(let tasks): redacted = .tasks(tasks.map(r.task))
         }
         append(.input(RecordedInput(n: nextN(), at: clock.now(), kind: redacted)))
@@ -210,7 +269,12 @@ public final class Recorder: Sendable {
     /// that is already running picks up what came meanwhile on its next pass).
     func drainFeed() {
         guard feed != nil, feedBusy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
-        Task { await self.drainNow() }
+        Task {
+            // Changes are read in batches: what commits within a few milliseconds of the first
+            // comes in the same read (`flush` does not wait).
+            try? await Task.sleep(for: .milliseconds(5))
+            await self.drainNow()
+        }
     }
 
     /// Records the change feed up to its end now (at stop, and in tests before reading a file).
@@ -225,9 +289,18 @@ public final class Recorder: Sendable {
         while true {
             let after = feedCursor.withLock { $0 }
             guard let changes = try? await feed(after), !changes.isEmpty else { return }
+            var lines: [UInt8] = []
             for c in changes {
-                append(.change(RecordedChange(n: nextN(), sequence: c.sequence, path: c.path, after: c.after.map(redactor.document), time: c.commitTime)))
+                var after = c.after
+                var bytes = after.map { RecordLine.wire($0) }
+                if let b = bytes, redactor.mightHold(b) {
+                    after = after.map(redactor.document)
+                    bytes = after.map { RecordLine.wire($0) }
+                }
+                lines += RecordLine.change(RecordedChange(n: nextN(), sequence: c.sequence, path: c.path, after: after, time: c.commitTime, afterBytes: bytes)).json
+                lines.append(0x0A)
             }
+            write(lines)
             feedCursor.withLock { $0 = changes.last!.sequence }
         }
     }
@@ -235,7 +308,11 @@ public final class Recorder: Sendable {
     /// Writes what is pending and closes the file; later events are not recorded.
     public func close() async {
         await flush()
+        // A caller still writing finishes first (its batch is taken under the lock, written after).
+        while file.withLock({ $0.writing }) { await Task.yield() }
         file.withLock { s in
+            if !s.pending.isEmpty, s.fd >= 0 { writeAll(s.fd, s.pending) }
+            s.pending = []
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
             s.closed = true

@@ -74,6 +74,8 @@ public struct RecordedInvocation: Sendable {
     public var calls: [RecordedCall]
     public var outcome: Result<Boundary.InvocationResult, RemoteError>
     public var micros: Int64
+    /// `invoke`'s encoding, when already at hand (the recorder has it).
+    var invokeBytes: [UInt8]? = nil
 
     public var kind: String { invoke.event.kind }
 }
@@ -86,6 +88,8 @@ public struct RecordedInput: Sendable {
         case userCreated(UserRecord)
         case userDeleted(uid: String)
         case tasks([TaskSpec])
+        /// `hearth docs delete --recursive`: a document or collection and everything beneath.
+        case recursiveDelete(path: [String])
     }
 
     public var n: Int64
@@ -98,6 +102,7 @@ public struct RecordedInput: Sendable {
         case .userCreated: return "userCreated"
         case .userDeleted: return "userDeleted"
         case .tasks: return "tasks"
+        case .recursiveDelete: return "recursiveDelete"
         }
     }
 }
@@ -110,6 +115,8 @@ public struct RecordedChange: Sendable {
     public var path: DocumentPath
     public var after: StoredDocument?
     public var time: Timestamp
+    /// `after`'s encoding, when already at hand.
+    var afterBytes: [UInt8]? = nil
 }
 
 /// A delivery that failed for good.
@@ -138,6 +145,21 @@ public struct RecordingError: Error, CustomStringConvertible, Sendable {
 
 // MARK: JSON lines
 
+extension Boundary.Event {
+    /// What a recording line shows of its event, for people reading the file (the event itself
+    /// is in the `invoke` message): the kind and what it is about, never its data.
+    var recordSummary: Value {
+        switch self {
+        case .callable(let e): return ["kind": "callable", "uid": e.auth.map { .string($0.uid) } ?? .null]
+        case .request(let e): return ["kind": "request", "method": .string(e.method), "path": .string(e.path)]
+        case .document(let e): return ["kind": "document", "change": .string(e.kind.rawValue), "path": .string(e.path.description)]
+        case .task(let e): return ["kind": "task", "queue": .string(e.queueName), "id": .string(e.id)]
+        case .schedule(let e): return ["kind": "schedule", "jobName": .string(e.jobName), "scheduleTime": .timestamp(e.scheduleTime)]
+        case .user(let e): return ["kind": "user", "change": .string(e.kind.rawValue), "uid": .string(e.user.uid)]
+        }
+    }
+}
+
 extension RecordLine {
     static func b64(_ bytes: [UInt8]) -> Value { .string(Base64.encode(bytes)) }
 
@@ -153,52 +175,82 @@ extension RecordLine {
         return .map(m)
     }
 
-    /// The line's JSON (one line, no newline).
+    /// The line's JSON (one line, no newline). Written by hand, keys in a fixed order: a
+    /// recording costs its process little (`Scripts/bench/replay`).
     public var json: [UInt8] {
-        let value: Value
+        var w = JSONWriter(options: .plain, capacity: 512)
+        func b64(_ bytes: [UInt8]) {
+            w.writeRaw("\"")
+            w.writeRaw(Base64.encodeBytes(bytes))
+            w.writeRaw("\"")
+        }
+        func int(_ v: Int64) { w.write(.int(v)) }
+        func error(_ e: RemoteError) { w.write(RecordLine.errorValue(e)) }
         switch self {
         case .header(let h):
-            value = ["type": "header", "format": .int(Int64(h.format)), "hearth": .string(h.hearth), "boundary": .int(Int64(h.boundary)),
+            w.write(["type": "header", "format": .int(Int64(h.format)), "hearth": .string(h.hearth), "boundary": .int(Int64(h.boundary)),
                      "process": .string(h.process), "pid": .int(Int64(h.pid)), "startedAt": .string(h.startedAt.rfc3339),
-                     "units": .map(h.units.mapValues { .string($0) }), "config": h.config]
+                     "units": .map(h.units.mapValues { .string($0) }), "config": h.config])
         case .invocation(let i):
-            var m: [String: Value] = ["type": "invocation", "n": .int(i.n), "id": .string(Invoker.format(i.id)), "function": .string(i.function),
-                                      "unit": .string(i.unit), "version": .string(i.version), "kind": .string(i.kind), "external": .bool(i.external),
-                                      "at": .string(i.at.rfc3339), "invoke": RecordLine.b64(RecordLine.wire(i.invoke)), "summary": i.invoke.event.summary,
-                                      "micros": .int(i.micros)]
-            if let d = i.delivery { m["delivery"] = .int(d) }
-            if let a = i.attempt { m["attempt"] = .int(Int64(a)) }
-            m["calls"] = .array(i.calls.map { call in
-                var c: [String: Value] = ["op": .string(call.operation.name), "request": RecordLine.b64(call.request)]
+            w.writeRaw("{\"type\":\"invocation\",")
+            w.writeKey("n"); int(i.n)
+            w.writeRaw(","); w.writeKey("id"); w.writeString(Invoker.format(i.id))
+            w.writeRaw(","); w.writeKey("function"); w.writeString(i.function)
+            w.writeRaw(","); w.writeKey("unit"); w.writeString(i.unit)
+            w.writeRaw(","); w.writeKey("version"); w.writeString(i.version)
+            w.writeRaw(","); w.writeKey("kind"); w.writeString(i.kind)
+            w.writeRaw(","); w.writeKey("external"); w.write(.bool(i.external))
+            if let d = i.delivery { w.writeRaw(","); w.writeKey("delivery"); int(d) }
+            if let a = i.attempt { w.writeRaw(","); w.writeKey("attempt"); int(Int64(a)) }
+            w.writeRaw(","); w.writeKey("at"); w.writeString(i.at.rfc3339)
+            w.writeRaw(","); w.writeKey("micros"); int(i.micros)
+            w.writeRaw(","); w.writeKey("summary"); w.write(i.invoke.event.recordSummary)
+            w.writeRaw(","); w.writeKey("invoke"); b64(i.invokeBytes ?? RecordLine.wire(i.invoke))
+            w.writeRaw(","); w.writeKey("calls"); w.writeRaw("[")
+            for (k, call) in i.calls.enumerated() {
+                if k > 0 { w.writeRaw(",") }
+                w.writeRaw("{"); w.writeKey("op"); w.writeString(call.operation.name)
+                w.writeRaw(","); w.writeKey("request"); b64(call.request)
                 switch call.reply {
-                case .success(let bytes)?: c["reply"] = RecordLine.b64(bytes)
-                case .failure(let e)?: c["error"] = RecordLine.errorValue(e)
-                case nil: c["unanswered"] = true
+                case .success(let bytes)?: w.writeRaw(","); w.writeKey("reply"); b64(bytes)
+                case .failure(let e)?: w.writeRaw(","); w.writeKey("error"); error(e)
+                case nil: w.writeRaw(",\"unanswered\":true")
                 }
-                return .map(c)
-            })
+                w.writeRaw("}")
+            }
+            w.writeRaw("],"); w.writeKey("outcome")
             switch i.outcome {
-            case .success(let r): m["outcome"] = ["result": RecordLine.b64(RecordLine.wire(r))]
-            case .failure(let e): m["outcome"] = ["error": RecordLine.errorValue(e)]
+            case .success(let r): w.writeRaw("{"); w.writeKey("result"); b64(RecordLine.wire(r)); w.writeRaw("}")
+            case .failure(let e): w.writeRaw("{"); w.writeKey("error"); error(e); w.writeRaw("}")
             }
-            value = .map(m)
+            w.writeRaw("}")
         case .input(let input):
-            var m: [String: Value] = ["type": "input", "n": .int(input.n), "at": .string(input.at.rfc3339), "kind": .string(input.kindName)]
+            w.writeRaw("{\"type\":\"input\",")
+            w.writeKey("n"); int(input.n)
+            w.writeRaw(","); w.writeKey("at"); w.writeString(input.at.rfc3339)
+            w.writeRaw(","); w.writeKey("kind"); w.writeString(input.kindName)
             switch input.kind {
-            case .write(let commit): m["body"] = RecordLine.b64(RecordLine.wire(commit))
-            case .userCreated(let user): m["body"] = RecordLine.b64(RecordLine.wire(user))
-            case .userDeleted(let uid): m["uid"] = .string(uid)
-            case .tasks(let tasks): m["body"] = RecordLine.b64(RecordLine.wire(Boundary.EnqueueTasks(tasks: tasks)))
+            case .write(let commit): w.writeRaw(","); w.writeKey("body"); b64(RecordLine.wire(commit))
+            case .userCreated(let user): w.writeRaw(","); w.writeKey("body"); b64(RecordLine.wire(user))
+            case .userDeleted(let uid): w.writeRaw(","); w.writeKey("uid"); w.writeString(uid)
+            case .tasks(let tasks): w.writeRaw(","); w.writeKey("body"); b64(RecordLine.wire(Boundary.EnqueueTasks(tasks: tasks)))
+            case .recursiveDelete(let path): w.writeRaw(","); w.writeKey("path"); w.write(.array(path.map { .string($0) }))
             }
-            value = .map(m)
+            w.writeRaw("}")
         case .change(let c):
-            value = ["type": "change", "n": .int(c.n), "seq": .int(c.sequence), "path": .string(c.path.description),
-                     "time": .string(c.time.rfc3339), "after": c.after.map { RecordLine.b64(RecordLine.wire($0)) } ?? .null]
+            w.writeRaw("{\"type\":\"change\",")
+            w.writeKey("n"); int(c.n)
+            w.writeRaw(","); w.writeKey("seq"); int(c.sequence)
+            w.writeRaw(","); w.writeKey("path"); w.writeString(c.path.description)
+            w.writeRaw(","); w.writeKey("time"); w.writeString(c.time.rfc3339)
+            w.writeRaw(","); w.writeKey("after")
+            if let after = c.after { b64(c.afterBytes ?? RecordLine.wire(after)) } else { w.writeRaw("null") }
+            w.writeRaw("}")
         case .deadLetter(let d):
-            value = ["type": "deadLetter", "n": .int(d.n), "at": .string(d.at.rfc3339), "function": .string(d.function),
-                     "event": RecordLine.b64(RecordLine.wire(d.event)), "summary": d.event.summary, "error": .string(d.error)]
+            w.write(["type": "deadLetter", "n": .int(d.n), "at": .string(d.at.rfc3339), "function": .string(d.function),
+                     "event": RecordLine.b64(RecordLine.wire(d.event)), "summary": d.event.recordSummary, "error": .string(d.error)])
         }
-        return JSONWriter.encode(value, options: .sorted)
+        return w.bytes
     }
 
     /// Reads one line; `fail` names what is wrong.
@@ -281,6 +333,11 @@ extension RecordLine {
             case "userCreated": kind = .userCreated(try message(UserRecord.self, "body"))
             case "userDeleted": kind = .userDeleted(uid: try string("uid"))
             case "tasks": kind = .tasks(try message(Boundary.EnqueueTasks.self, "body").tasks)
+            case "recursiveDelete":
+                guard case .array(let parts)? = m["path"], !parts.isEmpty, parts.count <= 200, parts.allSatisfy({ ($0.stringValue?.isEmpty == false) }) else {
+                    throw fail("field 'path' must be a non-empty array of path segments")
+                }
+                kind = .recursiveDelete(path: parts.map { $0.stringValue! })
             case let other: throw fail("unknown input kind '\(other)'")
             }
             self = .input(RecordedInput(n: try int("n"), at: try time("at"), kind: kind))

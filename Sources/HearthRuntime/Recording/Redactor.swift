@@ -1,3 +1,4 @@
+import CHearthSystem
 import HearthModel
 
 /// Keeps secrets out of recordings: every message is decoded, its sensitive parts replaced by
@@ -20,12 +21,38 @@ public struct Redactor: Sendable {
     /// Declared secrets' values by name (only values of 4 characters or more are searched for).
     let secrets: [(name: String, value: String)]
 
+    /// What `mightHold` searches encoded messages for (lower-cased): the start of every key the
+    /// rules redact, of every header they replace, of a JWT, and each secret's value.
+    let needles: [[UInt8]]
+
     public init(secrets: [String: String] = [:]) {
         self.secrets = secrets.filter { $0.value.count >= 4 }.sorted { $0.value.count > $1.value.count }.map { ($0.key, $0.value) }
+        needles = (["token", "password", "secret", "code", "assertion", "authoriz", "apikey", "api_key", "api-key", "private", "cookie", "appcheck", "eyj"]
+                   + self.secrets.map { $0.value.lowercased() }).map { Array($0.utf8) }
+    }
+
+    /// Whether an encoded message might hold something to redact; when not (most messages), it
+    /// is recorded as it is, without decoding it. False positives only cost the decoding.
+    public func mightHold(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        var lower = bytes
+        for i in lower.indices where lower[i] >= 65 && lower[i] <= 90 { lower[i] |= 0x20 }
+        return lower.withUnsafeBytes { hay in
+            needles.contains { needle in
+                needle.withUnsafeBytes { n in hearth_memmem(hay.baseAddress, hay.count, n.baseAddress, n.count) != nil }
+            }
+        }
     }
 
     static let sensitiveHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-firebase-appcheck",
                                                 "firebase-instance-id-token", "x-goog-api-key", "x-hearth-control-token"]
+
+    /// Whether a header carries a credential: the known ones, and any whose name says so
+    /// (`X-Api-Key`, `X-Auth-Token`, `Stripe-Signature`, `X-Session-Id`…).
+    static func isSensitive(header name: String) -> Bool {
+        let n = name.lowercased()
+        return sensitiveHeaders.contains(n) || ["token", "key", "secret", "auth", "signature", "cookie", "session", "password", "credential"].contains { n.contains($0) }
+    }
 
     /// Whether a field or key names a credential.
     static func isSensitive(key: String) -> Bool {
@@ -40,8 +67,14 @@ public struct Redactor: Sendable {
 
     public func string(_ s: String) -> String {
         var out = s
-        for (name, value) in secrets where out.contains(value) { out = out.replacingOccurrences(of: value, with: "<secret:\(name)>") }
+        for (name, value) in secrets where Redactor.has(out, value) { out = out.replacingOccurrences(of: value, with: "<secret:\(name)>") }
         return Redactor.maskJWTs(out, keepClaims: true)
+    }
+
+    /// Whether `s` contains `needle` (bytes; Foundation's search is slow).
+    static func has(_ s: String, _ needle: String) -> Bool {
+        var s = s, needle = needle
+        return s.withUTF8 { hay in needle.withUTF8 { n in hearth_memmem(hay.baseAddress, hay.count, n.baseAddress, n.count) != nil } }
     }
 
     static func isJWT(_ s: String) -> Bool { s.hasPrefix("eyJ") && maskJWTs(s, keepClaims: false) == "<redacted:jwt>" }
@@ -49,10 +82,10 @@ public struct Redactor: Sendable {
     /// Replaces every JWT-shaped run (`eyJ…` `.` `…` `.` `…`, base64url): its signature only with
     /// `keepClaims`, else whole (comparisons: tokens minted at different times compare equal).
     public static func maskJWTs(_ s: String, keepClaims: Bool) -> String {
-        guard s.contains("eyJ") else { return s }
+        guard has(s, "eyJ") else { return s }
         let scalars = Array(s.unicodeScalars)
         func isB64(_ c: Unicode.Scalar) -> Bool {
-            (c >= "A" && c <= "Z") || (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "-" || c == "_" || c == "="
+            (c >= "A" && c <= "Z") || (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "-" || c == "_"
         }
         var out = String.UnicodeScalarView()
         var i = 0
@@ -64,7 +97,13 @@ public struct Redactor: Sendable {
                     if scalars[j] == "." { dots += 1 }
                     j += 1
                 }
-                if dots == 2, j - i > 20 {
+                guard dots == 2, j - i > 20 else {
+                    // Not a JWT: nothing inside this run can start one (each is preceded by a
+                    // base64url character), so go on after it; the scan stays linear.
+                    while i < j { out.append(scalars[i]); i += 1 }
+                    continue
+                }
+                do {
                     if keepClaims {
                         // Up to and including the second dot, then the placeholder.
                         var k = i, seen = 0
@@ -96,20 +135,19 @@ public struct Redactor: Sendable {
         var out: [String: Value] = [:]
         out.reserveCapacity(m.count)
         for (k, v) in m {
-            if Redactor.isSensitive(key: k), !isNullish(v) {
-                // A token that is a JWT keeps its claims (see above); any other credential goes whole.
-                if case .string(let text) = v, Redactor.isJWT(text) { out[k] = .string(string(text)) } else { out[k] = .string(Redactor.placeholder(k)) }
-            } else {
+            // A credential is a string (or bytes): under a credential-like key it is replaced (a JWT
+            // keeps its claims, see above); anything else there (a number, a map…) keeps its type,
+            // its strings redacted by the same rules, so replayed code sees the same shapes.
+            switch v {
+            case .string(let text) where Redactor.isSensitive(key: k):
+                out[k] = .string(Redactor.isJWT(text) ? string(text) : Redactor.placeholder(k))
+            case .bytes where Redactor.isSensitive(key: k):
+                out[k] = .bytes(Array(Redactor.placeholder(k).utf8))
+            default:
                 out[k] = value(v)
             }
         }
         return out
-    }
-
-    private func isNullish(_ v: Value) -> Bool {
-        if case .null = v { return true }
-        if case .bool = v { return true }
-        return false
     }
 
     func document(_ d: StoredDocument) -> StoredDocument {
@@ -134,9 +172,11 @@ public struct Redactor: Sendable {
     /// <redacted:authorization>`), so replayed code still finds the shape it checks for.
     public func header(_ name: String, _ value: String) -> String {
         let lower = name.lowercased()
-        guard Redactor.sensitiveHeaders.contains(lower) else { return string(value) }
+        guard Redactor.isSensitive(header: lower) else { return string(value) }
         if lower.hasSuffix("authorization"), let space = value.firstIndex(of: " ") {
-            return String(value[...space]) + Redactor.placeholder(lower)
+            // An ID token keeps its claims (whose call it was), not its signature.
+            let credential = String(value[value.index(after: space)...])
+            return String(value[...space]) + (Redactor.isJWT(credential) ? string(credential) : Redactor.placeholder(lower))
         }
         return Redactor.placeholder(lower)
     }
@@ -153,6 +193,24 @@ public struct Redactor: Sendable {
 
     func headers(_ h: HTTPHeaders) -> HTTPHeaders {
         HTTPHeaders(h.fields.map { (name: $0.name, value: header($0.name, $0.value)) })
+    }
+
+    /// A URL with credential parameters of its query (`access_token=`, `key=`, `code=`…) replaced.
+    public func url(_ u: String) -> String {
+        guard let q = u.firstIndex(of: "?") else { return string(u) }
+        return string(String(u[..<q])) + "?" + query(String(u[u.index(after: q)...]))
+    }
+
+    /// A query string (`a=1&access_token=…`) with credential parameters replaced.
+    public func query(_ q: String) -> String {
+        q.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            guard let eq = pair.firstIndex(of: "=") else { return string(String(pair)) }
+            let key = String(pair[..<eq])
+            let name = (key.removingPercentEncoding ?? key).lowercased()
+            let raw = String(pair[pair.index(after: eq)...])
+            let sensitive = (Redactor.isSensitive(key: name) || ["key", "sig", "signature"].contains(name)) && !Redactor.isJWT(raw.removingPercentEncoding ?? raw)
+            return key + "=" + (sensitive ? Redactor.placeholder(name) : string(raw))
+        }.joined(separator: "&")
     }
 
     /// A text to compare, not to keep: percent-decoded, every JWT and every placeholder
@@ -182,16 +240,7 @@ public struct Redactor: Sendable {
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { return bytes }
         if text.contains("="), !text.contains(" "), !text.contains("\n") {
-            // application/x-www-form-urlencoded
-            let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-                guard let eq = pair.firstIndex(of: "=") else { return string(String(pair)) }
-                let key = String(pair[..<eq])
-                let name = key.removingPercentEncoding ?? key
-                let raw = String(pair[pair.index(after: eq)...])
-                let keep = Redactor.isJWT(raw.removingPercentEncoding ?? raw)
-                return Redactor.isSensitive(key: name) && !keep ? key + "=" + Redactor.placeholder(name) : key + "=" + string(raw)
-            }
-            return Array(pairs.joined(separator: "&").utf8)
+            return Array(query(text).utf8)  // application/x-www-form-urlencoded
         }
         return Array(string(text).utf8)
     }
@@ -215,7 +264,7 @@ public struct Redactor: Sendable {
         case .request(var r):
             r.headers = self.headers(r.headers)
             r.body = body(r.body)
-            r.query = string(r.query)
+            r.query = query(r.query)
             return .request(r)
         case .document(var d):
             d.before = d.before.map(document)
@@ -238,6 +287,9 @@ public struct Redactor: Sendable {
     }
 
     func result(_ r: Boundary.InvocationResult) -> Boundary.InvocationResult {
+        var w = WireWriter(capacity: 64)
+        r.encode(to: &w)
+        guard mightHold(w.finish()) else { return r }
         switch r {
         case .none: return r
         case .value(let v): return .value(value(v))
@@ -254,6 +306,7 @@ public struct Redactor: Sendable {
 
     /// A service request's body, redacted.
     func request(_ op: Boundary.Operation, _ body: [UInt8]) -> [UInt8] {
+        guard mightHold(body) else { return body }
         do {
             switch op {
             case .commit:
@@ -272,7 +325,7 @@ public struct Redactor: Sendable {
                 return encode(m)
             case .verifyIDToken:
                 var m = try decode(Boundary.VerifyIDToken.self, body)
-                m.token = Redactor.placeholder("idToken")
+                m.token = Redactor.isJWT(m.token) ? string(m.token) : Redactor.placeholder("idToken")
                 return encode(m)
             case .signJWT:
                 var m = try decode(Boundary.SignJWT.self, body)
@@ -300,7 +353,7 @@ public struct Redactor: Sendable {
                 return encode(m)
             case .httpFetch:
                 var m = try decode(Boundary.HTTPFetch.self, body)
-                m.url = string(m.url)
+                m.url = url(m.url)
                 m.headers = headerPairs(m.headers)
                 m.body = self.body(m.body)
                 return encode(m)
@@ -332,6 +385,8 @@ public struct Redactor: Sendable {
                 return encode(Redactor.placeholder("customToken"))
             case .signJWT:
                 return encode(Redactor.placeholder("jwt"))
+            case _ where !mightHold(body):
+                return body
             case .getDocuments, .transactionGet:
                 return encode(try decode([StoredDocument?].self, body).map { $0.map(document) })
             case .runQuery, .transactionQuery:

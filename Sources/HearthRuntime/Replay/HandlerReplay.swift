@@ -11,6 +11,9 @@ import Synchronization
 /// answers and the argument is reported as different; a call with none left is refused and
 /// reported. Clock readings are answered in recorded order. Logs are not compared.
 public final class HandlerReplayer: Sendable {
+    /// How long one replayed invocation may take in real time.
+    static let wallLimit: Duration = .seconds(30)
+
     private let sessions = SessionTable()
     private let nextID = Atomic<UInt64>(1)
     let redactor: Redactor
@@ -78,8 +81,20 @@ public final class HandlerReplayer: Sendable {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let session = ReplaySession(recorded, redactor: redactor)
         sessions.table.withLock { $0[id] = session }
-        let answer = await unit.request(recorded.invoke, invocation: id, function: recorded.function)
+        // Every call is answered at once from the recording, so an invocation that does not end
+        // within `wallLimit` of real time loops or waits on something of its own.
+        let limit = HandlerReplayer.wallLimit
+        let answer = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Boundary.InvocationResult, RemoteError>?, Never>) in
+            let race = Race(continuation)
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit.secondsDouble) { race.finish(nil) }
+            unit.request(recorded.invoke, invocation: id, function: recorded.function) { race.finish($0) }
+        }
         sessions.table.withLock { _ = $0.removeValue(forKey: id) }
+        guard let answer else {
+            unit.transport.abandon(invocation: id, function: recorded.function, timeout: limit)
+            return [Divergence(kind: .notReplayable, subject: subject, function: recorded.function,
+                               message: "the invocation did not end within \(Int(limit.secondsDouble)) s of real time")]
+        }
         return session.finish(outcome: answer)
     }
 }

@@ -182,7 +182,9 @@ enum MessageText {
         switch r {
         case .success(.value(let v)): return "result: " + JSONWriter.string(v, options: .tagged)
         case .success(.response(let response)):
-            return "response \(response.status)\nheaders: \(response.headers.fields.map { "\($0.name): \($0.value)" }.joined(separator: ", "))\nbody: \(String(decoding: response.body, as: UTF8.self))"
+            // A JSON body in canonical form (keys sorted), so key order never reads as a change.
+            let body = (try? JSONParser.parse(response.body)).map { JSONWriter.string($0, options: .sorted) } ?? String(decoding: response.body, as: UTF8.self)
+            return "response \(response.status)\nheaders: \(response.headers.fields.map { "\($0.name): \($0.value)" }.joined(separator: ", "))\nbody: \(body)"
         case .success(.none): return "ok"
         case .failure(let e): return "error \(e.code.rawValue): \(e.message)"
         }

@@ -84,6 +84,7 @@ public enum SystemReplayer {
         if let refused = runtime.loadErrors.first { throw refused }
         try await runtime.startDeliveries(driving: false)
         await runtime.engine.setFiresSchedules(false)
+        await runtime.engine.setSerial(true)
         let planner = SeedPlanner(recording)
         runtime.invoker.planner.withLock { $0 = { function, event, delivery in planner.seed(function, event, delivery) } }
 
@@ -114,7 +115,11 @@ public enum SystemReplayer {
                     continue
                 }
                 planner.nextExternal(recorded)
-                let outcome = await runtime.invoker.invoke(entry, event: recorded.invoke.event, timeout: entry.spec.options.effectiveTimeout)
+                guard let outcome = await invokeExternal(runtime, clock, entry, recorded) else {
+                    report.divergences.append(Divergence(kind: .notReplayable, subject: Invoker.format(recorded.id), function: recorded.function,
+                                                         message: "the invocation did not end within \(Int(SystemReplayer.wallLimit.secondsDouble)) s of real time"))
+                    continue
+                }
                 let new = outcome.result.map(redactor.result).mapError(redactor.error)
                 if !MessageText.same(MessageText.outcome(recorded.outcome), MessageText.outcome(new), tolerance: options.timeTolerance) {
                     report.divergences.append(Divergence(kind: .differentOutcome, subject: Invoker.format(recorded.id), function: recorded.function,
@@ -142,6 +147,35 @@ public enum SystemReplayer {
         return report
     }
 
+    /// How long one replayed invocation may take in real time.
+    static let wallLimit: Duration = .seconds(60)
+
+    /// Runs a recorded external invocation; while it waits for time (`clock.sleep`, its timeout),
+    /// the manual clock moves to the next deadline. A streamed callable's client stays connected.
+    /// Nil when it does not end within `wallLimit` of real time.
+    static func invokeExternal(_ runtime: Runtime, _ clock: ManualClock, _ entry: FunctionEntry, _ recorded: RecordedInvocation) async -> InvocationOutcome? {
+        var stream: StreamSink?
+        if case .callable(let e) = recorded.invoke.event, e.acceptsStreaming { stream = { _ in true } }
+        let done = OutcomeSlot()
+        let task = Task { [stream] in
+            let outcome = await runtime.invoker.invoke(entry, event: recorded.invoke.event, timeout: entry.spec.options.effectiveTimeout, stream: stream)
+            done.set(outcome)
+            runtime.invoker.progress.notify()
+        }
+        let giveUp = ContinuousClock.now + wallLimit
+        while done.value == nil, ContinuousClock.now < giveUp {
+            await runtime.invoker.progress.wait(atMost: .milliseconds(20))
+            guard done.value == nil else { break }
+            // Waiting for time: the next sleeper (the handler's sleep, its timeout) comes due.
+            if runtime.invoker.inFlight(sleeping: true), let next = clock.nextDeadline {
+                clock.advance(to: max(next, clock.now()))
+                await runtime.engine.settle()
+            }
+        }
+        if done.value == nil { task.cancel() }
+        return done.value
+    }
+
     /// Moves the clock to `target`, running what comes due on the way (as `TestRuntime.advance`).
     static func advance(_ runtime: Runtime, _ clock: ManualClock, to target: Timestamp) async {
         await runtime.engine.settle()
@@ -166,6 +200,8 @@ public enum SystemReplayer {
             _ = try await runtime.store.engine.users.delete(uid: uid, time: runtime.clock.now())
         case .tasks(let tasks):
             _ = try await runtime.enqueue(tasks)
+        case .recursiveDelete(let path):
+            _ = try await runtime.store.recursiveDelete(path, batchSize: 500)
         }
     }
 
@@ -343,27 +379,55 @@ final class SeedPlanner: Sendable {
     }
 }
 
-/// Outbound calls (HTTP and pushes) answered from a recording: the first unused recorded call
-/// with the same (redacted) request, else the first unused of the operation; the calls made are
-/// kept for the comparison.
+/// Outbound calls (HTTP, pushes, ID-token checks, users created) answered from a recording: the
+/// first unused recorded call with the same redacted request, else one that reads the same
+/// (`MessageText.same`: placeholders, percent-encoding), else the first unused of the operation;
+/// the calls made are kept for the comparison. Indexed, so each answer costs about the same
+/// however long the recording.
 final class OutboundAnswers: Sendable {
-    struct State {
-        var pool: [(op: Boundary.Operation, request: [UInt8], reply: Result<[UInt8], RemoteError>?, used: Bool)]
-        var made: [(Boundary.Operation, [UInt8])] = []
+    struct Entry {
+        var op: Boundary.Operation
+        var request: [UInt8]
+        var reply: Result<[UInt8], RemoteError>?
+        var used = false
     }
 
-    private let state: Mutex<State>
+    struct State {
+        var pool: [Entry]
+        var exact: [[UInt8]: [Int]] = [:]
+        var loose: [String: [Int]] = [:]
+        var byOperation: [Boundary.Operation: [Int]] = [:]
+        var made: [(Boundary.Operation, [UInt8])] = []
 
-    init(_ recording: Recording, redactor: Redactor) {
-        let pool = recording.invocations.flatMap { i in
-            i.calls.filter { OutboundAnswers.operations.contains($0.operation) }.map { (op: $0.operation, request: $0.request, reply: $0.reply, used: false) }
+        /// The first unused index of `queue`, dropping used ones from its front.
+        mutating func take(_ queue: inout [Int]) -> Int? {
+            while let first = queue.first {
+                queue.removeFirst()
+                if !pool[first].used { return first }
+            }
+            return nil
         }
-        state = Mutex(State(pool: pool))
-        self.redactor = redactor
     }
 
     static let operations: Set<Boundary.Operation> = [.httpFetch, .sendMessage, .verifyIDToken, .createUser]
     let redactor: Redactor
+    private let state: Mutex<State>
+
+    static func looseKey(_ op: Boundary.Operation, _ request: [UInt8]) -> String { op.name + "\u{0}" + Redactor.normalized(MessageText.request(op, request)) }
+    static func exactKey(_ op: Boundary.Operation, _ request: [UInt8]) -> [UInt8] { [UInt8(truncatingIfNeeded: op.rawValue), UInt8(truncatingIfNeeded: op.rawValue >> 8)] + request }
+
+    init(_ recording: Recording, redactor: Redactor) {
+        var s = State(pool: recording.invocations.flatMap { i in
+            i.calls.filter { OutboundAnswers.operations.contains($0.operation) }.map { Entry(op: $0.operation, request: $0.request, reply: $0.reply) }
+        })
+        for (k, e) in s.pool.enumerated() {
+            s.exact[OutboundAnswers.exactKey(e.op, e.request), default: []].append(k)
+            s.loose[OutboundAnswers.looseKey(e.op, e.request), default: []].append(k)
+            s.byOperation[e.op, default: []].append(k)
+        }
+        state = Mutex(s)
+        self.redactor = redactor
+    }
 
     var made: [(Boundary.Operation, [UInt8])] { state.withLock { $0.made } }
 
@@ -371,10 +435,13 @@ final class OutboundAnswers: Sendable {
         var w = WireWriter()
         request.encode(to: &w)
         let redacted = redactor.request(op, w.finish())
+        let exact = OutboundAnswers.exactKey(op, redacted), loose = OutboundAnswers.looseKey(op, redacted)
         let reply = state.withLock { s -> Result<[UInt8], RemoteError>?? in
             s.made.append((op, redacted))
-            let index = s.pool.indices.first { !s.pool[$0].used && s.pool[$0].op == op && MessageText.same(op, s.pool[$0].request, redacted) }
-                ?? s.pool.indices.first { !s.pool[$0].used && s.pool[$0].op == op }
+            var index: Int?
+            if var q = s.exact[exact] { index = s.take(&q); s.exact[exact] = q }
+            if index == nil, var q = s.loose[loose] { index = s.take(&q); s.loose[loose] = q }
+            if index == nil, var q = s.byOperation[op] { index = s.take(&q); s.byOperation[op] = q }
             guard let index else { return nil }
             s.pool[index].used = true
             return .some(s.pool[index].reply)
@@ -386,6 +453,13 @@ final class OutboundAnswers: Sendable {
         case nil: throw HTTPSError(.deadlineExceeded, "replay: the recorded \(op.name) was never answered")
         }
     }
+}
+
+/// Where an invocation run in a task leaves its outcome.
+final class OutcomeSlot: Sendable {
+    private let slot = Mutex<InvocationOutcome?>(nil)
+    var value: InvocationOutcome? { slot.withLock { $0 } }
+    func set(_ outcome: InvocationOutcome) { slot.withLock { $0 = outcome } }
 }
 
 /// The replay's runtime, for services built before it exists.
