@@ -48,7 +48,7 @@ public final class HostServices: Sendable {
         /// a handler that outlives its timeout must not commit while its retry runs.
         public mutating func serve<R: Boundary.Request>(_ type: R.Type, _ body: @escaping @Sendable (ServiceCaller, R) async throws -> R.Reply) {
             precondition(!R.operation.isSynchronous && !R.operation.isSentByHost, "\(R.operation) is not an asynchronous host service")
-            let (tasks, isInFlight) = (self.tasks, self.isInFlight)
+            let (tasks, isInFlight, recording) = (self.tasks, self.isInFlight, self.recording)
             handlers[R.operation] = { caller, header, bytes, reply in
                 guard isInFlight(caller.invocation, caller.unit) else {
                     reply.send(Boundary.failure(header, RemoteError(code: .cancelled,
@@ -61,11 +61,17 @@ public final class HostServices: Sendable {
                     return
                 }
                 tasks.start(invocation: caller.invocation) {
-                    // Work done for a unit is not an input from outside (see `RecordedUsers`).
-                    await RecordingOrigin.$invocation.withValue(caller.invocation) {
+                    @Sendable func run() async {
                         do { reply.send(Boundary.frame(header.answer(.reply), try await body(caller, request))) } catch {
                             reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
                         }
+                    }
+                    // While recording, work done for a unit is marked as such: not an input from
+                    // outside (see `RecordedUsers`).
+                    if recording.recorder != nil {
+                        await RecordingOrigin.$invocation.withValue(caller.invocation) { await run() }
+                    } else {
+                        await run()
                     }
                 }
             }
