@@ -26,7 +26,9 @@ public struct RuntimeDocuments: Sendable {
         let recording = RecordingSwitch()
         let header = RecordingHeader(format: RecordingHeader.currentFormat, hearth: HearthVersion.string, boundary: Int(Boundary.version), process: "cli",
                                      pid: Int(getpid()), startedAt: clock.now(), units: [:], config: config.recordedValue)
-        _ = recording.set(try Recorder(options: options, redactor: Redactor(), clock: clock, header: { header }))
+        // Everything in the secrets file is kept out (this process loads no units to declare more).
+        let secrets = (try? Secrets.load(path: config.secretsFile.map(config.resolve)))?.declaredValues([]) ?? [:]
+        _ = recording.set(try Recorder(options: options, redactor: Redactor(secrets: secrets), clock: clock, header: { header }))
         return RuntimeDocuments(store: store, recording: recording)
     }
 

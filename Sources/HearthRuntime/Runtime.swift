@@ -397,15 +397,7 @@ public final class Runtime: Sendable {
     }
 
     /// How `unit` runs, from the configuration.
-    func placement(of unit: RuntimeConfig.Unit) -> UnitPlacement {
-        guard config.isolation(of: unit) == .process else { return .inProcess }
-        let w = config.workers
-        return UnitPlacement(isolation: .process,
-                             launch: WorkerLaunch(executable: config.workerExecutable, unit: unit.name, library: "",
-                                                  memoryLimitMB: unit.memoryLimitMB ?? w.memoryLimitMB, openFiles: unit.openFiles ?? w.openFiles),
-                             workers: unit.workers ?? w.count, killGrace: w.killGraceSeconds, backoffMax: w.restartBackoffMaxSeconds,
-                             startTimeout: w.startTimeoutSeconds)
-    }
+    func placement(of unit: RuntimeConfig.Unit) -> UnitPlacement { config.placement(of: unit) }
 
     /// Runs a callable in-process, as the HTTP front door would after verifying the caller.
     public func call(_ name: String, data: Value, auth: CallerAuth? = nil, headers: [String: String] = [:]) async -> InvocationOutcome {
@@ -510,4 +502,17 @@ final class NodeLock: Sendable {
     }
 
     deinit { release() }
+}
+
+extension RuntimeConfig {
+    /// How `unit` runs: in this process, or in worker processes with their limits.
+    func placement(of unit: RuntimeConfig.Unit) -> UnitPlacement {
+        guard isolation(of: unit) == .process else { return .inProcess }
+        let w = workers
+        return UnitPlacement(isolation: .process,
+                             launch: WorkerLaunch(executable: workerExecutable, unit: unit.name, library: "",
+                                                  memoryLimitMB: unit.memoryLimitMB ?? w.memoryLimitMB, openFiles: unit.openFiles ?? w.openFiles),
+                             workers: unit.workers ?? w.count, killGrace: w.killGraceSeconds, backoffMax: w.restartBackoffMaxSeconds,
+                             startTimeout: w.startTimeoutSeconds)
+    }
 }

@@ -53,6 +53,7 @@ public struct Replay: Sendable {
         var options = SystemReplayer.Options()
         options.snapshot = snapshot
         options.timeTolerance = timeTolerance
+        options.prepare = { try TestKeys.install(for: $0) }
         return try await SystemReplayer.run(recording, config: config, options: options, seedStore: seed)
     }
 }

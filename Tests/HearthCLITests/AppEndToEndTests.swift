@@ -196,9 +196,11 @@ struct AppEndToEndTests {
         let handler = await replayer.replay(recording, units: try await replayer.load(config))
         #expect(handler.divergences.isEmpty, "\(handler)")
         #expect(handler.replayed == recording.invocations.count)
-        let once = try await SystemReplayer.run(recording, config: config)
+        var options = SystemReplayer.Options()
+        options.prepare = { try TestKeys.install(for: $0) }
+        let once = try await SystemReplayer.run(recording, config: config, options: options)
         #expect(once.divergences.isEmpty, "\(once)")
-        let twice = try await SystemReplayer.run(recording, config: config)
+        let twice = try await SystemReplayer.run(recording, config: config, options: options)
         #expect(once.storeHash == twice.storeHash)
 
         // `HEARTH_RECORD_FIXTURES=1 Scripts/test --filter AppEndToEndTests` refreshes the fixture.

@@ -30,6 +30,13 @@ struct RecordingTests {
         #expect(r.header("Stripe-Signature", "t=1,v1=abc") == "<redacted:stripe-signature>")
         #expect(r.url("https://api.example/v1?access_token=at-1&page=2&key=AIza") == "https://api.example/v1?access_token=<redacted:access_token>&page=2&key=<redacted:key>")
         #expect(r.fields(["code": 400, "secret": ["inner": "x"]]) == ["code": 400, "secret": ["inner": "x"]], "only strings are credentials: other values keep their type")
+        #expect(r.header("Authorization", "k-123456789 sig") == "<redacted:authorization>", "only a known scheme is kept")
+        #expect(r.string("ab") == "<secret:SHORT>", "a short secret is replaced when it is the whole string")
+        var spec = QuerySpec(collection: try! CollectionPath("devices"))
+        spec.filters = [QuerySpec.Filter(FieldPath(segments: ["fcmToken"]), .equal, "dev-1"),
+                        QuerySpec.Filter(FieldPath(segments: ["owner"]), .equal, "ann")]
+        let redactedQuery = r.querySpec(spec)
+        #expect(redactedQuery.filters.map(\.value) == ["<redacted:fcmToken>", "ann"])
         // Linear on hostile input: a megabyte of JWT starts.
         let hostile = String(repeating: "eyJ=", count: 250_000)
         #expect(Redactor.maskJWTs(hostile, keepClaims: true).count == hostile.count)

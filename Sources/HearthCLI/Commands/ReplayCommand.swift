@@ -71,6 +71,9 @@ struct ReplayCommand: Command {
     func run(_ io: CommandIO) async -> Int32 {
         guard var config = RuntimeSetup.loadConfig(common, io: io) else { return ExitCode.failure }
         if common.logLevel == nil { config.log.level = .error }
+        // Handler replay runs the units in worker processes, as hearth serve does: a unit that
+        // traps fails its invocation (a divergence) instead of ending the replay.
+        config.defaultIsolation = .process
         let recording: Recording
         do { recording = try Recording.read(file) } catch {
             io.err("error: \(error)")
@@ -96,6 +99,7 @@ struct ReplayCommand: Command {
                 let replayer = HandlerReplayer(secrets: secrets.declaredValues(Array(names)))
                 let loaded = try await replayer.load(config, only: units)
                 report = await replayer.replay(recording, units: loaded, functions: functions, progress: progress)
+                replayer.stop(loaded)
             }
         } catch {
             io.err("error: \(error)")

@@ -171,6 +171,6 @@ extension FrontDoor {
     var recordingStatus: Value {
         guard let recorder = runtime.recorder else { return ["recording": false] }
         return ["recording": true, "directory": .string(recorder.options.directory), "file": .string(recorder.currentFile),
-                "lines": .int(recorder.linesWritten)]
+                "lines": .int(recorder.linesWritten), "problem": recorder.problem.withLock { $0 }.map { .string($0) } ?? .null]
     }
 }

@@ -66,6 +66,9 @@ public final class Recorder: Sendable {
     let feed: (@Sendable (Int64) async throws -> [DocumentChange])?
     private let feedCursor: Mutex<Int64>
     private let feedBusy = Atomic<Bool>(false)
+    private let feedDirty = Atomic<Bool>(false)
+    /// What went wrong last (the change feed could not be read), for `GET /__/admin/record`.
+    public let problem = Mutex<String?>(nil)
     /// Lines written (for the admin API and tests).
     public var linesWritten: Int64 { counter.load(ordering: .relaxed) }
 
@@ -109,7 +112,9 @@ public final class Recorder: Sendable {
         s.path = path
         s.fd = fd
         s.written = 0
-        var line = RecordLine.header(header()).json
+        var head = header()
+        head.config = redactor.value(head.config)
+        var line = RecordLine.header(head).json
         line.append(0x0A)
         guard writeAll(fd, line) else {
             s.closed = true
@@ -210,7 +215,7 @@ public final class Recorder: Sendable {
     /// The reply frame to call `index` of `invocation`.
     func reply(_ invocation: UInt64, _ index: Int, frame: [UInt8]) {
         let answer: Result<[UInt8], RemoteError>
-        let kind = frame.count > 4 ? Boundary.FrameKind(rawValue: frame[4]) : nil
+        let kind = frame.count >= Boundary.headerSize ? Boundary.FrameKind(rawValue: frame[4]) : nil
         if kind == .reply {
             answer = .success(Array(frame[Boundary.headerSize...]))
         } else {
@@ -265,30 +270,50 @@ public final class Recorder: Sendable {
         append(.deadLetter(RecordedDeadLetter(n: nextN(), at: clock.now(), function: function, event: redactor.event(event), error: redactor.string(error))))
     }
 
-    /// Records the change feed up to its end, in the background; one drain at a time (a drain
-    /// that is already running picks up what came meanwhile on its next pass).
+    /// Records the change feed up to its end, in the background; one drain at a time. A change
+    /// noted while a drain runs (after its last read, maybe) makes it drain again before it ends.
     func drainFeed() {
-        guard feed != nil, feedBusy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+        guard feed != nil else { return }
+        feedDirty.store(true, ordering: .releasing)
+        guard feedBusy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
         Task {
             // Changes are read in batches: what commits within a few milliseconds of the first
             // comes in the same read (`flush` does not wait).
             try? await Task.sleep(for: .milliseconds(5))
-            await self.drainNow()
+            await self.drainHoldingBusy()
         }
     }
 
     /// Records the change feed up to its end now (at stop, and in tests before reading a file).
     public func flush() async {
+        guard feed != nil else { return }
+        feedDirty.store(true, ordering: .releasing)
         while !feedBusy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged { await Task.yield() }
-        await drainNow()
+        await drainHoldingBusy()
+    }
+
+    /// Drains while changes were noted, then gives up the drain (taking it again if a change is
+    /// noted just after).
+    private func drainHoldingBusy() async {
+        while true {
+            feedDirty.store(false, ordering: .releasing)
+            await drainNow()
+            feedBusy.store(false, ordering: .releasing)
+            guard feedDirty.load(ordering: .acquiring),
+                  feedBusy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+        }
     }
 
     private func drainNow() async {
-        defer { feedBusy.store(false, ordering: .releasing) }
         guard let feed else { return }
         while true {
             let after = feedCursor.withLock { $0 }
-            guard let changes = try? await feed(after), !changes.isEmpty else { return }
+            let changes: [DocumentChange]
+            do { changes = try await feed(after) } catch {
+                problem.withLock { $0 = "the change feed could not be read after sequence \(after): \(error)" }
+                return
+            }
+            guard !changes.isEmpty else { return }
             var lines: [UInt8] = []
             for c in changes {
                 var after = c.after

@@ -25,10 +25,22 @@ public struct Redactor: Sendable {
     /// rules redact, of every header they replace, of a JWT, and each secret's value.
     let needles: [[UInt8]]
 
+    /// Every declared secret, for whole-string equality (a short one is not searched for inside text).
+    let whole: [String: String]
+
     public init(secrets: [String: String] = [:]) {
-        self.secrets = secrets.filter { $0.value.count >= 4 }.sorted { $0.value.count > $1.value.count }.map { ($0.key, $0.value) }
+        // Each value as it is and percent-encoded (in a URL or a form body), longest first.
+        var search: [(name: String, value: String)] = []
+        for (name, value) in secrets where value.count >= 4 {
+            search.append((name, value))
+            if let encoded = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != value { search.append((name, encoded)) }
+        }
+        self.secrets = search.sorted { $0.value.count > $1.value.count }
+        var whole: [String: String] = [:]
+        for (name, value) in secrets where !value.isEmpty { whole[value] = name }
+        self.whole = whole
         needles = (["token", "password", "secret", "code", "assertion", "authoriz", "apikey", "api_key", "api-key", "private", "cookie", "appcheck", "eyj"]
-                   + self.secrets.map { $0.value.lowercased() }).map { Array($0.utf8) }
+                   + self.secrets.map { $0.value.lowercased() } + whole.keys.filter { $0.count < 4 }.map { $0.lowercased() }).map { Array($0.utf8) }
     }
 
     /// Whether an encoded message might hold something to redact; when not (most messages), it
@@ -66,6 +78,7 @@ public struct Redactor: Sendable {
     // MARK: values
 
     public func string(_ s: String) -> String {
+        if let name = whole[s] { return "<secret:\(name)>" }
         var out = s
         for (name, value) in secrets where Redactor.has(out, value) { out = out.replacingOccurrences(of: value, with: "<secret:\(name)>") }
         return Redactor.maskJWTs(out, keepClaims: true)
@@ -138,14 +151,7 @@ public struct Redactor: Sendable {
             // A credential is a string (or bytes): under a credential-like key it is replaced (a JWT
             // keeps its claims, see above); anything else there (a number, a map…) keeps its type,
             // its strings redacted by the same rules, so replayed code sees the same shapes.
-            switch v {
-            case .string(let text) where Redactor.isSensitive(key: k):
-                out[k] = .string(Redactor.isJWT(text) ? string(text) : Redactor.placeholder(k))
-            case .bytes where Redactor.isSensitive(key: k):
-                out[k] = .bytes(Array(Redactor.placeholder(k).utf8))
-            default:
-                out[k] = value(v)
-            }
+            out[k] = Redactor.isSensitive(key: k) ? value(v, under: k) : value(v)
         }
         return out
     }
@@ -173,7 +179,8 @@ public struct Redactor: Sendable {
     public func header(_ name: String, _ value: String) -> String {
         let lower = name.lowercased()
         guard Redactor.isSensitive(header: lower) else { return string(value) }
-        if lower.hasSuffix("authorization"), let space = value.firstIndex(of: " ") {
+        if lower.hasSuffix("authorization"), let space = value.firstIndex(of: " "),
+           ["bearer", "basic", "digest", "token", "aws4-hmac-sha256", "negotiate"].contains(value[..<space].lowercased()) {
             // An ID token keeps its claims (whose call it was), not its signature.
             let credential = String(value[value.index(after: space)...])
             return String(value[...space]) + (Redactor.isJWT(credential) ? string(credential) : Redactor.placeholder(lower))
@@ -217,18 +224,25 @@ public struct Redactor: Sendable {
     /// (`<redacted:…>`, `<secret:…>`) the same, so a value redacted by one rule on one side and
     /// another rule on the other (or minted anew) compares equal.
     public static func normalized(_ s: String) -> String {
-        var text = maskJWTs(s.removingPercentEncoding ?? s, keepClaims: false)
-        for marker in ["<redacted", "<secret:"] {
-            while let start = text.range(of: marker), let end = text[start.upperBound...].firstIndex(of: ">") {
-                // (maskJWTs left `<redacted:jwt>`; a signature `<redacted>` may follow it)
-                text.replaceSubrange(start.lowerBound...end, with: "\u{1}redacted\u{1}")
+        let text = Array(maskJWTs(s.removingPercentEncoding ?? s, keepClaims: false).utf8)
+        // One forward pass: each `<redacted…>` or `<secret:…>` becomes `<redacted>`, and runs of
+        // them (a JWT whose signature was redacted reads as two) one.
+        let redacted = Array("<redacted".utf8), secret = Array("<secret:".utf8), placeholder = Array("<redacted>".utf8)
+        func starts(_ prefix: [UInt8], at i: Int) -> Bool { i + prefix.count <= text.count && Array(text[i..<(i + prefix.count)]) == prefix }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count)
+        var i = 0
+        while i < text.count {
+            if text[i] == UInt8(ascii: "<"), starts(redacted, at: i) || starts(secret, at: i),
+               let end = text[i..<min(i + 256, text.count)].firstIndex(of: UInt8(ascii: ">")) {
+                if !(out.count >= placeholder.count && Array(out.suffix(placeholder.count)) == placeholder) { out += placeholder }
+                i = end + 1
+                continue
             }
+            out.append(text[i])
+            i += 1
         }
-        // A JWT whose signature was redacted reads as two placeholders: one.
-        while text.contains("\u{1}redacted\u{1}\u{1}redacted\u{1}") {
-            text = text.replacingOccurrences(of: "\u{1}redacted\u{1}\u{1}redacted\u{1}", with: "\u{1}redacted\u{1}")
-        }
-        return text.replacingOccurrences(of: "\u{1}redacted\u{1}", with: "<redacted>")
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A request or response body: JSON and form bodies field by field, other text as a string.
@@ -304,6 +318,28 @@ public struct Redactor: Sendable {
         RemoteError(code: e.code, message: string(e.message), details: e.details.map(value), debug: e.debug.map(string))
     }
 
+    /// A query: a filter on a credential-like field (`where fcmToken == …`) loses its value's strings.
+    public func querySpec(_ q: QuerySpec) -> QuerySpec {
+        var copy = q
+        copy.filters = q.filters.map { f in
+            var g = f
+            let name = f.field.segments.last ?? ""
+            g.value = Redactor.isSensitive(key: name) ? value(f.value, under: name) : value(f.value)
+            return g
+        }
+        return copy
+    }
+
+    /// `v` as it would be under key `key` of a map.
+    func value(_ v: Value, under key: String) -> Value {
+        switch v {
+        case .string(let text): return .string(Redactor.isJWT(text) ? string(text) : Redactor.placeholder(key))
+        case .bytes: return .bytes(Array(Redactor.placeholder(key).utf8))
+        case .array(let items): return .array(items.map { value($0, under: key) })
+        default: return value(v)
+        }
+    }
+
     /// A service request's body, redacted.
     func request(_ op: Boundary.Operation, _ body: [UInt8]) -> [UInt8] {
         guard mightHold(body) else { return body }
@@ -349,13 +385,27 @@ public struct Redactor: Sendable {
                 m.message.token = Redactor.placeholder("fcmToken")
                 m.message.title = m.message.title.map(string)
                 m.message.body = m.message.body.map(string)
-                m.message.data = m.message.data.mapValues(string)
+                var data: [String: String] = [:]
+                for (k, v) in m.message.data { data[k] = Redactor.isSensitive(key: k) && !Redactor.isJWT(v) ? Redactor.placeholder(k) : string(v) }
+                m.message.data = data
                 return encode(m)
             case .httpFetch:
                 var m = try decode(Boundary.HTTPFetch.self, body)
                 m.url = url(m.url)
                 m.headers = headerPairs(m.headers)
                 m.body = self.body(m.body)
+                return encode(m)
+            case .runQuery:
+                var m = try decode(Boundary.RunQuery.self, body)
+                m.query = querySpec(m.query)
+                return encode(m)
+            case .countQuery:
+                var m = try decode(Boundary.CountQuery.self, body)
+                m.query = querySpec(m.query)
+                return encode(m)
+            case .transactionQuery:
+                var m = try decode(Boundary.TransactionQuery.self, body)
+                m.query = querySpec(m.query)
                 return encode(m)
             case .log:
                 var m = try decode(Boundary.Log.self, body)
@@ -393,6 +443,10 @@ public struct Redactor: Sendable {
                 return encode(try decode([StoredDocument].self, body).map(document))
             case .getUser, .createUser, .updateUser:
                 return encode(user(try decode(UserRecord.self, body)))
+            case .listUsers:
+                var page = try decode(Boundary.UserPage.self, body)
+                page.users = page.users.map(user)
+                return encode(page)
             case .verifyIDToken:
                 var m = try decode(CallerAuth.self, body)
                 m.rawToken = m.rawToken.isEmpty ? "" : Redactor.placeholder("idToken")

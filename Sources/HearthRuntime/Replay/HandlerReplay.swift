@@ -46,14 +46,21 @@ public final class HandlerReplayer: Sendable {
         self.redactor = redactor
     }
 
-    /// Loads units (in this process) to replay against: each configured unit's library.
+    /// Loads units to replay against: each configured unit's library, in this process or, where
+    /// the configuration says so, in worker processes (a unit that traps then fails its
+    /// invocation, reported as a divergence, instead of ending the replay).
     public func load(_ config: RuntimeConfig, only names: Set<String>? = nil) async throws -> [String: LoadedUnit] {
         let loader = UnitLoader(services: services, validateSchedule: Runtime.scheduleProblem)
         var out: [String: LoadedUnit] = [:]
         for unit in config.units where names?.contains(unit.name) ?? true {
-            out[unit.name] = try await loader.load(unit: unit.name, path: config.libraryPath(of: unit))
+            out[unit.name] = try await loader.load(unit: unit.name, path: config.libraryPath(of: unit), placement: config.placement(of: unit))
         }
         return out
+    }
+
+    /// Stops the worker processes of `units` (process isolation).
+    public func stop(_ units: [String: LoadedUnit]) {
+        for unit in units.values { unit.transport.stop() }
     }
 
     /// Replays `recording`'s invocations of the loaded `units` (those of other units are skipped).

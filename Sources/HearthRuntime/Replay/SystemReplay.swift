@@ -22,6 +22,9 @@ public enum SystemReplayer {
         public var snapshot: String?
         /// Where the replay's store lives; a temporary directory (removed after) when nil.
         public var directory: String?
+        /// Runs on the replay's configuration before its runtime opens (tests put a signing key
+        /// in place, so no key is generated on a cooperative thread).
+        public var prepare: (@Sendable (RuntimeConfig) throws -> Void)?
         public init() {}
     }
 
@@ -57,6 +60,7 @@ public enum SystemReplayer {
         let redactor = Redactor(secrets: declared)
         let outbound = OutboundAnswers(recording, redactor: redactor)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try options.prepare?(config)
         let runtimeBox = RuntimeBox()
         let runtime = try await Runtime.open(config: config, clock: clock, random: SeededRandom(seed: 0x5245_504C_4159), services: { builder in
             builder.answer(Boundary.SecretGet.self) { _, request in declared[request.name] ?? "<secret:\(request.name)>" }
