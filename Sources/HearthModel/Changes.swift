@@ -49,7 +49,8 @@ public final class Changes: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { s -> Bool in
-                    if s.generation != generation || Task.isCancelled { return true }
+                    // Past `end` already: the timer may have fired before this waiter was here to release.
+                    if s.generation != generation || Task.isCancelled || ContinuousClock.now >= end { return true }
                     s.waiters[id] = c
                     return false
                 }

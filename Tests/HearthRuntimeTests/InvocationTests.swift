@@ -112,7 +112,7 @@ struct InvocationTests {
         // `sleep` has timeoutSeconds 5 and sleeps on the host clock for the requested seconds.
         let call = Task { await runtime.call("sleep", data: 60) }
         // Wait until both the handler's sleep and the invocation's timer are registered on the clock.
-        try await until(clock.changes) { clock.sleeperCount >= 2 }
+        try await until(clock.changes, seconds: 120) { clock.sleeperCount >= 2 }
         clock.advance(by: .seconds(5))
         let outcome = try await withTimeout { await call.value }
         #expect(outcome.error?.code == .deadlineExceeded)
@@ -128,7 +128,7 @@ struct InvocationTests {
         let log = LogCapture()
         let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock, log: log)
         let call = Task { await runtime.call("lateWrite", data: nil) }
-        try await until(clock.changes) { clock.sleeperCount >= 2 }
+        try await until(clock.changes, seconds: 120) { clock.sleeperCount >= 2 }
         clock.advance(by: .seconds(5))
         #expect(try await withTimeout { await call.value }.error?.code == .deadlineExceeded)
         try await until(log.changes) { log.contains("late write:") }
@@ -141,7 +141,7 @@ struct InvocationTests {
         let clock = ManualClock()
         let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock)
         let call = Task { await runtime.call("sleep", data: 2) }
-        try await until(clock.changes) { clock.sleeperCount >= 2 }
+        try await until(clock.changes, seconds: 120) { clock.sleeperCount >= 2 }
         clock.advance(by: .seconds(2))
         #expect(try await withTimeout { await call.value }.value == "woke")
     }
