@@ -10,15 +10,21 @@ public final class SQLiteEngine: StorageEngine {
         public var synchronous: Synchronous = .normal
         /// Idle reader connections kept open.
         public var readers: Int = 4
+        /// WAL checkpoints on a thread of their own instead of inside the commit that fills the
+        /// WAL (see `Checkpointer`); false: SQLite's automatic checkpoint.
+        public var backgroundCheckpoints = true
 
-        public init(synchronous: Synchronous = .normal, readers: Int = 4) {
+        public init(synchronous: Synchronous = .normal, readers: Int = 4, backgroundCheckpoints: Bool = true) {
             self.synchronous = synchronous
             self.readers = readers
+            self.backgroundCheckpoints = backgroundCheckpoints
         }
     }
 
     public let path: String
     let writer: Writer
+    /// Runs WAL checkpoints off the writer's path (nil: SQLite's automatic checkpoint).
+    let checkpointer: Checkpointer?
     let readers: ReaderPool
     let collections = CollectionRegistry()
     let indexes = IndexRegistry()
@@ -39,6 +45,13 @@ public final class SQLiteEngine: StorageEngine {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         writer = try Writer(path: path, synchronous: options.synchronous.rawValue, collections: collections, indexes: indexes, clock: clock)
+        if options.backgroundCheckpoints {
+            let checkpointer = Checkpointer(path: path)
+            await writer.attach(checkpointer)
+            self.checkpointer = checkpointer
+        } else {
+            checkpointer = nil
+        }
         readers = ReaderPool(path: path, capacity: options.readers)
         notifier = ChangeNotifier(last: await writer.lastSequence)
         deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
@@ -239,6 +252,7 @@ public final class SQLiteEngine: StorageEngine {
     }
 
     public func close() {
+        checkpointer?.stop()
         writer.close()
         readers.close()
         notifier.wakeAll()

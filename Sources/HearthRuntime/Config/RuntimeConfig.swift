@@ -81,6 +81,8 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var path = "store.sqlite"
         public var synchronous = Synchronous.normal
         public var readers = 4
+        /// WAL checkpoints on a thread of their own (false: inside the writer's commits, as SQLite does by default).
+        public var backgroundCheckpoints = true
         public var changeRetentionHours = 168.0
         public init() {}
     }
@@ -302,6 +304,7 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.string("path") { store.path = v }
             if let v = s.oneOf("synchronous", Store.Synchronous.self) { store.synchronous = v }
             if let v = s.int("readers", range: 1...64) { store.readers = v }
+            if let v = s.bool("background_checkpoints") { store.backgroundCheckpoints = v }
             if let v = s.seconds("change_retention_hours", range: 0.001...1_000_000) { store.changeRetentionHours = v }
         }
         r.section("auth") { s in
@@ -501,7 +504,7 @@ public struct RuntimeConfig: Sendable, Equatable {
 
     public var storeOptions: SQLiteEngine.Options {
         SQLiteEngine.Options(synchronous: SQLiteEngine.Options.Synchronous(rawValue: store.synchronous.rawValue.uppercased()) ?? .normal,
-                             readers: store.readers)
+                             readers: store.readers, backgroundCheckpoints: store.backgroundCheckpoints)
     }
 
     /// The directory unit libraries are loaded from.
@@ -558,7 +561,7 @@ public struct RuntimeConfig: Sendable, Equatable {
             ],
             "store": [
                 "path": .string(store.path), "synchronous": .string(store.synchronous.rawValue),
-                "readers": .int(Int64(store.readers)), "change_retention_hours": .double(store.changeRetentionHours),
+                "readers": .int(Int64(store.readers)), "background_checkpoints": .bool(store.backgroundCheckpoints), "change_retention_hours": .double(store.changeRetentionHours),
             ],
             "log": ["level": .string(log.level.rawValue), "format": .string(log.format.rawValue)],
             "auth": ["emulator": .bool(emulatorMode), "clock_skew_seconds": .double(auth.clockSkewSeconds), "keys_file": .string(keysPath),

@@ -329,6 +329,9 @@ actor Writer {
         return try transaction { try body(db) }
     }
 
+    /// Hands this connection's WAL checkpoints to `checkpointer` (see `Checkpointer`).
+    func attach(_ checkpointer: Checkpointer) { checkpointer.attach(to: db) }
+
     func checkpoint() throws {
         try ensureOpen()
         try db.execute("PRAGMA wal_checkpoint(PASSIVE)")

@@ -1,0 +1,68 @@
+import Foundation
+import HearthModel
+@testable import HearthStore
+import Testing
+
+@Suite("WAL checkpoints off the writer's path")
+struct CheckpointTests {
+    func path() -> String { NSTemporaryDirectory() + "hearth-checkpoint-" + UUID().uuidString + "/store.sqlite" }
+
+    func walBytes(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0 }
+
+    /// 4,000 commits of about 1 KB each: well past the 1,000-page threshold several times over.
+    func write(_ store: DocumentStore, count: Int = 4_000) async throws {
+        let text = String(repeating: "x", count: 1000)
+        for i in 0..<count { try await store.commit([.set(try DocumentPath("docs/d\(i)"), ["i": .int(Int64(i)), "text": .string(text)])]) }
+    }
+
+    @Test("the checkpointer thread keeps the WAL bounded while the writer commits; everything committed reads back after reopening")
+    func bounded() async throws {
+        let p = path()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
+        let store = try await DocumentStore.open(path: p, clock: SystemClock())
+        let engine = try #require(store.engine as? SQLiteEngine)
+        let checkpointer = try #require(engine.checkpointer)
+        try await write(store)
+        #expect(await eventually(seconds: 30) { checkpointer.completed.load(ordering: .relaxed) > 0 }, "no checkpoint ran")
+        // Bounded by the inline fallback's limit (16,000 frames of a 4 KiB page and a 24-byte header,
+        // and the commits in flight when it is reached), however far behind the thread falls on a
+        // loaded machine.
+        #expect(walBytes(p) < Int(checkpointer.limit) * (4096 + 24) + (8 << 20), "\(walBytes(p)) bytes of WAL")
+        store.close()
+        let reopened = try await DocumentStore.open(path: p, clock: SystemClock())
+        #expect(try await reopened.count(QuerySpec(collection: try CollectionPath("docs"))) == 4_000)
+        #expect(try await reopened.get(try DocumentPath("docs/d3999"))?.fields["i"] == 3999)
+        reopened.close()
+    }
+
+    @Test("a reader holding a snapshot does not stop commits; its snapshot stays as it was; checkpoints resume once it ends")
+    func pinnedReader() async throws {
+        let p = path()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
+        let store = try await DocumentStore.open(path: p, clock: SystemClock())
+        let engine = try #require(store.engine as? SQLiteEngine)
+        try await store.commit([.set(try DocumentPath("docs/first"), ["v": 1])])
+        // A second process's view: its own connection, in a read transaction throughout.
+        let reader = try Connection(path: p, options: Connection.Options(readOnly: true))
+        try reader.execute("BEGIN")
+        #expect(try reader.scalarInt("SELECT count(*) FROM documents") == 1)
+        try await write(store, count: 2_000)
+        #expect(try reader.scalarInt("SELECT count(*) FROM documents") == 1, "the snapshot holds")
+        try reader.execute("COMMIT")
+        try await write(store, count: 1_500)
+        #expect(await eventually(seconds: 30) { (engine.checkpointer?.completed.load(ordering: .relaxed) ?? 0) > 0 })
+        #expect(try await store.count(QuerySpec(collection: try CollectionPath("docs"))) == 2_001, "docs/first and d0…d1999")
+        store.close()
+    }
+
+    @Test("[store] background_checkpoints = false leaves checkpoints to SQLite, in the writer")
+    func off() async throws {
+        let p = path()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
+        let store = try await DocumentStore.open(path: p, options: SQLiteEngine.Options(backgroundCheckpoints: false), clock: SystemClock())
+        #expect((store.engine as? SQLiteEngine)?.checkpointer == nil)
+        try await write(store, count: 1_500)
+        #expect(walBytes(p) < 8 << 20, "SQLite's own checkpoint keeps it small too")
+        store.close()
+    }
+}
