@@ -14,17 +14,20 @@ import Synchronization
 /// writer runs a PASSIVE checkpoint itself at the end of its commit, as SQLite would, so the WAL
 /// never grows without bound. Durability is unchanged: checkpoints only copy committed pages
 /// from the WAL into the database file.
-final class Checkpointer: @unchecked Sendable {  // `db` is used only by `thread`; the rest is atomics
+///
+/// One thread serves every store of the process (`CheckpointThread`); a store that never fills
+/// its WAL that far never opens the checkpoint connection.
+final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the checkpoint thread; the rest is atomics
     let path: String
     let threshold: Int32
     let limit: Int32
-    private let wake = DispatchSemaphore(value: 0)
     private let requested = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     /// Checkpoints run, for tests and benchmarks.
     let completed = Atomic<Int>(0)
     let inline = Atomic<Int>(0)
-    private var thread: Thread?
+    /// Its own connection, opened on the checkpoint thread when first needed.
+    private var db: Connection?
 
     init(path: String, threshold: Int32 = 1000, limit: Int32 = 16_000) {
         self.path = path
@@ -32,7 +35,7 @@ final class Checkpointer: @unchecked Sendable {  // `db` is used only by `thread
         self.limit = limit
     }
 
-    /// Installs the WAL hook on the writer's connection and starts the thread.
+    /// Installs the WAL hook on the writer's connection.
     func attach(to writer: Connection) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_wal_hook(writer.handle, { context, db, _, pages in
@@ -47,34 +50,60 @@ final class Checkpointer: @unchecked Sendable {  // `db` is used only by `thread
             }
             return SQLITE_OK
         }, context)
-        let thread = Thread { [self] in run() }
-        thread.name = "hearth-checkpointer"
-        self.thread = thread
-        thread.start()
     }
 
     private func request() {
-        if requested.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged { wake.signal() }
+        guard !stopped.load(ordering: .relaxed),
+              requested.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        CheckpointThread.shared.enqueue(self)
     }
 
-    private func run() {
-        // Its own connection, opened and used on this thread only.
-        guard let db = try? Connection(path: path, options: Connection.Options()) else { return }
-        while true {
-            wake.wait()
-            if stopped.load(ordering: .acquiring) { break }
-            requested.store(false, ordering: .releasing)
-            var log: Int32 = 0, done: Int32 = 0
-            if sqlite3_wal_checkpoint_v2(db.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK {
-                completed.wrappingAdd(1, ordering: .relaxed)
-            }
+    /// On the checkpoint thread: one PASSIVE checkpoint (or, once stopped, closing the connection).
+    fileprivate func run() {
+        requested.store(false, ordering: .releasing)
+        guard !stopped.load(ordering: .acquiring) else {
+            db = nil
+            return
+        }
+        if db == nil { db = try? Connection(path: path, options: Connection.Options()) }
+        guard let db else { return }
+        var log: Int32 = 0, done: Int32 = 0
+        if sqlite3_wal_checkpoint_v2(db.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK {
+            completed.wrappingAdd(1, ordering: .relaxed)
         }
     }
 
-    /// Stops the thread (the store is closing). The hook stays on the writer's connection, which
-    /// closes with the store; `self` must outlive it, so the store keeps its checkpointer.
+    /// No more checkpoints (the store is closing); the checkpoint connection closes on its thread.
+    /// The hook stays on the writer's connection, which closes with the store; the store keeps
+    /// its checkpointer for that long.
     func stop() {
         stopped.store(true, ordering: .releasing)
+        CheckpointThread.shared.enqueue(self)
+    }
+}
+
+/// The thread that runs every store's checkpoints, in the order they were asked for.
+final class CheckpointThread: @unchecked Sendable {  // `queue` under its lock; the thread starts once
+    static let shared = CheckpointThread()
+    private let queue = Mutex<[Checkpointer]>([])
+    private let wake = DispatchSemaphore(value: 0)
+    private let started = Atomic<Bool>(false)
+
+    func enqueue(_ checkpointer: Checkpointer) {
+        queue.withLock { $0.append(checkpointer) }
+        if started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+            let thread = Thread { [self] in loop() }
+            thread.name = "hearth-checkpoints"
+            thread.start()
+        }
         wake.signal()
+    }
+
+    private func loop() {
+        while true {
+            wake.wait()
+            let work = queue.withLock { q -> [Checkpointer] in defer { q = [] }; return q }
+            for checkpointer in work { checkpointer.run() }
+        }
     }
 }

@@ -329,8 +329,14 @@ actor Writer {
         return try transaction { try body(db) }
     }
 
-    /// Hands this connection's WAL checkpoints to `checkpointer` (see `Checkpointer`).
-    func attach(_ checkpointer: Checkpointer) { checkpointer.attach(to: db) }
+    /// Hands this connection's WAL checkpoints to `checkpointer` (see `Checkpointer`), kept as long
+    /// as the connection whose hook points at it.
+    func attach(_ checkpointer: Checkpointer) {
+        self.checkpointer = checkpointer
+        checkpointer.attach(to: db)
+    }
+
+    private var checkpointer: Checkpointer?
 
     func checkpoint() throws {
         try ensureOpen()
