@@ -43,7 +43,7 @@ struct OutboundCheckTests {
         #expect(RuntimeConfig.Outbound.origin("not a url") == "(unparsable URL)")
     }
 
-    @Test("[outbound], [params], [messaging], [workers] and [[units]] refuse wrong types and ranges, naming the key")
+    @Test("[outbound], [params], [messaging], [workers], [record], [store] and [[units]] refuse wrong types and ranges, naming the key")
     func configSections() throws {
         for (toml, key) in [("[outbound]\nallow = [\"ftp://x\"]", "outbound.allow"), ("[outbound]\nallow = \"https://x.example\"", "outbound.allow"),
                             ("[outbound]\ntimeout_seconds = 1e9", "outbound.timeout_seconds"), ("[outbound]\nmax_response_bytes = -1", "outbound.max_response_bytes"),
@@ -59,7 +59,11 @@ struct OutboundCheckTests {
                             ("[workers]\nstart_timeout_seconds = -inf", "workers.start_timeout_seconds"), ("[workers]\nexecutable = []", "workers.executable"),
                             ("[workers]\nfleet = 3", "workers.fleet"),
                             ("[[units]]\nname = \"A\"\nworkers = 65", "units[0].workers"), ("[[units]]\nname = \"A\"\nisolation = \"vm\"", "units[0].isolation"),
-                            ("[[units]]\nname = \"A\"\nmemory_limit_mb = -9223372036854775808", "units[0].memory_limit_mb")] {
+                            ("[[units]]\nname = \"A\"\nmemory_limit_mb = -9223372036854775808", "units[0].memory_limit_mb"),
+                            ("[record]\ndirectory = 7", "record.directory"), ("[record]\nmax_file_mb = 0", "record.max_file_mb"),
+                            ("[record]\nmax_file_mb = 9223372036854775807", "record.max_file_mb"), ("[record]\nmax_file_mb = 1.5", "record.max_file_mb"),
+                            ("[record]\nrotate = true", "record.rotate"),
+                            ("[store]\nbackground_checkpoints = \"yes\"", "store.background_checkpoints")] {
             do {
                 _ = try RuntimeConfig(table: try TOML.parse(toml), baseDirectory: "/tmp")
                 Issue.record("accepted \(toml)")
@@ -67,8 +71,10 @@ struct OutboundCheckTests {
                 #expect(error.problems.contains { $0.hasPrefix(key) }, "\(toml): \(error.problems)")
             }
         }
-        let fine = try RuntimeConfig(table: try TOML.parse("[params]\nA = \"1\"\n[outbound]\nallow = [\"https://a.example/\"]"), baseDirectory: "/tmp")
+        let fine = try RuntimeConfig(table: try TOML.parse("[params]\nA = \"1\"\n[outbound]\nallow = [\"https://a.example/\"]\n[record]\ndirectory = \"rec\"\nmax_file_mb = 1048576\n[store]\nbackground_checkpoints = false"), baseDirectory: "/tmp")
         #expect(fine.params == ["A": "1"])
+        #expect(fine.recordOptions(process: "serve")?.directory == "/tmp/rec" && fine.recordOptions(process: "serve")?.maxFileBytes == 1 << 40)
+        #expect(fine.storeOptions.backgroundCheckpoints == false)
         #expect(fine.messaging.resolvedMode == .log)
     }
 }

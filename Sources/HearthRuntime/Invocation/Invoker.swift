@@ -68,10 +68,8 @@ public final class Invoker: Sendable {
 
     public var inFlightCount: Int { inFlight.withLock { $0.count } }
 
-    /// Whether some running invocation sleeps on the host clock (with `sleeping`), or any runs.
-    func inFlight(sleeping: Bool) -> Bool {
-        inFlight.withLock { table in sleeping ? table.values.contains { $0.sleepingUntil != nil } : !table.isEmpty }
-    }
+    /// Whether some running invocation sleeps on the host clock.
+    var anySleeping: Bool { inFlight.withLock { $0.values.contains { $0.sleepingUntil != nil } } }
 
     func record(for invocation: UInt64) -> InFlight? { inFlight.withLock { $0[invocation] } }
 

@@ -38,8 +38,6 @@ public final class Recorder: Sendable {
         var at: Timestamp
         var invoke: Boundary.Invoke
         var calls: [RecordedCall] = []
-        /// The secret each `secrets.get` call asked for, by call index.
-        var secretNames: [Int: String] = [:]
     }
 
     struct FileState {
@@ -205,9 +203,6 @@ public final class Recorder: Sendable {
             guard o[invocation] != nil else { return nil }
             let index = o[invocation]!.calls.count
             o[invocation]!.calls.append(RecordedCall(operation: header.operation, request: request, reply: nil))
-            if header.operation == .secretGet, let name = try? Redactor(secrets: [:]).decode(Boundary.SecretGet.self, request).name {
-                o[invocation]!.secretNames[index] = name
-            }
             return index
         }
     }
@@ -231,19 +226,27 @@ public final class Recorder: Sendable {
         guard let record = open.withLock({ $0.removeValue(forKey: id) }) else { return }
         let r = redactor
         var invoke = record.invoke
-        var invokeBytes = RecordLine.wire(invoke)
+        var invokeBytes = invoke.wireBytes
         if r.mightHold(invokeBytes) {
             invoke.event = r.event(invoke.event)
-            invokeBytes = RecordLine.wire(invoke)
+            invokeBytes = invoke.wireBytes
         }
-        let result = outcome.map(r.result)
-        let calls = record.calls.enumerated().map { index, call -> RecordedCall in
+        // The result's encoding is made once: to look for what to redact, and for the line.
+        var resultBytes: [UInt8]?
+        let result = outcome.map { value -> Boundary.InvocationResult in
+            let bytes = value.wireBytes
+            guard r.mightHold(bytes) else { resultBytes = bytes; return value }
+            let redacted = r.result(value)
+            resultBytes = redacted.wireBytes
+            return redacted
+        }
+        let calls = record.calls.map { call -> RecordedCall in
             RecordedCall(operation: call.operation, request: r.request(call.operation, call.request),
-                         reply: call.reply.map { reply in reply.map { r.reply(call.operation, $0, secret: record.secretNames[index]) }.mapError(r.error) })
+                         reply: call.reply.map { reply in reply.map { r.reply(call.operation, $0, secret: call.secretName) }.mapError(r.error) })
         }
         let line = RecordedInvocation(n: nextN(), id: id, function: record.function, unit: record.unit, version: record.version, external: record.external,
                                       delivery: record.delivery, attempt: record.attempt, at: record.at, invoke: invoke, calls: calls,
-                                      outcome: result.mapError(r.error), micros: Int64(duration.secondsDouble * 1e6), invokeBytes: invokeBytes)
+                                      outcome: result.mapError(r.error), micros: Int64(duration.secondsDouble * 1e6), invokeBytes: invokeBytes, resultBytes: resultBytes)
         append(.invocation(line))
         drainFeed()
     }
@@ -317,10 +320,10 @@ public final class Recorder: Sendable {
             var lines: [UInt8] = []
             for c in changes {
                 var after = c.after
-                var bytes = after.map { RecordLine.wire($0) }
+                var bytes = after.map { ($0).wireBytes }
                 if let b = bytes, redactor.mightHold(b) {
                     after = after.map(redactor.document)
-                    bytes = after.map { RecordLine.wire($0) }
+                    bytes = after.map { ($0).wireBytes }
                 }
                 lines += RecordLine.change(RecordedChange(n: nextN(), sequence: c.sequence, path: c.path, after: after, time: c.commitTime, afterBytes: bytes)).json
                 lines.append(0x0A)

@@ -45,7 +45,7 @@ public struct RecordedCall: Sendable {
 
     /// The secret a `secrets.get` call asked for.
     public var secretName: String? {
-        operation == .secretGet ? (try? Redactor().decode(Boundary.SecretGet.self, request))?.name : nil
+        operation == .secretGet ? (try? Boundary.SecretGet(wireBytes: request))?.name : nil
     }
 
     public init(operation: Boundary.Operation, request: [UInt8], reply: Result<[UInt8], RemoteError>?) {
@@ -76,6 +76,8 @@ public struct RecordedInvocation: Sendable {
     public var micros: Int64
     /// `invoke`'s encoding, when already at hand (the recorder has it).
     var invokeBytes: [UInt8]? = nil
+    /// The successful outcome's encoding, when already at hand.
+    var resultBytes: [UInt8]? = nil
 
     public var kind: String { invoke.event.kind }
 }
@@ -163,12 +165,6 @@ extension Boundary.Event {
 extension RecordLine {
     static func b64(_ bytes: [UInt8]) -> Value { .string(Base64.encode(bytes)) }
 
-    static func wire<M: WireEncodable>(_ m: M) -> [UInt8] {
-        var w = WireWriter(capacity: 128)
-        m.encode(to: &w)
-        return w.finish()
-    }
-
     static func errorValue(_ e: RemoteError) -> Value {
         var m: [String: Value] = ["code": .string(e.code.rawValue), "message": .string(e.message)]
         if let debug = e.debug { m["debug"] = .string(debug) }
@@ -205,7 +201,7 @@ extension RecordLine {
             w.writeRaw(","); w.writeKey("at"); w.writeString(i.at.rfc3339)
             w.writeRaw(","); w.writeKey("micros"); int(i.micros)
             w.writeRaw(","); w.writeKey("summary"); w.write(i.invoke.event.recordSummary)
-            w.writeRaw(","); w.writeKey("invoke"); b64(i.invokeBytes ?? RecordLine.wire(i.invoke))
+            w.writeRaw(","); w.writeKey("invoke"); b64(i.invokeBytes ?? i.invoke.wireBytes)
             w.writeRaw(","); w.writeKey("calls"); w.writeRaw("[")
             for (k, call) in i.calls.enumerated() {
                 if k > 0 { w.writeRaw(",") }
@@ -220,7 +216,7 @@ extension RecordLine {
             }
             w.writeRaw("],"); w.writeKey("outcome")
             switch i.outcome {
-            case .success(let r): w.writeRaw("{"); w.writeKey("result"); b64(RecordLine.wire(r)); w.writeRaw("}")
+            case .success(let r): w.writeRaw("{"); w.writeKey("result"); b64(i.resultBytes ?? r.wireBytes); w.writeRaw("}")
             case .failure(let e): w.writeRaw("{"); w.writeKey("error"); error(e); w.writeRaw("}")
             }
             w.writeRaw("}")
@@ -230,10 +226,10 @@ extension RecordLine {
             w.writeRaw(","); w.writeKey("at"); w.writeString(input.at.rfc3339)
             w.writeRaw(","); w.writeKey("kind"); w.writeString(input.kindName)
             switch input.kind {
-            case .write(let commit): w.writeRaw(","); w.writeKey("body"); b64(RecordLine.wire(commit))
-            case .userCreated(let user): w.writeRaw(","); w.writeKey("body"); b64(RecordLine.wire(user))
+            case .write(let commit): w.writeRaw(","); w.writeKey("body"); b64(commit.wireBytes)
+            case .userCreated(let user): w.writeRaw(","); w.writeKey("body"); b64(user.wireBytes)
             case .userDeleted(let uid): w.writeRaw(","); w.writeKey("uid"); w.writeString(uid)
-            case .tasks(let tasks): w.writeRaw(","); w.writeKey("body"); b64(RecordLine.wire(Boundary.EnqueueTasks(tasks: tasks)))
+            case .tasks(let tasks): w.writeRaw(","); w.writeKey("body"); b64((Boundary.EnqueueTasks(tasks: tasks)).wireBytes)
             case .recursiveDelete(let path): w.writeRaw(","); w.writeKey("path"); w.write(.array(path.map { .string($0) }))
             }
             w.writeRaw("}")
@@ -244,11 +240,11 @@ extension RecordLine {
             w.writeRaw(","); w.writeKey("path"); w.writeString(c.path.description)
             w.writeRaw(","); w.writeKey("time"); w.writeString(c.time.rfc3339)
             w.writeRaw(","); w.writeKey("after")
-            if let after = c.after { b64(c.afterBytes ?? RecordLine.wire(after)) } else { w.writeRaw("null") }
+            if let after = c.after { b64(c.afterBytes ?? after.wireBytes) } else { w.writeRaw("null") }
             w.writeRaw("}")
         case .deadLetter(let d):
             w.write(["type": "deadLetter", "n": .int(d.n), "at": .string(d.at.rfc3339), "function": .string(d.function),
-                     "event": RecordLine.b64(RecordLine.wire(d.event)), "summary": d.event.recordSummary, "error": .string(d.error)])
+                     "event": RecordLine.b64(d.event.wireBytes), "summary": d.event.recordSummary, "error": .string(d.error)])
         }
         return w.bytes
     }
@@ -277,7 +273,7 @@ extension RecordLine {
         func message<M: WireDecodable>(_ type: M.Type, _ key: String, from value: Value? = nil) throws(RecordingError) -> M {
             guard let text = (value ?? m[key])?.stringValue else { throw fail("field '\(key)' must be a base64 string") }
             let raw = try bytes(text, key)
-            do { return try Redactor().decode(M.self, raw) } catch { throw fail("field '\(key)': \(error)") }
+            do { return try M(wireBytes: raw) } catch { throw fail("field '\(key)': \(error)") }
         }
         func remote(_ v: Value?, _ key: String) throws(RecordingError) -> RemoteError {
             guard case .map(let e)? = v, let code = e["code"]?.stringValue, let message = e["message"]?.stringValue else {

@@ -346,76 +346,76 @@ public struct Redactor: Sendable {
         do {
             switch op {
             case .commit:
-                var m = try decode(Boundary.Commit.self, body)
+                var m = try Boundary.Commit(wireBytes: body)
                 m.writes = m.writes.map(write)
                 m.enqueues = m.enqueues.map(task)
-                return encode(m)
+                return m.wireBytes
             case .commitTransaction:
-                var m = try decode(Boundary.CommitTransaction.self, body)
+                var m = try Boundary.CommitTransaction(wireBytes: body)
                 m.writes = m.writes.map(write)
                 m.enqueues = m.enqueues.map(task)
-                return encode(m)
+                return m.wireBytes
             case .enqueueTasks:
-                var m = try decode(Boundary.EnqueueTasks.self, body)
+                var m = try Boundary.EnqueueTasks(wireBytes: body)
                 m.tasks = m.tasks.map(task)
-                return encode(m)
+                return m.wireBytes
             case .verifyIDToken:
-                var m = try decode(Boundary.VerifyIDToken.self, body)
+                var m = try Boundary.VerifyIDToken(wireBytes: body)
                 m.token = Redactor.isJWT(m.token) ? string(m.token) : Redactor.placeholder("idToken")
-                return encode(m)
+                return m.wireBytes
             case .signJWT:
-                var m = try decode(Boundary.SignJWT.self, body)
+                var m = try Boundary.SignJWT(wireBytes: body)
                 m.privateKeyPEM = Redactor.placeholder("privateKey")
                 m.claims = fields(m.claims)
-                return encode(m)
+                return m.wireBytes
             case .createCustomToken:
-                var m = try decode(Boundary.CreateCustomToken.self, body)
+                var m = try Boundary.CreateCustomToken(wireBytes: body)
                 m.claims = m.claims.map(fields)
-                return encode(m)
+                return m.wireBytes
             case .setCustomClaims:
-                var m = try decode(Boundary.SetCustomClaims.self, body)
+                var m = try Boundary.SetCustomClaims(wireBytes: body)
                 m.claims = m.claims.map(fields)
-                return encode(m)
+                return m.wireBytes
             case .updateUser:
-                var m = try decode(Boundary.UpdateUser.self, body)
+                var m = try Boundary.UpdateUser(wireBytes: body)
                 m.update.customClaims = m.update.customClaims.map(fields)
-                return encode(m)
+                return m.wireBytes
             case .sendMessage:
-                var m = try decode(Boundary.SendMessage.self, body)
+                var m = try Boundary.SendMessage(wireBytes: body)
                 m.message.token = Redactor.placeholder("fcmToken")
                 m.message.title = m.message.title.map(string)
                 m.message.body = m.message.body.map(string)
                 var data: [String: String] = [:]
                 for (k, v) in m.message.data { data[k] = Redactor.isSensitive(key: k) && !Redactor.isJWT(v) ? Redactor.placeholder(k) : string(v) }
                 m.message.data = data
-                return encode(m)
+                return m.wireBytes
             case .httpFetch:
-                var m = try decode(Boundary.HTTPFetch.self, body)
+                var m = try Boundary.HTTPFetch(wireBytes: body)
                 m.url = url(m.url)
                 m.headers = headerPairs(m.headers)
                 m.body = self.body(m.body)
-                return encode(m)
+                return m.wireBytes
             case .runQuery:
-                var m = try decode(Boundary.RunQuery.self, body)
+                var m = try Boundary.RunQuery(wireBytes: body)
                 m.query = querySpec(m.query)
-                return encode(m)
+                return m.wireBytes
             case .countQuery:
-                var m = try decode(Boundary.CountQuery.self, body)
+                var m = try Boundary.CountQuery(wireBytes: body)
                 m.query = querySpec(m.query)
-                return encode(m)
+                return m.wireBytes
             case .transactionQuery:
-                var m = try decode(Boundary.TransactionQuery.self, body)
+                var m = try Boundary.TransactionQuery(wireBytes: body)
                 m.query = querySpec(m.query)
-                return encode(m)
+                return m.wireBytes
             case .log:
-                var m = try decode(Boundary.Log.self, body)
+                var m = try Boundary.Log(wireBytes: body)
                 m.message = string(m.message)
                 m.metadata = fields(m.metadata)
-                return encode(m)
+                return m.wireBytes
             case .streamSend:
-                var m = try decode(Boundary.StreamSend.self, body)
+                var m = try Boundary.StreamSend(wireBytes: body)
                 m.chunk = value(m.chunk)
-                return encode(m)
+                return m.wireBytes
             default:
                 return body
             }
@@ -430,33 +430,33 @@ public struct Redactor: Sendable {
         do {
             switch op {
             case .secretGet:
-                return encode("<secret:\(name ?? "?")>")
+                return "<secret:\(name ?? "?")>".wireBytes
             case .createCustomToken:
-                return encode(Redactor.placeholder("customToken"))
+                return Redactor.placeholder("customToken").wireBytes
             case .signJWT:
-                return encode(Redactor.placeholder("jwt"))
+                return Redactor.placeholder("jwt").wireBytes
             case _ where !mightHold(body):
                 return body
             case .getDocuments, .transactionGet:
-                return encode(try decode([StoredDocument?].self, body).map { $0.map(document) })
+                return (try [StoredDocument?](wireBytes: body).map { $0.map(document) }).wireBytes
             case .runQuery, .transactionQuery:
-                return encode(try decode([StoredDocument].self, body).map(document))
+                return (try [StoredDocument](wireBytes: body).map(document)).wireBytes
             case .getUser, .createUser, .updateUser:
-                return encode(user(try decode(UserRecord.self, body)))
+                return (user(try UserRecord(wireBytes: body))).wireBytes
             case .listUsers:
-                var page = try decode(Boundary.UserPage.self, body)
+                var page = try Boundary.UserPage(wireBytes: body)
                 page.users = page.users.map(user)
-                return encode(page)
+                return page.wireBytes
             case .verifyIDToken:
-                var m = try decode(CallerAuth.self, body)
+                var m = try CallerAuth(wireBytes: body)
                 m.rawToken = m.rawToken.isEmpty ? "" : Redactor.placeholder("idToken")
                 m.claims = fields(m.claims)
-                return encode(m)
+                return m.wireBytes
             case .httpFetch:
-                var m = try decode(Boundary.HTTPFetchReply.self, body)
+                var m = try Boundary.HTTPFetchReply(wireBytes: body)
                 m.headers = headerPairs(m.headers)
                 m.body = self.body(m.body)
-                return encode(m)
+                return m.wireBytes
             default:
                 return body
             }
@@ -465,20 +465,4 @@ public struct Redactor: Sendable {
         }
     }
 
-    func decode<M: WireDecodable>(_ type: M.Type, _ body: [UInt8]) throws(WireError) -> M {
-        do {
-            return try body.withUnsafeBytes { p in
-                var r = WireReader(p)
-                let m = try M(from: &r)
-                try r.end()
-                return m
-            }
-        } catch let error as WireError { throw error } catch { throw .malformed(offset: 0, message: "\(error)") }
-    }
-
-    func encode<M: WireEncodable>(_ message: M) -> [UInt8] {
-        var w = WireWriter(capacity: 64)
-        message.encode(to: &w)
-        return w.finish()
-    }
 }

@@ -34,7 +34,7 @@ public final class HandlerReplayer: Sendable {
                     reply.send(Boundary.failure(header, RemoteError(code: .cancelled, message: "replay: invocation \(Invoker.format(header.invocation)) is not running")))
                     return
                 }
-                if op == .secretGet, let name = try? redactor.decode(Boundary.SecretGet.self, body).name, let value = secrets[name] {
+                if op == .secretGet, let name = try? Boundary.SecretGet(wireBytes: body).name, let value = secrets[name] {
                     _ = session.answer(header, body)  // used up, compared
                     reply.send(Boundary.frame(header.answer(.reply), value))
                     return

@@ -89,7 +89,7 @@ public struct ReplayReport: Sendable, CustomStringConvertible {
 enum MessageText {
     /// A message as indented lines (its fields by name).
     static func lines<M: WireDecodable>(_ type: M.Type, _ bytes: [UInt8]) -> String? {
-        guard let m = try? Redactor().decode(M.self, bytes) else { return nil }
+        guard let m = try? M(wireBytes: bytes) else { return nil }
         var out = ""
         dump(m, to: &out, maxDepth: 12)
         return out
@@ -125,32 +125,32 @@ enum MessageText {
         let text: String?
         switch op {
         case .commit:
-            text = (try? r.decode(Boundary.Commit.self, bytes)).map { json(["writes": .array($0.writes.map(write)), "enqueues": .array($0.enqueues.map(task))]) }
+            text = (try? Boundary.Commit(wireBytes: bytes)).map { json(["writes": .array($0.writes.map(write)), "enqueues": .array($0.enqueues.map(task))]) }
         case .commitTransaction:
-            text = (try? r.decode(Boundary.CommitTransaction.self, bytes)).map { json(["writes": .array($0.writes.map(write)), "enqueues": .array($0.enqueues.map(task))]) }
+            text = (try? Boundary.CommitTransaction(wireBytes: bytes)).map { json(["writes": .array($0.writes.map(write)), "enqueues": .array($0.enqueues.map(task))]) }
         case .enqueueTasks:
-            text = (try? r.decode(Boundary.EnqueueTasks.self, bytes)).map { json(.array($0.tasks.map(task))) }
+            text = (try? Boundary.EnqueueTasks(wireBytes: bytes)).map { json(.array($0.tasks.map(task))) }
         case .sendMessage:
-            text = (try? r.decode(Boundary.SendMessage.self, bytes)).map { m in
+            text = (try? Boundary.SendMessage(wireBytes: bytes)).map { m in
                 let p = m.message
                 return json(["token": .string(p.token), "title": p.title.map { .string($0) } ?? .null, "body": p.body.map { .string($0) } ?? .null,
                              "data": .map(p.data.mapValues { .string($0) }), "badge": p.badge.map { .int(Int64($0)) } ?? .null,
                              "sound": p.sound.map { .string($0) } ?? .null])
             }
         case .httpFetch:
-            text = (try? r.decode(Boundary.HTTPFetch.self, bytes)).map { m in
+            text = (try? Boundary.HTTPFetch(wireBytes: bytes)).map { m in
                 "\(m.method) \(m.url)\nheaders: \(m.headerPairs.map { "\($0.0): \($0.1)" }.joined(separator: ", "))\nbody: \(String(decoding: m.body, as: UTF8.self))"
             }
         case .signJWT:
-            text = (try? r.decode(Boundary.SignJWT.self, bytes)).map {
+            text = (try? Boundary.SignJWT(wireBytes: bytes)).map {
                 json(["claims": .map($0.claims), "header": .map($0.header), "keyID": $0.keyID.map { .string($0) } ?? .null, "privateKey": .string($0.privateKeyPEM)])
             }
         case .verifyIDToken:
-            text = (try? r.decode(Boundary.VerifyIDToken.self, bytes)).map { "token: \($0.token)\ncheckRevoked: \($0.checkRevoked)" }
+            text = (try? Boundary.VerifyIDToken(wireBytes: bytes)).map { "token: \($0.token)\ncheckRevoked: \($0.checkRevoked)" }
         case .createCustomToken:
-            text = (try? r.decode(Boundary.CreateCustomToken.self, bytes)).map { json(["uid": .string($0.uid), "claims": $0.claims.map { .map($0) } ?? .null]) }
+            text = (try? Boundary.CreateCustomToken(wireBytes: bytes)).map { json(["uid": .string($0.uid), "claims": $0.claims.map { .map($0) } ?? .null]) }
         case .streamSend:
-            text = (try? r.decode(Boundary.StreamSend.self, bytes)).map { json($0.chunk) }
+            text = (try? Boundary.StreamSend(wireBytes: bytes)).map { json($0.chunk) }
         case .getDocuments: text = lines(Boundary.GetDocuments.self, bytes)
         case .runQuery: text = lines(Boundary.RunQuery.self, bytes)
         case .countQuery: text = lines(Boundary.CountQuery.self, bytes)

@@ -171,7 +171,7 @@ public enum SystemReplayer {
             await runtime.invoker.progress.wait(atMost: .milliseconds(20))
             guard done.value == nil else { break }
             // Waiting for time: the next sleeper (the handler's sleep, its timeout) comes due.
-            if runtime.invoker.inFlight(sleeping: true), let next = clock.nextDeadline {
+            if runtime.invoker.anySleeping, let next = clock.nextDeadline {
                 clock.advance(to: max(next, clock.now()))
                 await runtime.engine.settle()
             }
@@ -452,7 +452,7 @@ final class OutboundAnswers: Sendable {
         }
         guard let found = reply else { throw HTTPSError(.unavailable, "replay: the recording has no \(op.name) response left for this request") }
         switch found {
-        case .success(let bytes)?: return try Redactor().decode(Reply.self, bytes)
+        case .success(let bytes)?: return try Reply(wireBytes: bytes)
         case .failure(let e)?: throw e.httpsError
         case nil: throw HTTPSError(.deadlineExceeded, "replay: the recorded \(op.name) was never answered")
         }
