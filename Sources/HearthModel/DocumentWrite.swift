@@ -126,7 +126,7 @@ public struct CommitResult: Sendable, Hashable, Codable {
 }
 
 extension FieldTransform: Codable {
-    enum CodingKeys: String, CodingKey { case serverTimestamp, increment, arrayUnion, arrayRemove, delete }
+    enum CodingKeys: String, CodingKey { case serverTimestamp, increment, arrayUnion, arrayRemove, delete, maximum, minimum }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -135,6 +135,8 @@ extension FieldTransform: Codable {
         else if let v = try c.decodeIfPresent([Value].self, forKey: .arrayUnion) { self = .arrayUnion(v) }
         else if let v = try c.decodeIfPresent([Value].self, forKey: .arrayRemove) { self = .arrayRemove(v) }
         else if c.contains(.delete) { self = .delete }
+        else if let v = try c.decodeIfPresent(Value.self, forKey: .maximum) { self = .maximum(v) }
+        else if let v = try c.decodeIfPresent(Value.self, forKey: .minimum) { self = .minimum(v) }
         else { throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown field transform")) }
     }
 
@@ -146,6 +148,8 @@ extension FieldTransform: Codable {
         case .arrayUnion(let v): try c.encode(v, forKey: .arrayUnion)
         case .arrayRemove(let v): try c.encode(v, forKey: .arrayRemove)
         case .delete: try c.encode(true, forKey: .delete)
+        case .maximum(let v): try c.encode(v, forKey: .maximum)
+        case .minimum(let v): try c.encode(v, forKey: .minimum)
         }
     }
 }

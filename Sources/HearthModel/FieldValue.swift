@@ -13,6 +13,12 @@ public enum FieldTransform: Sendable, Hashable {
     case arrayRemove([Value])
     /// Removes the field (in updates and merges).
     case delete
+    /// The larger of the field and a number (Firestore's `maximum`): a missing or non-numeric
+    /// field takes the operand; mixed integer and double take the larger operand's type; equal
+    /// values (3 and 3.0, or any zeros) leave the field as it is; NaN wins.
+    case maximum(Value)
+    /// The smaller of the field and a number, by the same rules as `maximum`.
+    case minimum(Value)
 }
 
 /// A field's new value in a write: a plain value, or a sentinel asking the store for a transform

@@ -49,6 +49,8 @@ extension FieldTransform: WireCodable {
         case .arrayUnion(let v): w.byte(3); w.list(v)
         case .arrayRemove(let v): w.byte(4); w.list(v)
         case .delete: w.byte(5)
+        case .maximum(let v): w.byte(6); w.value(v)
+        case .minimum(let v): w.byte(7); w.value(v)
         }
     }
 
@@ -59,6 +61,8 @@ extension FieldTransform: WireCodable {
         case 3: self = .arrayUnion(try r.list())
         case 4: self = .arrayRemove(try r.list())
         case 5: self = .delete
+        case 6: self = .maximum(try r.value())
+        case 7: self = .minimum(try r.value())
         case let tag: throw r.failure("unknown field transform \(tag)")
         }
     }

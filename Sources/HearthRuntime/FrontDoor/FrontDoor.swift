@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// Routes, in order: `/healthz`, `/metrics`, `/__/admin/…`, `/identitytoolkit.googleapis.com/…`,
 /// `/www.googleapis.com/identitytoolkit/v3/…` (the iOS SDK's paths), `/securetoken.googleapis.com/…`,
-/// `/emulator/v1/…` (the Auth emulator's oobCodes), `[[rewrites]]` (first match wins), `/api/**` (404), then
+/// `/emulator/v1/…` (the Auth emulator's oobCodes), `/v1/projects/{p}/databases/…` (Firestore's REST
+/// API, `FirestoreREST`), `[[rewrites]]` (first match wins), `/api/**` (404), then
 /// functions at `/{name}` and `/{project}/{region}/{name}`.
 public final class FrontDoor: Sendable {
     public let runtime: Runtime
@@ -18,6 +19,8 @@ public final class FrontDoor: Sendable {
     let secrets: Secrets
     let appCheck: AppCheckVerifier?
     let rewrites: [Rewrite]
+    /// Documents over Firestore's REST v1 API, under `firestore.rules`.
+    let documents: FirestoreREST
     private let ready = Atomic<Bool>(false)
 
     /// A path glob mapped to an `onRequest` function: `/api/todos` matches exactly, `/api/todos/**`
@@ -63,6 +66,7 @@ public final class FrontDoor: Sendable {
         } else {
             appCheck = nil
         }
+        documents = FirestoreREST(runtime: runtime, access: FirestoreAccess())
         var serverConfig = HTTPServer.Configuration()
         serverConfig.host = config.server.host
         serverConfig.port = config.server.port
@@ -139,6 +143,7 @@ public final class FrontDoor: Sendable {
         case admin(ArraySlice<Substring>)
         case identityToolkit(ArraySlice<Substring>), secureToken(ArraySlice<Substring>), emulator(ArraySlice<Substring>)
         case legacyToolkit(ArraySlice<Substring>)
+        case firestore(ArraySlice<Substring>)
         case rewrite(Rewrite)
         case function(FunctionEntry)
         case notFound(String)
@@ -153,6 +158,7 @@ public final class FrontDoor: Sendable {
         case "securetoken.googleapis.com": return .secureToken(segments.dropFirst())
         case "emulator" where segments.count >= 2 && (segments[1] == "v1" || segments[1] == "action"): return .emulator(segments.dropFirst())
         case "www.googleapis.com" where segments.count >= 2 && segments[1] == "identitytoolkit": return .legacyToolkit(segments.dropFirst())
+        case "v1" where segments.count >= 6 && segments[1] == "projects" && segments[3] == "databases": return .firestore(segments.dropFirst())
         default: break
         }
         if let rewrite = rewrites.first(where: { $0.matches(segments) }) { return .rewrite(rewrite) }
@@ -199,6 +205,7 @@ public final class FrontDoor: Sendable {
         case .secureToken(let rest): return ("auth", await secureToken(request, Array(rest)))
         case .emulator(let rest): return ("auth", await emulatorEndpoint(request, Array(rest)))
         case .legacyToolkit(let rest): return ("auth", await legacyToolkit(request, Array(rest)))
+        case .firestore(let rest): return ("firestore", await firestore(request, Array(rest)))
         case .rewrite(let rewrite):
             guard let entry = runtime.table[rewrite.function], entry.trigger == .request else {
                 return ("rewrite", .error(.notFound, "no onRequest function '\(rewrite.function)'"))

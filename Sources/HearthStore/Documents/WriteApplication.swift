@@ -74,6 +74,8 @@ enum WriteApplication {
                 case .arrayUnion(let elements): new = arrayUnion(old, elements)
                 case .arrayRemove(let elements): new = arrayRemove(old, elements)
                 case .delete: new = nil
+                case .maximum(let operand): new = try extreme(old, operand, field: spec.field, larger: true)
+                case .minimum(let operand): new = try extreme(old, operand, field: spec.field, larger: false)
                 }
                 if let new { Value.set(new, at: spec.field.segments[...], in: &doc) } else { Value.remove(at: spec.field.segments[...], in: &doc) }
                 results.append(new ?? .null)
@@ -116,6 +118,28 @@ enum WriteApplication {
         case (_, .int), (_, .double): return operand
         default: throw .invalidArgument("increment of '\(field)' needs a number (got \(operand.typeName))")
         }
+    }
+
+    /// `maximum` (larger) or `minimum`, as Firestore defines them: a missing or non-numeric field
+    /// takes the operand; NaN on either side wins; of two equal numbers (3 and 3.0, 0 and -0.0) the
+    /// stored one stays; otherwise the winning operand keeps its own type.
+    static func extreme(_ old: Value?, _ operand: Value, field: FieldPath, larger: Bool) throws(HTTPSError) -> Value {
+        guard let b = operand.doubleValue else {
+            throw .invalidArgument("\(larger ? "maximum" : "minimum") of '\(field)' needs a number (got \(operand.typeName))")
+        }
+        guard let old, let a = old.doubleValue else { return operand }
+        if a.isNaN { return old }
+        if b.isNaN { return operand }
+        // By numeric value alone (the store's order puts an integer before an equal double).
+        let oldIsLess: Bool
+        if case .int(let x) = old, case .int(let y) = operand {
+            if x == y { return old }
+            oldIsLess = x < y
+        } else {
+            if a == b { return old }
+            oldIsLess = a < b
+        }
+        return oldIsLess == larger ? operand : old
     }
 
     static func contains(_ list: [Value], _ v: Value) -> Bool {
@@ -200,5 +224,14 @@ enum WriteApplication {
             }
         }
         return fields.mapValues(walk)
+    }
+}
+
+extension DocumentStore {
+    /// The fields `write` would leave at its path if it committed at `time` over `current` (nil:
+    /// the document would not exist), computed as the commit computes them, preconditions and
+    /// transforms included. Security rules read this as `request.resource`.
+    public static func preview(_ write: DocumentWrite, over current: StoredDocument?, at time: Timestamp) throws(HTTPSError) -> [String: Value]? {
+        try WriteApplication.apply(write, to: current?.fields, updateTime: current?.updateTime, commitTime: time).fields
     }
 }

@@ -114,3 +114,15 @@ struct QueryMatcher {
         return cursor.before ? c != .ascending : c == .descending
     }
 }
+
+extension DocumentStore {
+    /// The results of queries that ran in the same `order` (the branches of a disjunction), merged:
+    /// each document once, in that order.
+    public static func merged(_ results: [[StoredDocument]], order: [QuerySpec.Order]) -> [StoredDocument] {
+        var seen: Set<DocumentPath> = []
+        var all: [StoredDocument] = []
+        for doc in results.joined() where seen.insert(doc.path).inserted { all.append(doc) }
+        let matcher = QueryMatcher(filters: [], order: order)
+        return all.sorted { matcher.compare($0, $1) == .ascending }
+    }
+}

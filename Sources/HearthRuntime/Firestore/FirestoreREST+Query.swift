@@ -1,0 +1,291 @@
+import HearthModel
+import HearthStore
+
+/// runQuery and runAggregationQuery: a `StructuredQuery` read into the store's `QuerySpec`s.
+///
+/// The store runs conjunctions; a `where` with OR is brought to disjunctive normal form (at most
+/// 30 disjunctions, Firestore's own limit), each conjunction runs in the query's full order (the
+/// explicit order, then every inequality field of any branch, then the name), and the results
+/// are merged in that order before `offset` and `limit` apply.
+extension FirestoreREST {
+    /// A structured query, read.
+    struct ParsedQuery {
+        /// One spec per disjunction, each in the same full order, with the cursors; no limit.
+        var branches: [QuerySpec]
+        var order: [QuerySpec.Order]
+        var offset: Int
+        var limit: Int?
+        /// `select`: nil for whole documents; empty for names only.
+        var projection: [FieldPath]?
+    }
+
+    static let maxDisjunctions = 30
+
+    func parseQuery(_ json: Value?, parent: DocumentPath?, names: FirestoreJSON) throws(HTTPSError) -> ParsedQuery {
+        guard case .map(let q)? = json else { throw .invalidArgument("structuredQuery: is required") }
+        for key in q.keys where !["select", "from", "where", "orderBy", "startAt", "endAt", "offset", "limit", "findNearest"].contains(key) {
+            throw .invalidArgument("structuredQuery: unknown field '\(key)'")
+        }
+        if q["findNearest"] != nil { throw HTTPSError(.unimplemented, "structuredQuery.findNearest (vector search) is not supported") }
+        guard case .array(let from)? = q["from"], from.count == 1, case .map(let selector) = from[0] else {
+            throw .invalidArgument("structuredQuery.from: exactly one collection selector is required")
+        }
+        guard case .string(let collectionID)? = selector["collectionId"], !collectionID.isEmpty else {
+            throw .invalidArgument("structuredQuery.from[0].collectionId: is required")
+        }
+        let allDescendants = selector["allDescendants"]?.boolValue ?? false
+
+        var projection: [FieldPath]?
+        if case .map(let select)? = q["select"] {
+            projection = []
+            if case .array(let fields)? = select["fields"] {
+                for (i, f) in fields.enumerated() { projection?.append(try FirestoreJSON.fieldReference(f, field: "structuredQuery.select.fields[\(i)]")) }
+            }
+        }
+
+        var disjunctions: [[QuerySpec.Filter]] = [[]]
+        if let filter = q["where"] { disjunctions = try dnf(filter, field: "structuredQuery.where", names: names) }
+        var orderBy: [QuerySpec.Order] = []
+        if let list = q["orderBy"] {
+            guard case .array(let items) = list else { throw .invalidArgument("structuredQuery.orderBy: must be an array") }
+            for (i, item) in items.enumerated() {
+                let field = "structuredQuery.orderBy[\(i)]"
+                let path = try FirestoreJSON.fieldReference(item["field"], field: field + ".field")
+                let direction: QuerySpec.Direction
+                switch item["direction"] {
+                case nil, .string("ASCENDING"), .int(1), .string("DIRECTION_UNSPECIFIED"), .int(0): direction = .ascending
+                case .string("DESCENDING"), .int(2): direction = .descending
+                case let other?: throw .invalidArgument("\(field).direction: '\(other)' is not ASCENDING or DESCENDING")
+                }
+                orderBy.append(QuerySpec.Order(path, direction))
+            }
+        }
+        let startAt = try cursor(q["startAt"], field: "structuredQuery.startAt", names: names)
+        let endAt = try cursor(q["endAt"], field: "structuredQuery.endAt", names: names)
+        var offset = 0
+        if let o = q["offset"] { offset = try FirestoreJSON.int32(o, field: "structuredQuery.offset") }
+        var limit: Int?
+        if let l = q["limit"] {
+            // Int32Value: a bare number in JSON, or the wrapper's object form.
+            limit = try FirestoreJSON.int32(l["value"] ?? l, field: "structuredQuery.limit")
+        }
+
+        // The full order: every branch must run in it, so their results merge.
+        var whole = QuerySpec(parent: parent, collectionID: collectionID, allDescendants: allDescendants,
+                              filters: disjunctions.flatMap { $0 }, orderBy: orderBy)
+        let order = whole.normalizedOrder
+        var branches: [QuerySpec] = []
+        for filters in disjunctions {
+            var spec = whole
+            spec.filters = filters
+            spec.orderBy = disjunctions.count > 1 ? order : orderBy
+            spec.startAt = startAt
+            spec.endAt = endAt
+            try spec.validate()
+            branches.append(spec)
+        }
+        whole.filters = []
+        return ParsedQuery(branches: branches, order: order, offset: offset, limit: limit, projection: projection)
+    }
+
+    func cursor(_ json: Value?, field: String, names: FirestoreJSON) throws(HTTPSError) -> QuerySpec.Cursor? {
+        guard let json else { return nil }
+        guard case .map(let c) = json else { throw .invalidArgument("\(field): must be an object") }
+        var values: [Value] = []
+        if case .array(let items)? = c["values"] {
+            for (i, item) in items.enumerated() { values.append(try names.value(item, field: "\(field).values[\(i)]")) }
+        }
+        return QuerySpec.Cursor(values: values, before: c["before"]?.boolValue ?? false)
+    }
+
+    /// A filter tree in disjunctive normal form: OR of ANDs of field filters.
+    func dnf(_ json: Value, field: String, names: FirestoreJSON) throws(HTTPSError) -> [[QuerySpec.Filter]] {
+        guard case .map(let f) = json, f.count == 1, let (kind, body) = f.first else {
+            throw .invalidArgument("\(field): a Filter sets exactly one of compositeFilter, fieldFilter, unaryFilter")
+        }
+        switch kind {
+        case "compositeFilter":
+            guard case .array(let children)? = body["filters"] else { throw .invalidArgument("\(field).compositeFilter.filters: is required") }
+            let parts = try children.enumerated().map { i, child throws(HTTPSError) in
+                try dnf(child, field: "\(field).compositeFilter.filters[\(i)]", names: names)
+            }
+            switch body["op"] {
+            case .string("AND"), .int(1):
+                var product: [[QuerySpec.Filter]] = [[]]
+                for part in parts {
+                    var next: [[QuerySpec.Filter]] = []
+                    for left in product { for right in part { next.append(left + right) } }
+                    guard next.count <= FirestoreREST.maxDisjunctions else { throw tooManyDisjunctions(field) }
+                    product = next
+                }
+                return product
+            case .string("OR"), .int(2):
+                let sum = parts.flatMap { $0 }
+                guard sum.count <= FirestoreREST.maxDisjunctions else { throw tooManyDisjunctions(field) }
+                return sum.isEmpty ? [[]] : sum
+            case let op: throw .invalidArgument("\(field).compositeFilter.op: '\(op.map { "\($0)" } ?? "missing")' is not AND or OR")
+            }
+        case "fieldFilter":
+            let path = try FirestoreJSON.fieldReference(body["field"], field: field + ".fieldFilter.field")
+            guard let raw = body["value"] else { throw .invalidArgument("\(field).fieldFilter.value: is required") }
+            let value = try names.value(raw, field: field + ".fieldFilter.value")
+            let op: QuerySpec.Operator
+            switch body["op"] {
+            case .string("LESS_THAN"), .int(1): op = .lessThan
+            case .string("LESS_THAN_OR_EQUAL"), .int(2): op = .lessThanOrEqual
+            case .string("GREATER_THAN"), .int(3): op = .greaterThan
+            case .string("GREATER_THAN_OR_EQUAL"), .int(4): op = .greaterThanOrEqual
+            case .string("EQUAL"), .int(5): op = .equal
+            case .string("NOT_EQUAL"), .int(6): op = .notEqual
+            case .string("ARRAY_CONTAINS"), .int(7): op = .arrayContains
+            case .string("IN"), .int(8): op = .in
+            case .string("ARRAY_CONTAINS_ANY"), .int(9): op = .arrayContainsAny
+            case .string("NOT_IN"), .int(10): op = .notIn
+            case let other: throw .invalidArgument("\(field).fieldFilter.op: '\(other.map { "\($0)" } ?? "missing")' is not a field filter operator")
+            }
+            return [[QuerySpec.Filter(path, op, value)]]
+        case "unaryFilter":
+            let path = try FirestoreJSON.fieldReference(body["field"], field: field + ".unaryFilter.field")
+            switch body["op"] {
+            case .string("IS_NAN"), .int(2): return [[QuerySpec.Filter(path, .equal, .double(.nan))]]
+            case .string("IS_NULL"), .int(3): return [[QuerySpec.Filter(path, .equal, .null)]]
+            case .string("IS_NOT_NAN"), .int(4): return [[QuerySpec.Filter(path, .notEqual, .double(.nan))]]
+            case .string("IS_NOT_NULL"), .int(5): return [[QuerySpec.Filter(path, .notEqual, .null)]]
+            case let other: throw .invalidArgument("\(field).unaryFilter.op: '\(other.map { "\($0)" } ?? "missing")' is not IS_NAN, IS_NULL, IS_NOT_NAN or IS_NOT_NULL")
+            }
+        default:
+            throw .invalidArgument("\(field): unknown filter kind '\(kind)'")
+        }
+    }
+
+    func tooManyDisjunctions(_ field: String) -> HTTPSError {
+        .invalidArgument("\(field): the filter has more than \(FirestoreREST.maxDisjunctions) disjunctions in disjunctive normal form")
+    }
+
+    /// Runs a parsed query (in a transaction when `txn` is set): every branch, merged, offset, limited.
+    func execute(_ query: ParsedQuery, txn: UInt64?) async throws -> (docs: [StoredDocument], skipped: Int) {
+        var results: [[StoredDocument]] = []
+        let needed = query.limit.map { $0.addingReportingOverflow(query.offset).overflow ? Int.max : $0 + query.offset }
+        for var spec in query.branches {
+            spec.limit = needed
+            if let txn { results.append(try await store.transactions.query(txn, spec)) } else { results.append(try await store.query(spec)) }
+        }
+        var docs = results.count == 1 ? results[0] : DocumentStore.merged(results, order: query.order)
+        let skipped = min(query.offset, docs.count)
+        docs.removeFirst(skipped)
+        if let limit = query.limit, docs.count > limit { docs.removeLast(docs.count - limit) }
+        return (docs, skipped)
+    }
+
+    /// The transaction a read request names or begins (`transaction` or `newTransaction`).
+    func readTransaction(_ body: [String: Value]) throws(HTTPSError) -> (id: UInt64?, began: Bool) {
+        if body["readTime"] != nil { throw .invalidArgument("readTime is not supported: Hearth reads the latest committed state only") }
+        let given = try FirestoreREST.transactionID(body["transaction"])
+        guard let options = body["newTransaction"] else { return (given, false) }
+        guard given == nil else { throw .invalidArgument("set transaction or newTransaction, not both") }
+        return (try begin(options), true)
+    }
+
+    func runQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
+        let body = try call.body()
+        let query = try parseQuery(body["structuredQuery"], parent: parent, names: call.names)
+        let (txn, began) = try readTransaction(body)
+        for spec in query.branches {
+            var checked = spec
+            checked.limit = query.limit
+            try await access.authorize(call.caller, .list(checked), reads: .single)
+        }
+        let (docs, skipped) = try await execute(query, txn: txn)
+        let readTime = Value.string(store.clock.now().rfc3339)
+        var out: [Value] = docs.map { doc in
+            var fields = doc.fields
+            if let projection = query.projection { fields = FirestoreJSON.project(fields, projection) }
+            return ["document": call.names.document(StoredDocument(path: doc.path, fields: fields, createTime: doc.createTime, updateTime: doc.updateTime)),
+                    "readTime": readTime]
+        }
+        if out.isEmpty { out.append(["readTime": readTime]) }
+        if skipped > 0, case .map(var first) = out[0] {
+            first["skippedResults"] = .int(Int64(skipped))
+            out[0] = .map(first)
+        }
+        if began, let txn, case .map(var first) = out[0] {
+            first["transaction"] = .string(FirestoreREST.transactionBytes(txn))
+            out[0] = .map(first)
+        }
+        return .array(out)
+    }
+
+    // MARK: aggregation
+
+    enum Aggregation {
+        case count(upTo: Int?)
+        case sum(FieldPath)
+        case average(FieldPath)
+    }
+
+    func runAggregationQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
+        let body = try call.body()
+        guard case .map(let aggregationQuery)? = body["structuredAggregationQuery"] else {
+            throw HTTPSError(.invalidArgument, "structuredAggregationQuery: is required")
+        }
+        let query = try parseQuery(aggregationQuery["structuredQuery"], parent: parent, names: call.names)
+        guard case .array(let list)? = aggregationQuery["aggregations"], !list.isEmpty else {
+            throw HTTPSError(.invalidArgument, "structuredAggregationQuery.aggregations: at least one aggregation is required")
+        }
+        guard list.count <= 5 else { throw HTTPSError(.invalidArgument, "structuredAggregationQuery.aggregations: at most 5 aggregations (got \(list.count))") }
+        var aggregations: [(alias: String, kind: Aggregation)] = []
+        for (i, item) in list.enumerated() {
+            let field = "structuredAggregationQuery.aggregations[\(i)]"
+            let alias = item["alias"]?.stringValue ?? "field_\(i + 1)"
+            guard !aggregations.contains(where: { $0.alias == alias }) else { throw HTTPSError(.invalidArgument, "\(field).alias: '\(alias)' is used twice") }
+            if let count = item["count"] {
+                let upTo = try count["upTo"].map { try FirestoreJSON.int64($0["value"] ?? $0, field: field + ".count.upTo") }
+                if let upTo, upTo < 1 { throw HTTPSError(.invalidArgument, "\(field).count.upTo: must be at least 1") }
+                aggregations.append((alias, .count(upTo: upTo.map { Int(clamping: $0) })))
+            } else if let sum = item["sum"] {
+                aggregations.append((alias, .sum(try FirestoreJSON.fieldReference(sum["field"], field: field + ".sum.field"))))
+            } else if let avg = item["avg"] {
+                aggregations.append((alias, .average(try FirestoreJSON.fieldReference(avg["field"], field: field + ".avg.field"))))
+            } else {
+                throw HTTPSError(.invalidArgument, "\(field): set one of count, sum, avg")
+            }
+        }
+        let (txn, began) = try readTransaction(body)
+        for spec in query.branches { try await access.authorize(call.caller, .list(spec), reads: .single) }
+        let (docs, _) = try await execute(query, txn: txn)
+        var fields: [String: Value] = [:]
+        for (alias, kind) in aggregations {
+            switch kind {
+            case .count(let upTo): fields[alias] = .int(Int64(min(docs.count, upTo ?? Int.max)))
+            case .sum(let path): fields[alias] = FirestoreREST.sum(docs.compactMap { Value.map($0.fields).value(at: path) })
+            case .average(let path):
+                let numbers = docs.compactMap { Value.map($0.fields).value(at: path)?.doubleValue }
+                fields[alias] = numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
+            }
+        }
+        var result: [String: Value] = ["result": ["aggregateFields": call.names.fieldsJSON(fields)], "readTime": .string(store.clock.now().rfc3339)]
+        if began, let txn { result["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
+        return .array([.map(result)])
+    }
+
+    /// Firestore's sum: integers stay an integer until one is a double or the total overflows;
+    /// values that are not numbers are skipped.
+    static func sum(_ values: [Value]) -> Value {
+        var integer: Int64 = 0
+        var double = 0.0
+        var isDouble = false
+        for v in values {
+            switch v {
+            case .int(let i) where !isDouble:
+                let (s, overflow) = integer.addingReportingOverflow(i)
+                if overflow { isDouble = true; double = Double(integer) + Double(i) } else { integer = s }
+            case .int(let i): double += Double(i)
+            case .double(let d):
+                if !isDouble { isDouble = true; double = Double(integer) }
+                double += d
+            default: continue
+            }
+        }
+        return isDouble ? .double(double) : .int(integer)
+    }
+}

@@ -1,0 +1,277 @@
+import HearthModel
+import HearthStore
+
+/// createDocument, patch, delete, commit and batchWrite: Google's `Write` messages read into the
+/// store's `DocumentWrite`s and committed as any commit is (triggers, change feed, recording).
+///
+/// A client's writes are checked against the rules with the documents as they are and as the
+/// write would leave them (`request.resource`), and committed only if those documents are still
+/// what the rules saw: a concurrent change makes the commit conflict, and the whole check runs
+/// again (a few times, then `ABORTED`).
+extension FirestoreREST {
+    // MARK: Write messages
+
+    func write(_ json: Value, field: String, names: FirestoreJSON) throws(HTTPSError) -> DocumentWrite {
+        guard case .map(let w) = json else { throw .invalidArgument("\(field): a Write must be an object") }
+        let kinds = ["update", "delete", "transform"].filter { w[$0] != nil }
+        guard kinds.count == 1 else { throw .invalidArgument("\(field): a Write sets exactly one of update, delete, transform (got \(kinds.isEmpty ? "none" : kinds.joined(separator: ", ")))") }
+        var write: DocumentWrite
+        switch kinds[0] {
+        case "update":
+            guard case .map(let doc)? = w["update"], case .string(let name)? = doc["name"] else {
+                throw .invalidArgument("\(field).update.name: is required")
+            }
+            let path = try names.documentPath(name, field: field + ".update.name")
+            let fields = try names.fields(doc["fields"], field: field + ".update.fields")
+            let mask = try FirestoreJSON.mask(w["updateMask"], field: field + ".updateMask")
+            write = DocumentWrite(path: path, operation: .update(fields: fields, mask: mask))
+            if let list = w["updateTransforms"] {
+                guard case .array(let items) = list else { throw .invalidArgument("\(field).updateTransforms: must be an array") }
+                write.transforms = try items.enumerated().map { i, t throws(HTTPSError) in try transform(t, field: "\(field).updateTransforms[\(i)]", names: names) }
+            }
+        case "delete":
+            guard case .string(let name)? = w["delete"] else { throw .invalidArgument("\(field).delete: must be a document name") }
+            write = DocumentWrite(path: try names.documentPath(name, field: field + ".delete"), operation: .delete)
+            if w["updateMask"] != nil || w["updateTransforms"] != nil {
+                throw .invalidArgument("\(field): a delete cannot carry updateMask or updateTransforms")
+            }
+        default:
+            guard case .map(let t)? = w["transform"], case .string(let name)? = t["document"] else {
+                throw .invalidArgument("\(field).transform.document: is required")
+            }
+            let path = try names.documentPath(name, field: field + ".transform.document")
+            guard case .array(let items)? = t["fieldTransforms"] else { throw .invalidArgument("\(field).transform.fieldTransforms: is required") }
+            write = DocumentWrite(path: path, operation: .update(fields: [:], mask: []))
+            write.transforms = try items.enumerated().map { i, t throws(HTTPSError) in try transform(t, field: "\(field).transform.fieldTransforms[\(i)]", names: names) }
+        }
+        if case .map(let pre)? = w["currentDocument"] {
+            if pre["exists"] != nil && pre["updateTime"] != nil {
+                throw .invalidArgument("\(field).currentDocument: set exists or updateTime, not both")
+            }
+            if let exists = pre["exists"] {
+                guard case .bool(let b) = exists else { throw .invalidArgument("\(field).currentDocument.exists: must be true or false") }
+                write.precondition = .exists(b)
+            } else if let time = pre["updateTime"] {
+                write.precondition = .updateTime(try FirestoreJSON.timestamp(time, field: field + ".currentDocument.updateTime"))
+            }
+        }
+        return write
+    }
+
+    func transform(_ json: Value, field: String, names: FirestoreJSON) throws(HTTPSError) -> FieldTransformSpec {
+        guard case .map(let t) = json, case .string(let pathText)? = t["fieldPath"] else {
+            throw .invalidArgument("\(field).fieldPath: is required")
+        }
+        let path = try FirestoreJSON.fieldPath(pathText, field: field + ".fieldPath")
+        let kinds = t.keys.filter { $0 != "fieldPath" }
+        guard kinds.count == 1, let kind = kinds.first, let operand = t[kind] else {
+            throw .invalidArgument("\(field): a FieldTransform sets exactly one transform beside fieldPath")
+        }
+        func elements() throws(HTTPSError) -> [Value] {
+            guard case .array(let items)? = operand["values"] ?? .array([]) else { throw .invalidArgument("\(field).\(kind).values: must be an array") }
+            return try items.enumerated().map { i, v throws(HTTPSError) in try names.value(v, field: "\(field).\(kind).values[\(i)]") }
+        }
+        func number() throws(HTTPSError) -> Value {
+            let v = try names.value(operand, field: "\(field).\(kind)")
+            guard v.doubleValue != nil else { throw .invalidArgument("\(field).\(kind): must be an integerValue or doubleValue (got \(v.typeName))") }
+            return v
+        }
+        switch kind {
+        case "setToServerValue":
+            guard operand == .string("REQUEST_TIME") || operand == .int(1) else {
+                throw .invalidArgument("\(field).setToServerValue: only REQUEST_TIME is supported")
+            }
+            return FieldTransformSpec(path, .serverTimestamp)
+        case "increment": return FieldTransformSpec(path, .increment(try number()))
+        case "maximum": return FieldTransformSpec(path, .maximum(try number()))
+        case "minimum": return FieldTransformSpec(path, .minimum(try number()))
+        case "appendMissingElements": return FieldTransformSpec(path, .arrayUnion(try elements()))
+        case "removeAllFromArray": return FieldTransformSpec(path, .arrayRemove(try elements()))
+        default: throw .invalidArgument("\(field): unknown transform '\(kind)'")
+        }
+    }
+
+    static func precondition(_ call: Call) throws(HTTPSError) -> Precondition? {
+        let exists = call.parameter("currentDocument.exists"), time = call.parameter("currentDocument.updateTime")
+        if exists != nil && time != nil { throw .invalidArgument("currentDocument: set exists or updateTime, not both") }
+        if let exists {
+            guard exists == "true" || exists == "false" else { throw .invalidArgument("currentDocument.exists: must be true or false") }
+            return .exists(exists == "true")
+        }
+        guard let time else { return nil }
+        return .updateTime(try FirestoreJSON.timestamp(.string(time), field: "currentDocument.updateTime"))
+    }
+
+    // MARK: committing
+
+    /// Commits `writes` as `caller` may: rules checked (for a client) against the documents as
+    /// they are when committed. Returns the result and the documents as the rules saw them.
+    func commitChecked(_ writes: [DocumentWrite], _ call: Call, txn: UInt64? = nil) async throws -> (CommitResult, [StoredDocument?]) {
+        let caller = call.caller
+        guard writes.count <= 500 else { throw HTTPSError(.invalidArgument, "a commit can hold at most 500 writes (got \(writes.count))") }
+        if let txn, readOnly.withLock({ $0.contains(txn) }) {
+            if !writes.isEmpty { throw HTTPSError(.invalidArgument, "Cannot modify entities in a read-only transaction.") }
+            store.transactions.rollback(txn)
+            readOnly.withLock { _ = $0.remove(txn) }
+            return (CommitResult(commitTime: store.clock.now(), writeResults: []), [])
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            var current: [StoredDocument?] = []
+            var validations: [ReadValidation] = []
+            if !caller.isAdmin {
+                let paths = writes.map(\.path)
+                current = try await store.getAll(paths)
+                let now = store.clock.now()
+                let reads: FirestoreAccess.Reads = writes.count > 1 || txn != nil ? .multiple : .single
+                for (write, existing) in zip(writes, current) {
+                    try await access.authorize(caller, try FirestoreAccess.Action(write, existing: existing, at: now), reads: reads)
+                }
+                var seen: Set<DocumentPath> = []
+                for (path, doc) in zip(paths, current) where seen.insert(path).inserted {
+                    validations.append(.document(path, updateTime: doc?.updateTime))
+                }
+            }
+            do {
+                let result: CommitResult
+                if let txn {
+                    result = try await store.transactions.commit(txn, writes)
+                } else {
+                    result = try await store.commit(writes, validations: validations)
+                }
+                if !writes.isEmpty { runtime.recording.recorder?.input(.write(Boundary.Commit(writes: writes))) }
+                return (result, current)
+            } catch let error as HTTPSError where error.code == .aborted && txn == nil && !validations.isEmpty && attempt < 5 {
+                continue
+            } catch let error as HTTPSError {
+                throw FirestoreREST.namingDocuments(error, writes, call.names)
+            }
+        }
+    }
+
+    /// The store's errors name documents by slash path; Firestore's by resource name
+    /// (`Document already exists: projects/p/databases/(default)/documents/a/b`).
+    static func namingDocuments(_ error: HTTPSError, _ writes: [DocumentWrite], _ names: FirestoreJSON) -> HTTPSError {
+        var error = error
+        for prefix in ["No document to update: ", "Document already exists: "] where error.message.hasPrefix(prefix) {
+            let path = error.message.dropFirst(prefix.count)
+            if let write = writes.first(where: { $0.path.description == path }) {
+                error.message = prefix + names.name(write.path)
+            }
+        }
+        return error
+    }
+
+    func commit(_ call: Call) async throws -> Value {
+        let body = try call.body()
+        let writes = try writeList(body["writes"], names: call.names)
+        let txn = try FirestoreREST.transactionID(body["transaction"])
+        let (result, _) = try await commitChecked(writes, call, txn: txn)
+        if let txn { readOnly.withLock { _ = $0.remove(txn) } }
+        return ["writeResults": .array(result.writeResults.map { FirestoreREST.writeResult($0, call.names) }), "commitTime": .string(result.commitTime.rfc3339)]
+    }
+
+    func writeList(_ json: Value?, names: FirestoreJSON) throws(HTTPSError) -> [DocumentWrite] {
+        guard let json else { return [] }
+        guard case .array(let items) = json else { throw .invalidArgument("writes: must be an array") }
+        return try items.enumerated().map { i, w throws(HTTPSError) in try write(w, field: "writes[\(i)]", names: names) }
+    }
+
+    static func writeResult(_ r: WriteResult, _ names: FirestoreJSON) -> Value {
+        var out: [String: Value] = [:]
+        if let t = r.updateTime { out["updateTime"] = .string(t.rfc3339) }
+        if !r.transformResults.isEmpty { out["transformResults"] = .array(r.transformResults.map(names.json)) }
+        return .map(out)
+    }
+
+    /// Each write on its own, in order; one failing does not stop the others.
+    func batchWrite(_ call: Call) async throws -> Value {
+        let body = try call.body()
+        let writes = try writeList(body["writes"], names: call.names)
+        guard writes.count <= 500 else { throw HTTPSError(.invalidArgument, "a batchWrite can hold at most 500 writes (got \(writes.count))") }
+        var results: [Value] = []
+        var statuses: [Value] = []
+        for write in writes {
+            do {
+                let (result, _) = try await commitChecked([write], call)
+                results.append(FirestoreREST.writeResult(result.writeResults.first ?? WriteResult(updateTime: nil), call.names))
+                statuses.append(.emptyMap)
+            } catch let error as HTTPSError {
+                results.append(.emptyMap)
+                statuses.append(["code": .int(Int64(FirestoreREST.rpcCode(error.code))), "message": .string(error.message)])
+            }
+        }
+        return ["writeResults": .array(results), "status": .array(statuses)]
+    }
+
+    /// google.rpc.Code's number for a canonical code.
+    static func rpcCode(_ code: FunctionsErrorCode) -> Int {
+        switch code {
+        case .ok: return 0
+        case .cancelled: return 1
+        case .unknown: return 2
+        case .invalidArgument: return 3
+        case .deadlineExceeded: return 4
+        case .notFound: return 5
+        case .alreadyExists: return 6
+        case .permissionDenied: return 7
+        case .resourceExhausted: return 8
+        case .failedPrecondition: return 9
+        case .aborted: return 10
+        case .outOfRange: return 11
+        case .unimplemented: return 12
+        case .internal: return 13
+        case .unavailable: return 14
+        case .dataLoss: return 15
+        case .unauthenticated: return 16
+        }
+    }
+
+    // MARK: document methods
+
+    /// The document as `write` left it, from the commit's result: what createDocument and patch answer.
+    func written(_ write: DocumentWrite, before: StoredDocument?, result: CommitResult, names: FirestoreJSON, mask: [FieldPath]?) async throws -> Value {
+        // The stored form (timestamps at the store's precision) is what a read returns.
+        guard let doc = try await store.get(write.path), doc.updateTime == result.writeResults.first?.updateTime else {
+            // Changed again since: answer from the write itself.
+            let fields = (try? DocumentStore.preview(write, over: before, at: result.commitTime)) ?? nil
+            let stored = StoredDocument(path: write.path, fields: fields ?? [:], createTime: before?.createTime ?? result.commitTime,
+                                        updateTime: result.writeResults.first?.updateTime ?? result.commitTime)
+            return names.document(stored, mask: mask)
+        }
+        return names.document(doc, mask: mask)
+    }
+
+    func create(_ call: Call, _ collection: CollectionPath) async throws -> Value {
+        let body = try call.body()
+        let mask = try FirestoreREST.queryMask(call.all("mask.fieldPaths"), field: "mask.fieldPaths")
+        if case .string(let name)? = body["name"], !name.isEmpty {
+            throw HTTPSError(.invalidArgument, "document.name: must be empty in createDocument (the id comes from documentId)")
+        }
+        let id = call.parameter("documentId").flatMap { $0.isEmpty ? nil : $0 } ?? runtime.random.autoID()
+        let path: DocumentPath
+        do { path = try collection.document(id) } catch { throw HTTPSError(.invalidArgument, "documentId: \(error.message)") }
+        let write = DocumentWrite.create(path, try call.names.fields(body["fields"], field: "document.fields"))
+        let (result, current) = try await commitChecked([write], call)
+        return try await written(write, before: current.first ?? nil, result: result, names: call.names, mask: mask)
+    }
+
+    func patch(_ call: Call, _ path: DocumentPath) async throws -> Value {
+        let body = try call.body()
+        let mask = try FirestoreREST.queryMask(call.all("mask.fieldPaths"), field: "mask.fieldPaths")
+        if case .string(let name)? = body["name"], !name.isEmpty, try call.names.documentPath(name, field: "document.name") != path {
+            throw HTTPSError(.invalidArgument, "document.name: '\(name)' is not the document of the URL")
+        }
+        let fields = try call.names.fields(body["fields"], field: "document.fields")
+        let updateMask = try FirestoreREST.queryMask(call.all("updateMask.fieldPaths"), field: "updateMask.fieldPaths")
+        let write = DocumentWrite(path: path, operation: .update(fields: fields, mask: updateMask), precondition: try FirestoreREST.precondition(call))
+        let (result, current) = try await commitChecked([write], call)
+        return try await written(write, before: current.first ?? nil, result: result, names: call.names, mask: mask)
+    }
+
+    func delete(_ call: Call, _ path: DocumentPath) async throws -> Value {
+        _ = try await commitChecked([.delete(path, precondition: try FirestoreREST.precondition(call))], call)
+        return .emptyMap
+    }
+}
