@@ -7,13 +7,13 @@ import Testing
 @Suite("List queries")
 struct ListQueryTests {
     static func decide(_ condition: String, _ filters: [QuerySpec.Filter], limit: Int? = nil, orderBy: [QuerySpec.Order] = [],
-                       auth: RulesAuth? = alice, collection: String = "items") throws -> RulesDecision {
+                       auth: RulesAuth? = alice, in collectionName: String = "items") throws -> RulesDecision {
         let rules = try load(rulesFile("""
-                match /\(collection)/{item} {
+                match /\(collectionName)/{item} {
                   allow list: if \(condition);
                 }
             """))
-        var query = QuerySpec(collection: try collection(collection))
+        var query = QuerySpec(collection: try collection(collectionName))
         query.filters = filters
         query.limit = limit
         query.orderBy = orderBy
