@@ -164,7 +164,7 @@ public struct Ruleset: Sendable {
                 bindings.append(Binding(depth: block.depths[p], name: name, value: .string(s)))
                 return true
             case (.single(let name), .unknownID):
-                bindings.append(Binding(depth: block.depths[p], name: name, value: .unknown("the id of a document the query returns")))
+                bindings.append(Binding(depth: block.depths[p], name: name, value: .unknown("{\(name)} is the id of any document the query returns")))
                 return true
             default:
                 return false
