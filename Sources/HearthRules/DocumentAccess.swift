@@ -70,3 +70,6 @@ public final class DocumentAccess {
         return result
     }
 }
+
+@available(*, unavailable)
+extension DocumentAccess: Sendable {}

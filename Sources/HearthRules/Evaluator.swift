@@ -34,7 +34,7 @@ struct Binding {
     var value: RulesValue
 }
 
-/// One request's evaluation: the values `request` and `resource` stand for, the wildcards of
+/// One request's evaluation (one thread, never shared): the values `request` and `resource` stand for, the wildcards of
 /// the match block being tried, the document reads, and the bounds that keep any file and any
 /// data from running long (steps, call depth, recursion).
 final class Evaluation {
@@ -457,3 +457,6 @@ final class Evaluation {
         return .timestamp(moved)
     }
 }
+
+@available(*, unavailable)
+extension Evaluation: Sendable {}
