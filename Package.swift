@@ -67,10 +67,13 @@ let package = Package(
         .target(name: "HearthAuth", dependencies: ["HearthModel", "COpenSSL"]),
         // A TOML 1.0 parser knowing nothing of Hearth; the runtime's config reader uses it.
         .target(name: "HearthTOML"),
+        // Firebase's security rules language for Firestore: parser, evaluator, decisions. Pure: the
+        // caller reads the documents that rules' get() and exists() ask for.
+        .target(name: "HearthRules", dependencies: ["HearthModel"]),
         .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "CHearthSystem", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML"]),
         // The CLI and the testing library use the runtime's facade only: nothing below it.
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "CHearthSystem"]),
-        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel"]),
+        .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthRules"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
         .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "HearthHTTP", "CSQLite", "HearthTesting"],
                           path: "Scripts/bench/Sources/hearth-bench"),
@@ -78,6 +81,7 @@ let package = Package(
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthModel", "HearthStore", "HearthRuntime", "HearthTesting"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthModel"]),
         .testTarget(name: "HearthTOMLTests", dependencies: ["HearthTOML", "HearthRuntime", "HearthModel", "HearthTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel", "HearthTesting"]),

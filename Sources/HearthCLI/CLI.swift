@@ -26,6 +26,7 @@ public enum CLI {
         DeployCommand.self,
         RollbackCommand.self,
         ReplayCommand.self,
+        RulesTestCommand.self,
         WorkerCommand.self,
     ]
 

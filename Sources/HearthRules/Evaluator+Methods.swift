@@ -1,0 +1,378 @@
+import Foundation
+import HearthModel
+
+/// Methods of the rules' types (https://firebase.google.com/docs/reference/rules/rules):
+/// maps, map diffs, lists, sets, strings, bytes, timestamps, durations and latlngs.
+extension Evaluation {
+    static let maxStringScalars = 1_000_000
+
+    func method(_ receiver: RulesValue, _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        switch receiver {
+        case .field(let p):
+            // m.get(key, default) on a field the query guarantees exists is that field.
+            if name == "get", args.count == 2, case .string(let key) = args[0], !args[1].isSymbolic,
+               let facts, facts.fields[p.appending(key)] != nil {
+                return try member(receiver, key, expr)
+            }
+            return .unknown("resource.data\(p.segments.isEmpty ? "" : ".\(p)").\(name)() for documents the query does not fix")
+        case .unknown(let why):
+            return .unknown(why)
+        default:
+            break
+        }
+        if facts != nil, Evaluation.containsSymbolic(receiver) || args.contains(where: Evaluation.containsSymbolic) {
+            return .unknown(".\(name)() on a value the query does not fix")
+        }
+        switch receiver {
+        case .map(let m): return try mapMethod(m, name, args, expr)
+        case .mapDiff(let d): return try diffMethod(d, name, args, expr)
+        case .list(let items): return try listMethod(items, name, args, expr)
+        case .set(let items): return try setMethod(items, name, args, expr)
+        case .string(let s): return try stringMethod(s, name, args, expr)
+        case .bytes(let b):
+            if name == "size" { try arity(args, 0, name, expr); return .int(Int64(b.count)) }
+        case .timestamp(let t): return try timestampMethod(t, name, args, expr)
+        case .duration(let n):
+            try arity(args, 0, name, expr)
+            switch name {
+            case "seconds": return .int(n / 1_000_000_000)
+            case "nanos": return .int(n % 1_000_000_000)
+            default: break
+            }
+        case .latlng(let g):
+            switch name {
+            case "latitude": try arity(args, 0, name, expr); return .float(g.latitude)
+            case "longitude": try arity(args, 0, name, expr); return .float(g.longitude)
+            case "distance":
+                try arity(args, 1, name, expr)
+                guard case .latlng(let other) = args[0] else { throw fail("distance() takes a latlng", expr) }
+                return .float(Evaluation.distance(g, other))
+            default: break
+            }
+        case .path(let segments):
+            if name == "size" { try arity(args, 0, name, expr); return .int(Int64(segments.count)) }
+        default:
+            break
+        }
+        throw fail("\(receiver.typeName) has no method \(name)()", expr)
+    }
+
+    func arity(_ args: [RulesValue], _ count: Int, _ name: String, _ expr: Expr) throws(EvalFailure) {
+        guard args.count == count else { throw fail("\(name)() takes \(count) argument\(count == 1 ? "" : "s"), not \(args.count)", expr) }
+    }
+
+    static func strings(_ keys: [String]) -> [RulesValue] { keys.map { .string($0) } }
+
+    private func mapMethod(_ m: [String: RulesValue], _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        switch name {
+        case "keys":
+            try arity(args, 0, name, expr)
+            return .list(Evaluation.strings(m.keys.sorted()))
+        case "values":
+            try arity(args, 0, name, expr)
+            return .list(m.keys.sorted().compactMap { m[$0] })
+        case "size":
+            try arity(args, 0, name, expr)
+            return .int(Int64(m.count))
+        case "get":
+            try arity(args, 2, name, expr)
+            // A key, or a list of keys naming a nested field.
+            var keys: [String] = []
+            switch args[0] {
+            case .string(let k): keys = [k]
+            case .list(let items):
+                for item in items {
+                    guard case .string(let k) = item else { throw fail("get() takes a key or a list of string keys", expr) }
+                    keys.append(k)
+                }
+            default: throw fail("get() takes a key or a list of string keys, not \(args[0].typeName)", expr)
+            }
+            var current = RulesValue.map(m)
+            for k in keys {
+                guard case .map(let inner) = current, let next = inner[k] else { return args[1] }
+                current = next
+            }
+            return current
+        case "diff":
+            try arity(args, 1, name, expr)
+            guard case .map(let other) = args[0] else { throw fail("diff() takes a map, not \(args[0].typeName)", expr) }
+            return .mapDiff(MapDiff(left: m, right: other))
+        default:
+            throw fail("map has no method \(name)()", expr)
+        }
+    }
+
+    private func diffMethod(_ d: MapDiff, _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        try arity(args, 0, name, expr)
+        switch name {
+        case "affectedKeys": return .set(Evaluation.strings(d.affectedKeys))
+        case "addedKeys": return .set(Evaluation.strings(d.addedKeys))
+        case "removedKeys": return .set(Evaluation.strings(d.removedKeys))
+        case "changedKeys": return .set(Evaluation.strings(d.changedKeys))
+        case "unchangedKeys": return .set(Evaluation.strings(d.unchangedKeys))
+        default: throw fail("map diff has no method \(name)()", expr)
+        }
+    }
+
+    /// Distinct elements in first-seen order.
+    static func distinct(_ items: [RulesValue]) -> [RulesValue] {
+        var seen = Set<HashKey>()
+        var out: [RulesValue] = []
+        for item in items where seen.insert(HashKey(item)).inserted { out.append(item) }
+        return out
+    }
+
+    func elements(_ v: RulesValue, _ name: String, _ expr: Expr) throws(EvalFailure) -> [RulesValue] {
+        switch v {
+        case .list(let items), .set(let items): return items
+        default: throw fail("\(name)() takes a list or a set, not \(v.typeName)", expr)
+        }
+    }
+
+    /// hasAll, hasAny, hasOnly, shared by lists and sets.
+    private func membership(_ items: [RulesValue], _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue? {
+        switch name {
+        case "hasAll", "hasAny", "hasOnly":
+            try arity(args, 1, name, expr)
+            let other = try elements(args[0], name, expr)
+            switch name {
+            case "hasAll":
+                let mine = Set(items.map(HashKey.init))
+                return .bool(other.allSatisfy { mine.contains(HashKey($0)) })
+            case "hasAny":
+                let mine = Set(items.map(HashKey.init))
+                return .bool(other.contains { mine.contains(HashKey($0)) })
+            default:
+                let allowed = Set(other.map(HashKey.init))
+                return .bool(items.allSatisfy { allowed.contains(HashKey($0)) })
+            }
+        case "size":
+            try arity(args, 0, name, expr)
+            return .int(Int64(items.count))
+        default:
+            return nil
+        }
+    }
+
+    private func listMethod(_ items: [RulesValue], _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        if let v = try membership(items, name, args, expr) { return v }
+        switch name {
+        case "toSet":
+            try arity(args, 0, name, expr)
+            return .set(Evaluation.distinct(items))
+        case "join":
+            try arity(args, 1, name, expr)
+            guard case .string(let separator) = args[0] else { throw fail("join() takes a string separator", expr) }
+            var parts: [String] = []
+            var total = 0
+            for item in items {
+                guard case .string(let s) = item else { throw fail("join() needs a list of strings, found \(item.typeName)", expr) }
+                total += s.utf8.count + separator.utf8.count
+                if total > Evaluation.maxStringScalars * 4 { throw fail("join() result too long", expr) }
+                parts.append(s)
+            }
+            return .string(parts.joined(separator: separator))
+        case "concat":
+            try arity(args, 1, name, expr)
+            guard case .list(let other) = args[0] else { throw fail("concat() takes a list", expr) }
+            return .list(items + other)
+        case "removeAll":
+            try arity(args, 1, name, expr)
+            let drop = Set(try elements(args[0], name, expr).map(HashKey.init))
+            return .list(items.filter { !drop.contains(HashKey($0)) })
+        default:
+            throw fail("list has no method \(name)()", expr)
+        }
+    }
+
+    private func setMethod(_ items: [RulesValue], _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        if let v = try membership(items, name, args, expr) { return v }
+        switch name {
+        case "union":
+            try arity(args, 1, name, expr)
+            return .set(Evaluation.distinct(items + (try elements(args[0], name, expr))))
+        case "intersection":
+            try arity(args, 1, name, expr)
+            let other = Set(try elements(args[0], name, expr).map(HashKey.init))
+            return .set(items.filter { other.contains(HashKey($0)) })
+        case "difference":
+            try arity(args, 1, name, expr)
+            let other = Set(try elements(args[0], name, expr).map(HashKey.init))
+            return .set(items.filter { !other.contains(HashKey($0)) })
+        default:
+            throw fail("set has no method \(name)()", expr)
+        }
+    }
+
+    func regex(_ v: RulesValue, _ name: String, _ expr: Expr) throws(EvalFailure) -> RulesRegex {
+        guard case .string(let pattern) = v else { throw fail("\(name)() takes a regular expression string", expr) }
+        do { return try RulesRegex(pattern) } catch { throw fail("invalid regular expression '\(pattern.prefix(60))': \(error.message)", expr) }
+    }
+
+    private func stringMethod(_ s: String, _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        switch name {
+        case "size":
+            try arity(args, 0, name, expr)
+            return .int(Int64(s.unicodeScalars.count))
+        case "matches":
+            try arity(args, 1, name, expr)
+            let re = try regex(args[0], name, expr)
+            do { return .bool(try re.fullMatch(s)) } catch { throw fail("matches(): \(error.message)", expr) }
+        case "lower":
+            try arity(args, 0, name, expr)
+            return .string(s.lowercased())
+        case "upper":
+            try arity(args, 0, name, expr)
+            return .string(s.uppercased())
+        case "trim":
+            try arity(args, 0, name, expr)
+            let scalars = Array(s.unicodeScalars)
+            let isSpace: (Unicode.Scalar) -> Bool = { $0.properties.isWhitespace }
+            guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else {
+                return .string("")
+            }
+            return .string(String(String.UnicodeScalarView(scalars[first...last])))
+        case "split":
+            try arity(args, 1, name, expr)
+            let re = try regex(args[0], name, expr)
+            let input = Array(s.unicodeScalars)
+            var parts: [RulesValue] = []
+            var start = 0, from = 0
+            do {
+                while from <= input.count, let m = try re.firstMatch(input, from: from) {
+                    if m.isEmpty {
+                        // An empty match splits between characters, never at the very start.
+                        if m.lowerBound >= input.count { break }
+                        if m.lowerBound == 0 { from = 1; continue }
+                    }
+                    parts.append(.string(String(String.UnicodeScalarView(input[start..<m.lowerBound]))))
+                    start = m.upperBound
+                    from = m.isEmpty ? m.upperBound + 1 : m.upperBound
+                    if parts.count > Evaluation.maxStringScalars { break }
+                }
+            } catch {
+                throw fail("split(): \(error.message)", expr)
+            }
+            parts.append(.string(String(String.UnicodeScalarView(input[min(start, input.count)...]))))
+            return .list(parts)
+        case "replace":
+            try arity(args, 2, name, expr)
+            let re = try regex(args[0], name, expr)
+            guard case .string(let replacement) = args[1] else { throw fail("replace() takes a replacement string", expr) }
+            let input = Array(s.unicodeScalars)
+            var out = String.UnicodeScalarView()
+            var from = 0
+            var tooLong = false
+            do {
+                while from <= input.count, let m = try re.firstMatch(input, from: from) {
+                    out.append(contentsOf: input[from..<m.lowerBound])
+                    out.append(contentsOf: replacement.unicodeScalars)
+                    if out.count > Evaluation.maxStringScalars { tooLong = true; break }
+                    if m.isEmpty {
+                        if m.lowerBound < input.count { out.append(input[m.lowerBound]) }
+                        from = m.upperBound + 1
+                    } else {
+                        from = m.upperBound
+                    }
+                }
+            } catch {
+                throw fail("replace(): \(error.message)", expr)
+            }
+            if tooLong { throw fail("replace() result too long", expr) }
+            if from < input.count { out.append(contentsOf: input[from...]) }
+            return .string(String(out))
+        case "toUtf8":
+            try arity(args, 0, name, expr)
+            return .bytes(Array(s.utf8))
+        default:
+            throw fail("string has no method \(name)()", expr)
+        }
+    }
+
+    private func timestampMethod(_ t: Timestamp, _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        try arity(args, 0, name, expr)
+        let (days, secondOfDay) = Evaluation.split(t.seconds)
+        let civil = Civil(daysSinceEpoch: days)
+        switch name {
+        case "toMillis":
+            let (ms, o1) = t.seconds.multipliedReportingOverflow(by: 1000)
+            let (total, o2) = ms.addingReportingOverflow(Int64(t.nanos / 1_000_000))
+            if o1 || o2 { throw fail("timestamp out of range for toMillis()", expr) }
+            return .int(total)
+        case "year": return .int(civil.year)
+        case "month": return .int(civil.month)
+        case "day": return .int(civil.day)
+        case "hours": return .int(secondOfDay / 3600)
+        case "minutes": return .int(secondOfDay / 60 % 60)
+        case "seconds": return .int(secondOfDay % 60)
+        case "nanos": return .int(Int64(t.nanos))
+        // 1 = Monday … 7 = Sunday; 1970-01-01 was a Thursday.
+        case "dayOfWeek": return .int(((days % 7) + 7 + 3) % 7 + 1)
+        case "dayOfYear": return .int(days - Civil(year: civil.year, month: 1, day: 1).daysSinceEpoch + 1)
+        case "date": return .timestamp(Timestamp(seconds: t.seconds - secondOfDay, nanos: 0))
+        default: throw fail("timestamp has no method \(name)()", expr)
+        }
+    }
+
+    /// Whole days since the epoch and the second within the day (UTC).
+    static func split(_ seconds: Int64) -> (Int64, Int64) {
+        var days = seconds / 86_400
+        var rest = seconds % 86_400
+        if rest < 0 { rest += 86_400; days -= 1 }
+        return (days, rest)
+    }
+
+    /// Great-circle distance in meters (haversine, mean Earth radius).
+    static func distance(_ a: GeoPoint, _ b: GeoPoint) -> Double {
+        let r = 6_371_008.8
+        let toRadians = Double.pi / 180
+        let dLat = (b.latitude - a.latitude) * toRadians
+        let dLon = (b.longitude - a.longitude) * toRadians
+        let h = pow(sin(dLat / 2), 2) + cos(a.latitude * toRadians) * cos(b.latitude * toRadians) * pow(sin(dLon / 2), 2)
+        return 2 * r * asin(min(1, h.squareRoot()))
+    }
+}
+
+/// A proleptic Gregorian date, converted to and from days since 1970-01-01 (Howard Hinnant's
+/// algorithms, in integers; valid far beyond Firestore's years 1 to 9999).
+struct Civil {
+    var year: Int64
+    var month: Int64
+    var day: Int64
+
+    init(year: Int64, month: Int64, day: Int64) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    init(daysSinceEpoch z0: Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        day = doy - (153 * mp + 2) / 5 + 1
+        month = mp < 10 ? mp + 3 : mp - 9
+        year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+    }
+
+    var daysSinceEpoch: Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}

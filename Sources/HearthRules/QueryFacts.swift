@@ -1,0 +1,294 @@
+import HearthModel
+
+/// What a list query's filters guarantee about every document it can return: rules are not
+/// filters (https://firebase.google.com/docs/firestore/security/rules-query), so a query is
+/// allowed only when its rule holds for all of them, whatever they hold.
+///
+/// A list is evaluated with `resource.data.f` symbolic (`RulesValue.field`). Each comparison of
+/// such a field with a known value asks these facts, which answer yes (true for every document
+/// the query can return), no (false for every one, without an error), or unknown. Anything the
+/// facts do not decide is unknown, and an unknown condition denies. The facts follow the query
+/// semantics of `HearthStore`'s matcher: every filter implies the field exists; `==` and range
+/// filters are type-bracketed (numbers by value, ints and floats alike); ranges exclude null and
+/// NaN; `!=` and `not-in` exclude null.
+///
+/// Approximations, all on the side of denying: a field fixed by `==` becomes the value itself
+/// only when it holds no number (a query for `1` also returns `1.0`, which `is int` tells apart);
+/// cursors, `__name__` filters and the document id are not used; two fields compared with
+/// each other, arithmetic on a field and methods called on one are unknown.
+struct QueryFacts: Sendable {
+    struct Bound: Sendable {
+        var value: Value
+        var inclusive: Bool
+    }
+
+    struct Field: Sendable {
+        var equals: [Value] = []
+        /// Each `in` filter's values, null and NaN removed (they match nothing).
+        var oneOf: [[Value]] = []
+        var lower: [Bound] = []
+        var upper: [Bound] = []
+        /// `!=` values and `not-in` lists: the field also is not null.
+        var notEqual: [Value] = []
+        var arrayContains: [Value] = []
+        var isArray = false
+    }
+
+    private(set) var fields: [FieldPath: Field] = [:]
+    let limit: Int?
+
+    init(_ query: QuerySpec) {
+        limit = query.limit
+        for filter in query.filters where !filter.field.isDocumentID {
+            var f = fields[filter.field] ?? Field()
+            let v = filter.value
+            switch filter.op {
+            case .equal: f.equals.append(v)
+            case .in:
+                let values = (v.arrayValue ?? []).filter { !QueryFacts.isNullOrNaN($0) }
+                if values.count == 1 { f.equals.append(values[0]) } else { f.oneOf.append(values) }
+            case .notEqual: f.notEqual.append(v)
+            case .notIn: f.notEqual.append(contentsOf: v.arrayValue ?? [])
+            case .lessThan, .lessThanOrEqual:
+                if !QueryFacts.isNullOrNaN(v) { f.upper.append(Bound(value: v, inclusive: filter.op == .lessThanOrEqual)) }
+            case .greaterThan, .greaterThanOrEqual:
+                if !QueryFacts.isNullOrNaN(v) { f.lower.append(Bound(value: v, inclusive: filter.op == .greaterThanOrEqual)) }
+            case .arrayContains:
+                f.isArray = true
+                if !QueryFacts.isNullOrNaN(v) { f.arrayContains.append(v) }
+            case .arrayContainsAny:
+                f.isArray = true
+            }
+            fields[filter.field] = f
+        }
+    }
+
+    static func isNullOrNaN(_ v: Value) -> Bool {
+        switch v {
+        case .null: return true
+        case .double(let d): return d.isNaN
+        default: return false
+        }
+    }
+
+    static func isNaN(_ v: Value) -> Bool {
+        if case .double(let d) = v { return d.isNaN }
+        return false
+    }
+
+    static func holdsNumber(_ v: Value) -> Bool {
+        switch v {
+        case .int, .double: return true
+        case .array(let items): return items.contains(where: holdsNumber)
+        case .map(let m): return m.values.contains(where: holdsNumber)
+        default: return false
+        }
+    }
+
+    /// Firestore's equality of a stored value with a filter's (what `==` filters match).
+    static func same(_ a: Value, _ b: Value) -> Bool {
+        a.typeOrder == b.typeOrder && Value.compare(a, b) == .same
+    }
+
+    /// The value every returned document holds at `path`, when the query fixes it exactly.
+    func value(at path: FieldPath, database: String) -> RulesValue? {
+        guard let f = fields[path], let fixed = f.equals.first(where: { !QueryFacts.holdsNumber($0) }) else { return nil }
+        return RulesValue(fixed, database: database)
+    }
+
+    /// The kinds (Firestore type orders) the field can have, when the filters say.
+    private func typeOrders(_ f: Field) -> Set<Int>? {
+        if let e = f.equals.first { return [e.typeOrder] }
+        if let list = f.oneOf.first { return Set(list.map(\.typeOrder)) }
+        if let b = f.lower.first ?? f.upper.first { return [b.value.typeOrder] }
+        if f.isArray { return [8] }
+        return nil
+    }
+
+    private static let comparableOrders: Set<Int> = [2, 3, 4, 5]
+
+    private func unknown(_ path: FieldPath, _ what: String) -> Truth {
+        .unknown("the query's filters do not guarantee resource.data.\(path) \(what)")
+    }
+
+    // MARK: Questions
+
+    /// `resource.data.path == c`.
+    func equal(_ path: FieldPath, _ c: Value) -> Truth {
+        let what = "== \(RulesValue(c, database: "(default)").brief)"
+        guard let f = fields[path] else { return unknown(path, what) }
+        if !QueryFacts.isNaN(c) {
+            for e in f.equals where !QueryFacts.isNaN(e) {
+                return QueryFacts.same(e, c) ? .yes : .no
+            }
+            for list in f.oneOf {
+                let matching = list.filter { QueryFacts.same($0, c) }.count
+                if matching == list.count && !list.isEmpty { return .yes }
+                if matching == 0 { return .no }
+            }
+        }
+        if c.isNull && (!f.notEqual.isEmpty || !f.lower.isEmpty || !f.upper.isEmpty || f.isArray) { return .no }
+        if f.notEqual.contains(where: { QueryFacts.same($0, c) }) { return .no }
+        for b in f.lower + f.upper where b.value.typeOrder != c.typeOrder { return .no }
+        if f.isArray, c.typeOrder != 8 { return .no }
+        return unknown(path, what)
+    }
+
+    /// `resource.data.path <op> c` for `<`, `<=`, `>`, `>=`.
+    func order(_ path: FieldPath, _ op: BinaryOperator, _ c: Value) -> Truth {
+        let what = "\(op.rawValue) \(RulesValue(c, database: "(default)").brief)"
+        guard let f = fields[path], !QueryFacts.isNaN(c), QueryFacts.comparableOrders.contains(c.typeOrder) else { return unknown(path, what) }
+        for e in f.equals where !QueryFacts.isNaN(e) && e.typeOrder == c.typeOrder {
+            return Evaluation.holds(op, Value.compare(e, c)) ? .yes : .no
+        }
+        for list in f.oneOf where !list.isEmpty && list.allSatisfy({ $0.typeOrder == c.typeOrder }) {
+            let holding = list.filter { Evaluation.holds(op, Value.compare($0, c)) }.count
+            if holding == list.count { return .yes }
+            if holding == 0 { return .no }
+        }
+        let lower = f.lower.filter { $0.value.typeOrder == c.typeOrder }
+        let upper = f.upper.filter { $0.value.typeOrder == c.typeOrder }
+        func below(_ b: Bound) -> Bool {  // every value under an upper bound b is < c
+            let o = Value.compare(b.value, c)
+            return o == .ascending || (o == .same && !b.inclusive)
+        }
+        func atMost(_ b: Bound) -> Bool { Value.compare(b.value, c) != .descending }
+        func above(_ b: Bound) -> Bool {
+            let o = Value.compare(b.value, c)
+            return o == .descending || (o == .same && !b.inclusive)
+        }
+        func atLeast(_ b: Bound) -> Bool { Value.compare(b.value, c) != .ascending }
+        switch op {
+        case .less:
+            if upper.contains(where: below) { return .yes }
+            if lower.contains(where: atLeast) { return .no }
+        case .lessOrEqual:
+            if upper.contains(where: atMost) { return .yes }
+            if lower.contains(where: above) { return .no }
+        case .greater:
+            if lower.contains(where: above) { return .yes }
+            if upper.contains(where: atMost) { return .no }
+        case .greaterOrEqual:
+            if lower.contains(where: atLeast) { return .yes }
+            if upper.contains(where: below) { return .no }
+        default:
+            break
+        }
+        return unknown(path, what)
+    }
+
+    /// `resource.data.path in container` (a list's elements or a map's keys).
+    func isIn(_ path: FieldPath, _ container: RulesValue, database: String) -> Truth {
+        let what = "in \(container.brief)"
+        guard let f = fields[path] else { return unknown(path, what) }
+        let matches: (Value) -> Bool
+        switch container {
+        case .list(let items), .set(let items):
+            let values = items.compactMap { $0.firestoreValue(database: database) }
+            matches = { v in values.contains { QueryFacts.same($0, v) } }
+        case .map(let m):
+            // A key that is not a string is an error in the rules, never a plain false: every value
+            // the field can have must be a string for the facts to answer.
+            let candidates = f.equals.isEmpty ? f.oneOf.flatMap { $0 } : [f.equals[0]]
+            if candidates.contains(where: { $0.stringValue == nil }) { return unknown(path, what) }
+            matches = { v in v.stringValue.map { m[$0] != nil } ?? false }
+        default:
+            return unknown(path, what)
+        }
+        if let e = f.equals.first(where: { !QueryFacts.isNaN($0) }) { return matches(e) ? .yes : .no }
+        for list in f.oneOf where !list.isEmpty {
+            let count = list.filter(matches).count
+            if count == list.count { return .yes }
+            if count == 0 { return .no }
+        }
+        return unknown(path, what)
+    }
+
+    /// `c in resource.data.path`.
+    func contains(_ path: FieldPath, _ c: Value) -> Truth {
+        let what = "contains \(RulesValue(c, database: "(default)").brief)"
+        guard let f = fields[path] else { return unknown(path, what) }
+        if f.arrayContains.contains(where: { QueryFacts.same($0, c) }) { return .yes }
+        if let e = f.equals.first {
+            switch e {
+            case .array(let items): return items.contains { QueryFacts.same($0, c) } ? .yes : .no
+            case .map(let m):
+                if case .string(let key) = c { return m[key] != nil ? .yes : .no }
+            default: break
+            }
+        }
+        return unknown(path, what)
+    }
+
+    /// `resource.data.path is type`.
+    func isType(_ path: FieldPath, _ type: TypeName) -> Truth {
+        let what = "is \(type.rawValue)"
+        guard let f = fields[path] else { return unknown(path, what) }
+        if type == .null && !f.notEqual.isEmpty { return .no }
+        guard let orders = typeOrders(f) else { return unknown(path, what) }
+        let wanted: Int?
+        switch type {
+        case .null: wanted = 0
+        case .bool: wanted = 1
+        case .number, .int, .float: wanted = 2
+        case .timestamp: wanted = 3
+        case .string: wanted = 4
+        case .bytes: wanted = 5
+        case .path: wanted = 6
+        case .latlng: wanted = 7
+        case .list: wanted = 8
+        case .map: wanted = 9
+        case .duration, .set: wanted = nil
+        }
+        guard let wanted, orders.contains(wanted) else { return .no }
+        if orders.count > 1 || type == .int || type == .float { return unknown(path, what) }
+        return .yes
+    }
+}
+
+extension Evaluation {
+    /// An operator with a symbolic operand (list queries only).
+    func symbolic(_ op: BinaryOperator, _ a: RulesValue, _ b: RulesValue) -> RulesValue {
+        if case .unknown(let why) = a { return .unknown(why) }
+        if case .unknown(let why) = b { return .unknown(why) }
+        guard let facts else { return .unknown("a value only a list query has") }
+        switch (a, b) {
+        case (.field(let p), .field(let q)):
+            return .unknown("resource.data.\(p) compared with resource.data.\(q)")
+        case (.field(let p), let c):
+            guard let v = c.firestoreValue(database: database) else {
+                if op == .in { return Evaluation.value(facts.isIn(p, c, database: database)) }
+                return .unknown("resource.data.\(p) \(op.rawValue) \(c.brief)")
+            }
+            switch op {
+            case .equal: return Evaluation.value(facts.equal(p, v))
+            case .notEqual: return Evaluation.value(Evaluation.negate(facts.equal(p, v)))
+            case .less, .lessOrEqual, .greater, .greaterOrEqual: return Evaluation.value(facts.order(p, op, v))
+            case .in: return Evaluation.value(facts.isIn(p, c, database: database))
+            default: return .unknown("arithmetic on resource.data.\(p)")
+            }
+        case (let c, .field(let p)):
+            guard let v = c.firestoreValue(database: database) else { return .unknown("\(c.brief) \(op.rawValue) resource.data.\(p)") }
+            switch op {
+            case .equal: return Evaluation.value(facts.equal(p, v))
+            case .notEqual: return Evaluation.value(Evaluation.negate(facts.equal(p, v)))
+            case .less: return Evaluation.value(facts.order(p, .greater, v))
+            case .lessOrEqual: return Evaluation.value(facts.order(p, .greaterOrEqual, v))
+            case .greater: return Evaluation.value(facts.order(p, .less, v))
+            case .greaterOrEqual: return Evaluation.value(facts.order(p, .lessOrEqual, v))
+            case .in: return Evaluation.value(facts.contains(p, v))
+            default: return .unknown("arithmetic on resource.data.\(p)")
+            }
+        default:
+            return .unknown("a value the query does not fix")
+        }
+    }
+
+    static func negate(_ t: Truth) -> Truth {
+        switch t {
+        case .yes: return .no
+        case .no: return .yes
+        case .unknown: return t
+        }
+    }
+}

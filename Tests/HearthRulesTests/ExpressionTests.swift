@@ -1,0 +1,193 @@
+import HearthModel
+@testable import HearthRules
+import Testing
+
+/// Every operator, method and function, through `allow get: if <expression>` on a stored
+/// document: each row says whether the request is allowed.
+@Suite("Rules expressions")
+struct ExpressionTests {
+    static let stored: [String: Value] = [
+        "title": "Hello", "count": 3, "nested": ["x": 1], "tags": ["a", "b"], "owner": "alice",
+        "ref": .reference("members/alice"), "when": .timestamp(Timestamp(seconds: 1_600_000_000)),
+        "place": .geoPoint(GeoPoint(latitude: 37.5, longitude: 127)), "blob": .bytes([1, 2, 3]),
+    ]
+
+    static func decide(_ expression: String, auth: RulesAuth? = alice, existing: [String: Value]? = stored) throws -> RulesDecision {
+        let rules = try load(rulesFile("""
+                match /things/{id} {
+                  allow get: if \(expression);
+                }
+            """))
+        return rules.authorize(.get(try path("things/t1"), existing: existing, auth: auth, time: testTime))
+    }
+
+    struct Row: Sendable, CustomStringConvertible {
+        var expression: String
+        var allowed: Bool
+        var description: String { "\(expression) → \(allowed ? "allow" : "deny")" }
+        init(_ expression: String, _ allowed: Bool) {
+            self.expression = expression
+            self.allowed = allowed
+        }
+    }
+
+    static let operators: [Row] = [
+        Row("true", true), Row("false", false),
+        Row("1 == 1", true), Row("1 == 1.0", true), Row("1 != 2", true), Row("1 == '1'", false),
+        Row("null == null", true), Row("[1, 2] == [1, 2]", true), Row("[1, 2] == [2, 1]", false),
+        Row("{'a': 1, 'b': [true]} == {'b': [true], 'a': 1.0}", true),
+        Row("1 + 2 * 3 == 7", true), Row("(1 + 2) * 3 == 9", true), Row("7 / 2 == 3", true), Row("-7 / 2 == -3", true),
+        Row("7 % 3 == 1", true), Row("7.0 / 2 == 3.5", true), Row("1 + 0.5 == 1.5", true), Row("-3 < 0", true),
+        Row("'a' + 'b' == 'ab'", true), Row("[1] + [2] == [1, 2]", true),
+        Row("!(1 > 2)", true), Row("2 >= 2 && 2 <= 2 && 1 < 2 && 3 > 2", true),
+        Row("'abc' < 'abd'", true), Row("'B' < 'a'", true), Row("1 < 1.5", true),
+        Row("1 < 'a'", false), Row("null < 1", false), Row("[1] < [2]", false),
+        Row("1 < 2 ? true : false", true), Row("1 > 2 ? true : false", false), Row("false ? false : true", true),
+        Row("2 in [1, 2, 3]", true), Row("2.0 in [1, 2, 3]", true), Row("4 in [1, 2, 3]", false),
+        Row("'a' in {'a': 1}", true), Row("!('b' in {'a': 1})", true), Row("1 in {'a': 1}", false), Row("1 in 'abc'", false),
+        Row("'x' is string", true), Row("1 is int", true), Row("1 is float", false), Row("1.5 is float", true),
+        Row("1 is number && 1.5 is number", true), Row("[1] is list", true), Row("{} is map", true),
+        Row("null is null", true), Row("true is bool", true), Row("'x' is int", false),
+        Row("request.time is timestamp", true), Row("duration.value(1, 's') is duration", true),
+        Row("/databases/x/documents/a/b is path", true), Row("latlng.value(1, 2) is latlng", true),
+        Row("'a'.toUtf8() is bytes", true), Row("[1].toSet() is set", true),
+    ]
+
+    /// Errors are values: they deny unless && or || decides without them (Firebase's table:
+    /// error && false is false, error || true is true, error || false and error && true are errors).
+    static let errors: [Row] = [
+        Row("false && 1 / 0 == 1", false), Row("true || 1 / 0 == 1", true),
+        Row("1 / 0 == 1 || true", true), Row("1 / 0 == 1 && false", false),
+        Row("1 / 0 == 1 || false", false), Row("false || 1 / 0 == 1", false), Row("1 / 0 == 1 && true", false),
+        Row("!(1 / 0 == 1)", false), Row("(1 / 0 == 1) == false", false),
+        Row("resource.data.missing == 1", false), Row("resource.data.missing == 1 || resource.data.count == 3", true),
+        Row("1 % 0 == 0", false), Row("'a' - 'b' == ''", false), Row("1", false), Row("'true'", false), Row("null", false),
+        Row("[1, 2][5] == 1", false), Row("[1, 2][-1] == 2", false), Row("resource.data.title.nope == 1", false),
+        Row("9223372036854775807 + 1 > 0", false), Row("-9223372036854775808 < 0", true),
+        Row("-9223372036854775808 - 1 < 0", false), Row("-9223372036854775808 / -1 > 0", false),
+        Row("9223372036854775807 * 2 > 0", false), Row("-(-9223372036854775808) > 0", false),
+        Row("math.abs(-9223372036854775808) > 0", false), Row("int(1e300) > 0", false),
+    ]
+
+    static let document: [Row] = [
+        Row("resource.data.title == 'Hello'", true), Row("resource.data['count'] == 3", true),
+        Row("resource.data.nested.x == 1", true), Row("resource.data.tags[1] == 'b'", true),
+        Row("resource.id == id && id == 't1'", true),
+        Row("resource.__name__ == /databases/$(database)/documents/things/$(id)", true),
+        Row("resource['__name__'] == /databases/(default)/documents/things/t1", true),
+        Row("resource.data.ref == /databases/(default)/documents/members/alice", true),
+        Row("resource.data.when < request.time", true), Row("resource.data.place.latitude() == 37.5", true),
+        Row("resource.data.blob.size() == 3", true),
+        Row("request.path == /databases/$(database)/documents/things/t1", true),
+        Row("request.method == 'get'", true), Row("request.resource == null", true), Row("database == '(default)'", true),
+        Row("request.auth.uid == 'alice'", true), Row("request.auth.uid == resource.data.owner", true),
+        Row("request.auth.token.email == 'alice@example.com' && request.auth.token.email_verified", true),
+        Row("request.auth.token.firebase.sign_in_provider == 'google.com'", true),
+        Row("request.auth.token.admin == true", false),
+        Row("request.time == timestamp.value(1700000000000)", true),
+    ]
+
+    static let methods: [Row] = [
+        // maps
+        Row("resource.data.keys().hasAll(['title', 'count'])", true), Row("resource.data.size() == 9", true),
+        Row("resource.data.get('nope', 5) == 5", true), Row("resource.data.get('count', 5) == 3", true),
+        Row("resource.data.get(['nested', 'x'], 0) == 1", true), Row("resource.data.get(['nested', 'y'], 0) == 0", true),
+        Row("resource.data.values().size() == 9", true), Row("'title' in resource.data", true),
+        Row("{'a': 1}.keys() == ['a']", true), Row("{'a': 1, 'b': 2}.values() == [1, 2]", true),
+        // map diffs: left.diff(right) — added keys are in left only
+        Row("{'a': 1, 'b': 2}.diff({'a': 1, 'b': 3, 'c': 4}).affectedKeys() == ['b', 'c'].toSet()", true),
+        Row("{'a': 1, 'n': 0}.diff({'a': 1, 'r': 0}).addedKeys() == ['n'].toSet()", true),
+        Row("{'a': 1, 'n': 0}.diff({'a': 1, 'r': 0}).removedKeys() == ['r'].toSet()", true),
+        Row("{'a': 1, 'b': 2}.diff({'a': 1, 'b': 3}).changedKeys() == ['b'].toSet()", true),
+        Row("{'a': 1, 'b': 2}.diff({'a': 1.0, 'b': 3}).unchangedKeys() == ['a'].toSet()", true),
+        Row("{'a': 1}.diff({'a': 1}).affectedKeys().size() == 0", true),
+        Row("{'a': 1}.diff(1).affectedKeys().size() == 0", false),
+        // lists and sets
+        Row("[1, 2, 3].hasAny([3, 4])", true), Row("[1, 2, 3].hasAny([4, 5])", false),
+        Row("[1, 2].hasAll([1, 2, 3])", false), Row("[1, 2, 3].hasAll([1, 2])", true),
+        Row("[1, 2].hasOnly([1, 2, 3])", true), Row("[1, 4].hasOnly([1, 2, 3])", false), Row("[].hasOnly([])", true),
+        Row("[1, 1, 2].toSet().size() == 2", true), Row("[1, 1.0].toSet().size() == 1", true),
+        Row("['a', 'b'].join('-') == 'a-b'", true), Row("[1].join('-') == '1'", false),
+        Row("[1].concat([2]) == [1, 2]", true), Row("[1, 2, 3, 2].removeAll([2]) == [1, 3]", true), Row("[1, 2].size() == 2", true),
+        Row("[1, 2].toSet().union([2, 3].toSet()).size() == 3", true),
+        Row("[1, 2].toSet().intersection([2, 3].toSet()) == [2].toSet()", true),
+        Row("[1, 2].toSet().difference([2, 3].toSet()) == [1].toSet()", true),
+        Row("[1, 2].toSet() == [2, 1].toSet()", true), Row("2 in [1, 2].toSet()", true),
+        Row("[1, 2].toSet().hasAll([1])", true),
+        // strings
+        Row("'hello'.size() == 5", true), Row("'héllo'.size() == 5", true), Row("'abc'.matches('a.c')", true),
+        Row("'abcd'.matches('a.c')", false), Row("'a1b2'.matches('([a-z][0-9])+')", true),
+        Row("'user@example.com'.matches('.*@example[.]com')", true), Row("'x@evil.com'.matches('.*@example[.]com')", false),
+        Row("'2024-01-31'.matches('\\\\d{4}-\\\\d{2}-\\\\d{2}')", true), Row("'ab'.matches('a|ab')", true),
+        Row("'x'.matches('[')", false), Row("'x'.matches('(?i)x')", false),
+        Row("'Hi'.lower() == 'hi'", true), Row("'hi'.upper() == 'HI'", true), Row("'  x '.trim() == 'x'", true),
+        Row("'a,b,,c'.split(',') == ['a', 'b', '', 'c']", true), Row("'a1b22c'.split('[0-9]+') == ['a', 'b', 'c']", true),
+        Row("'aaa'.replace('a', 'b') == 'bbb'", true), Row("'a.b.c'.replace('[.]', '/') == 'a/b/c'", true),
+        Row("'abc'.toUtf8().size() == 3", true),
+        // timestamps and durations
+        Row("request.time > timestamp.date(2020, 1, 1)", true), Row("timestamp.date(2024, 2, 29).day() == 29", true),
+        Row("timestamp.date(2024, 3, 1).month() == 3 && timestamp.date(2024, 3, 1).year() == 2024", true),
+        Row("timestamp.date(2023, 2, 29) == null", false), Row("timestamp.date(1970, 1, 1).dayOfWeek() == 4", true),
+        Row("timestamp.date(2024, 12, 31).dayOfYear() == 366", true),
+        Row("request.time - duration.value(1, 'h') < request.time", true),
+        Row("request.time + duration.value(1, 'd') > request.time", true),
+        Row("duration.value(90, 'm') == duration.time(1, 30, 0, 0)", true),
+        Row("timestamp.date(2024, 1, 2) - timestamp.date(2024, 1, 1) == duration.value(1, 'd')", true),
+        Row("timestamp.value(1500).toMillis() == 1500", true), Row("request.time.toMillis() == 1700000000000", true),
+        Row("request.time.hours() == 22 && request.time.minutes() == 13 && request.time.seconds() == 20", true),
+        Row("request.time.date() == timestamp.date(2023, 11, 14)", true),
+        Row("duration.value(1, 'x') == null", false), Row("duration.value(9223372036854775807, 'w') == null", false),
+        // conversions and math
+        Row("int('42') == 42", true), Row("int(3.9) == 3", true), Row("int('x') == 0", false), Row("float(1) == 1.0", true),
+        Row("float('2.5') == 2.5", true), Row("string(12) == '12'", true), Row("string(true) == 'true'", true),
+        Row("bool('true')", true), Row("path('/databases/d/documents/a/b') == /databases/d/documents/a/b", true),
+        Row("math.abs(-3) == 3", true), Row("math.abs(-2.5) == 2.5", true), Row("math.floor(2.7) == 2", true),
+        Row("math.ceil(2.1) == 3", true), Row("math.round(2.5) == 3", true), Row("math.sqrt(16) == 4.0", true),
+        Row("math.pow(2, 10) == 1024", true), Row("math.isNaN(0.0 / 0.0)", true), Row("math.isInfinite(1.0 / 0.0)", true),
+        Row("latlng.value(0, 0).distance(latlng.value(0, 1)) > 111000", true),
+    ]
+
+    @Test("operators and literals", arguments: operators)
+    func operatorRows(_ row: Row) throws {
+        let decision = try ExpressionTests.decide(row.expression)
+        #expect(decision.isAllowed == row.allowed, "\(decision)")
+    }
+
+    @Test("evaluation errors deny unless && or || decide without them", arguments: errors)
+    func errorRows(_ row: Row) throws {
+        let decision = try ExpressionTests.decide(row.expression)
+        #expect(decision.isAllowed == row.allowed, "\(decision)")
+    }
+
+    @Test("request, resource and wildcards", arguments: document)
+    func documentRows(_ row: Row) throws {
+        let decision = try ExpressionTests.decide(row.expression)
+        #expect(decision.isAllowed == row.allowed, "\(decision)")
+    }
+
+    @Test("methods and functions", arguments: methods)
+    func methodRows(_ row: Row) throws {
+        let decision = try ExpressionTests.decide(row.expression)
+        #expect(decision.isAllowed == row.allowed, "\(decision)")
+    }
+
+    @Test("an evaluation error is reported with its line and column")
+    func errorLocation() throws {
+        let decision = try ExpressionTests.decide("request.auth.uid == 'alice'", auth: nil)
+        let denial = try #require(decision.denial)
+        guard case .conditionsFailed(let attempts) = denial.reason, let attempt = attempts.first else {
+            Issue.record("unexpected \(denial)")
+            return
+        }
+        #expect(attempt.allow == SourceLocation(fileName: "test.rules", line: 5, column: 7))
+        #expect(attempt.outcome == .error("cannot read 'uid' of null", at: SourceLocation(fileName: "test.rules", line: 5, column: 21)))
+        #expect(decision.description == "denied get on things/t1: allow at test.rules:5:7: error at test.rules:5:21: cannot read 'uid' of null")
+    }
+
+    @Test("a missing document is null: resource.data on it is an error, resource == null holds")
+    func missingDocument() throws {
+        #expect(try ExpressionTests.decide("resource == null", existing: nil).isAllowed)
+        #expect(!(try ExpressionTests.decide("resource.data.owner == 'alice'", existing: nil).isAllowed))
+        #expect(try ExpressionTests.decide("resource == null || resource.data.owner == 'bob'", existing: nil).isAllowed)
+    }
+}
