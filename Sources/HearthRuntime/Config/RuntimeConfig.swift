@@ -244,6 +244,15 @@ public struct RuntimeConfig: Sendable, Equatable {
     /// such as providers' base URLs. Not secrets: those go in `[secrets]`.
     public var params: [String: String] = [:]
     public var appCheck = AppCheck()
+    /// `[firestore]`: documents over Firestore's REST API.
+    public var firestore = Firestore()
+
+    public struct Firestore: Sendable, Equatable {
+        /// A `firestore.rules` file guarding clients' REST requests (relative to the config file);
+        /// nil: clients may read and write nothing (the admin token still may).
+        public var rules: String?
+        public init() {}
+    }
     public var delivery = Delivery()
     /// A TOML file of secrets (mode 0600), beside the environment; relative to the config file.
     public var secretsFile: String?
@@ -360,6 +369,9 @@ public struct RuntimeConfig: Sendable, Equatable {
         r.section("app_check") { s in
             if let v = s.string("jwks_file") { appCheck.jwksFile = v }
             if let v = s.string("issuer_prefix") { appCheck.issuerPrefix = v }
+        }
+        r.section("firestore") { s in
+            if let v = s.string("rules") { firestore.rules = v }
         }
         r.section("workers") { s in
             workers.isolation = RuntimeConfig.isolation(&s, "isolation")
@@ -576,6 +588,7 @@ public struct RuntimeConfig: Sendable, Equatable {
                          "max_response_bytes": .int(Int64(outbound.maxResponseBytes))],
             "params": .map(params.mapValues { .string($0) }),
             "app_check": ["jwks_file": appCheck.jwksFile.map { .string(resolve($0)) } ?? .null, "issuer_prefix": .string(appCheck.issuerPrefix)],
+            "firestore": ["rules": firestore.rules.map { .string(resolve($0)) } ?? .null],
             "secrets": ["file": secretsFile.map { .string(resolve($0)) } ?? .null],
             "delivery": ["poll_interval_seconds": .double(delivery.pollIntervalSeconds), "task_dedupe_window_hours": .double(delivery.taskDedupeWindowHours),
                          "default_concurrency": .int(Int64(delivery.defaultConcurrency))],

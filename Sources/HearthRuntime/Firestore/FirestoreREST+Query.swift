@@ -193,7 +193,7 @@ extension FirestoreREST {
         for spec in query.branches {
             var checked = spec
             checked.limit = query.limit
-            try await access.authorize(call.caller, .list(checked), reads: .single)
+            try access.authorize(call.caller, .list(checked, offset: query.offset), reads: .single)
         }
         let (docs, skipped) = try await execute(query, txn: txn)
         let readTime = Value.string(store.clock.now().rfc3339)
@@ -251,7 +251,7 @@ extension FirestoreREST {
             }
         }
         let (txn, began) = try readTransaction(body)
-        for spec in query.branches { try await access.authorize(call.caller, .list(spec), reads: .single) }
+        for spec in query.branches { try access.authorize(call.caller, .list(spec, offset: 0), reads: .single) }
         let (docs, _) = try await execute(query, txn: txn)
         var fields: [String: Value] = [:]
         for (alias, kind) in aggregations {

@@ -125,9 +125,9 @@ extension FirestoreREST {
                 current = try await store.getAll(paths)
                 let now = store.clock.now()
                 let reads: FirestoreAccess.Reads = writes.count > 1 || txn != nil ? .multiple : .single
-                for (write, existing) in zip(writes, current) {
-                    try await access.authorize(caller, try FirestoreAccess.Action(write, existing: existing, at: now), reads: reads)
-                }
+                var actions: [FirestoreAccess.Action] = []
+                for (write, existing) in zip(writes, current) { actions.append(try FirestoreAccess.Action(write, existing: existing, at: now)) }
+                try access.authorize(caller, actions, reads: reads)
                 var seen: Set<DocumentPath> = []
                 for (path, doc) in zip(paths, current) where seen.insert(path).inserted {
                     validations.append(.document(path, updateTime: doc?.updateTime))

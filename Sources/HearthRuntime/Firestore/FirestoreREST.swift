@@ -183,7 +183,7 @@ final class FirestoreREST: Sendable {
         } else {
             doc = try await store.get(path)
         }
-        try await access.authorize(call.caller, .get(path, doc), reads: .single)
+        try access.authorize(call.caller, .get(path, doc), reads: .single)
         guard let doc else { throw HTTPSError(.notFound, "Document \"\(call.names.name(path))\" not found.") }
         return call.names.document(doc, mask: mask)
     }
@@ -209,7 +209,7 @@ final class FirestoreREST: Sendable {
         if showMissing { return try await listWithMissing(call, collection, mask: mask, pageSize: pageSize, after: token) }
         if let token { spec.startAt = QuerySpec.Cursor(values: token.values, before: false) }
         if let pageSize, pageSize > 0 { spec.limit = pageSize + 1 }
-        try await access.authorize(call.caller, .list(spec), reads: .single)
+        try access.authorize(call.caller, .list(spec, offset: 0), reads: .single)
         var docs: [StoredDocument]
         if let txn = try FirestoreREST.transactionID(parameter: call.parameter("transaction")) {
             docs = try await store.transactions.query(txn, spec)
@@ -228,7 +228,7 @@ final class FirestoreREST: Sendable {
     /// `showMissing`: documents that do not exist but have subcollections are listed too, by name
     /// only, as Firestore lists them.
     func listWithMissing(_ call: Call, _ collection: CollectionPath, mask: [FieldPath]?, pageSize: Int?, after token: PageToken?) async throws -> Value {
-        try await access.authorize(call.caller, .list(QuerySpec(collection: collection)), reads: .single)
+        try access.authorize(call.caller, .list(QuerySpec(collection: collection), offset: 0), reads: .single)
         var listing = try await store.listDocuments(in: collection)
         if case .reference(let last)? = token?.values.last { listing.removeAll { $0.path.description <= last } }
         var out: [String: Value] = [:]
@@ -334,8 +334,7 @@ final class FirestoreREST: Sendable {
         }
         let docs: [StoredDocument?]
         if let txn { docs = try await store.transactions.get(txn, paths) } else { docs = try await store.getAll(paths) }
-        let reads = FirestoreAccess.Reads.multiple
-        for (path, doc) in zip(paths, docs) { try await access.authorize(call.caller, .get(path, doc), reads: reads) }
+        try access.authorize(call.caller, zip(paths, docs).map { .get($0, $1) }, reads: .multiple)
         let readTime = Value.string(store.clock.now().rfc3339)
         var out: [Value] = []
         for (path, doc) in zip(paths, docs) {

@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthHTTP
 import HearthModel
+import HearthStore
 import Synchronization
 
 /// The runtime's HTTP face: the Firebase callable protocol, `onRequest` functions behind rewrites,
@@ -66,7 +67,15 @@ public final class FrontDoor: Sendable {
         } else {
             appCheck = nil
         }
-        documents = FirestoreREST(runtime: runtime, access: FirestoreAccess())
+        let store = runtime.store
+        let read: @Sendable (DocumentPath) throws -> StoredDocument?
+        if let embedded = store.engine as? SQLiteEngine {
+            read = { path in try embedded.getAll([path])[0] }
+        } else {
+            read = { path in throw HTTPSError(.unimplemented, "get() and exists() in rules need the embedded store (reading \(path))") }
+        }
+        documents = FirestoreREST(runtime: runtime, access: FirestoreAccess(rules: try FirestoreAccess.load(config), clock: runtime.clock,
+                                                                            read: read, log: runtime.log))
         var serverConfig = HTTPServer.Configuration()
         serverConfig.host = config.server.host
         serverConfig.port = config.server.port

@@ -1,0 +1,356 @@
+import Foundation
+import HearthHTTP
+import HearthModel
+@_spi(Internals) @testable import HearthRuntime
+import HearthTesting
+import Testing
+
+/// A REST client for one front door: paths under the database's documents, as the admin or as a
+/// signed-in client.
+struct RESTClient: Sendable {
+    let door: DoorFixture
+    let project: String
+    /// `Authorization` value; nil sends none.
+    var authorization: String?
+
+    var root: String { "projects/\(project)/databases/(default)/documents" }
+    func name(_ path: String) -> String { root + "/" + path }
+
+    func send(_ method: String, _ suffix: String, _ body: Value? = nil, query: String = "") async throws -> (status: Int, json: Value) {
+        var headers = [("Content-Type", "application/json")]
+        if let authorization { headers.append(("Authorization", authorization)) }
+        let url = "/v1/" + root + suffix + (query.isEmpty ? "" : "?" + query)
+        let r = try await door.send(method, url, headers: headers, body: body.map { JSONWriter.string($0) } ?? "")
+        let json = (try? JSONParser.parse(r.body)) ?? .string(r.text)
+        return (r.status, json)
+    }
+
+    func get(_ path: String, query: String = "") async throws -> (status: Int, json: Value) { try await send("GET", "/" + path, query: query) }
+    func post(_ verb: String, _ body: Value) async throws -> (status: Int, json: Value) { try await send("POST", ":" + verb, body) }
+
+    /// A document's fields, typed, for create and patch bodies.
+    static func fields(_ fields: [String: Value], _ names: FirestoreJSON) -> Value { ["fields": names.fieldsJSON(fields)] }
+}
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+func withREST<T: Sendable>(units: [String] = ["EchoUnit"], rules: String? = nil, project: String = "demo-rest",
+                           _ body: @escaping @Sendable (DoorFixture, RESTClient) async throws -> T) async throws -> T {
+    var rulesFile: String?
+    if let rules {
+        rulesFile = NSTemporaryDirectory() + "hearth-rules-" + UUID().uuidString + ".rules"
+        try rules.write(toFile: rulesFile!, atomically: true, encoding: .utf8)
+    }
+    defer { if let rulesFile { try? FileManager.default.removeItem(atPath: rulesFile) } }
+    return try await withFrontDoor(units: units, configure: { config in
+        config.project = project
+        config.firestore.rules = rulesFile
+    }) { door in
+        try await body(door, RESTClient(door: door, project: project, authorization: "Bearer owner"))
+    }
+}
+
+@Suite("Firestore REST v1 over HTTP")
+struct FirestoreRESTTests {
+    static let names = FirestoreJSON(project: "demo-rest")
+
+    /// Every value type, including the awkward ones (NaN, infinities, the int64 bounds, nanos).
+    static let everyType: [String: Value] = [
+        "null": .null, "yes": true, "no": false,
+        "int": .int(42), "min": .int(Int64.min), "max": .int(Int64.max), "negative": .int(-7),
+        "double": .double(2.5), "nan": .double(.nan), "inf": .double(.infinity), "ninf": .double(-.infinity), "zero": .double(-0.0),
+        "time": .timestamp(Timestamp(seconds: 1_714_554_000, nanos: 123_456_000)), "epoch": .timestamp(.zero),
+        "string": "héllo ✓ \"quoted\"\n", "empty": "",
+        "bytes": .bytes([0, 1, 2, 250, 255]), "ref": .reference("members/alice/items/a"),
+        "geo": .geoPoint(GeoPoint(latitude: 37.5, longitude: -122.25)),
+        "array": [1, "two", .null, ["nested": true]], "emptyArray": .array([]),
+        "map": ["a": ["b": ["c": 1]], "list": [.timestamp(.zero)]], "emptyMap": .emptyMap,
+    ]
+
+    @Test("every value type round-trips through createDocument and get in the typed JSON form")
+    func valueRoundTrip() async throws {
+        try await withREST { _, rest in
+            let created = try await rest.send("POST", "/things", RESTClient.fields(Self.everyType, Self.names), query: "documentId=all")
+            #expect(created.status == 200, "\(created.json)")
+            #expect(created.json["name"] == .string(rest.name("things/all")))
+            let got = try await rest.get("things/all")
+            #expect(got.status == 200)
+            let fields = try Self.names.fields(got.json["fields"], field: "fields")
+            #expect(fields == Self.everyType)
+            // The wire forms Google's clients expect.
+            #expect(got.json["fields"]?["int"] == ["integerValue": "42"])
+            #expect(got.json["fields"]?["max"] == ["integerValue": "9223372036854775807"])
+            #expect(got.json["fields"]?["nan"] == ["doubleValue": "NaN"])
+            #expect(got.json["fields"]?["ninf"] == ["doubleValue": "-Infinity"])
+            #expect(got.json["fields"]?["time"] == ["timestampValue": "2024-05-01T09:00:00.123456Z"])
+            #expect(got.json["fields"]?["bytes"] == ["bytesValue": "AAEC+v8="])
+            #expect(got.json["fields"]?["ref"] == ["referenceValue": .string(rest.name("members/alice/items/a"))])
+            #expect(got.json["fields"]?["emptyArray"] == ["arrayValue": .emptyMap])
+            #expect(got.json["createTime"] == got.json["updateTime"])
+            #expect(created.json["fields"] == got.json["fields"])
+        }
+    }
+
+    @Test("values are accepted in every form Google's JSON mapping allows")
+    func valueForms() async throws {
+        try await withREST { _, rest in
+            let body: Value = ["fields": [
+                "i": ["integerValue": 5], "s": ["integerValue": "-6"], "d": ["doubleValue": "1.5"], "di": ["doubleValue": 3],
+                "n": ["nullValue": "NULL_VALUE"], "b": ["bytesValue": "-_8"], "t": ["timestampValue": "2024-05-01T18:00:00+09:00"],
+                "a": ["arrayValue": [:]], "m": ["mapValue": [:]],
+            ]]
+            let r = try await rest.send("POST", "/forms", body, query: "documentId=f")
+            #expect(r.status == 200, "\(r.json)")
+            let doc = try #require(try await rest.door.runtime.store.get(DocumentPath("forms/f")))
+            #expect(doc.fields == ["i": 5, "s": -6, "d": 1.5, "di": .double(3), "n": .null, "b": .bytes([251, 255]),
+                                   "t": .timestamp(Timestamp(seconds: 1_714_554_000)), "a": .array([]), "m": .emptyMap])
+        }
+    }
+
+    @Test("bad values and bad requests get INVALID_ARGUMENT naming the field; nothing is written", arguments: [
+        (#"{"fields":{"x":{"integerValue":"99999999999999999999"}}}"#, "document.fields.x.integerValue"),
+        (#"{"fields":{"x":{"integerValue":"1.5"}}}"#, "document.fields.x.integerValue"),
+        (#"{"fields":{"x":{}}}"#, "document.fields.x"),
+        (#"{"fields":{"x":{"stringValue":"a","integerValue":"1"}}}"#, "more than one kind"),
+        (#"{"fields":{"x":{"fancyValue":1}}}"#, "unknown Value kind 'fancyValue'"),
+        (#"{"fields":{"x":{"timestampValue":"yesterday"}}}"#, "document.fields.x.timestampValue"),
+        (#"{"fields":{"x":{"timestampValue":"10000-01-01T00:00:00Z"}}}"#, "timestampValue"),
+        (#"{"fields":{"x":{"bytesValue":"***"}}}"#, "bytesValue: must be base64"),
+        (#"{"fields":{"x":{"referenceValue":"projects/other/databases/(default)/documents/a/b"}}}"#, "referenceValue"),
+        (#"{"fields":{"x":{"referenceValue":"projects/demo-rest/databases/(default)/documents/a"}}}"#, "does not name a document"),
+        (#"{"fields":{"x":{"geoPointValue":{"latitude":91,"longitude":0}}}}"#, "latitude"),
+        (#"{"fields":{"x":{"arrayValue":{"values":[{"arrayValue":{}}]}}}}"#, "cannot directly contain another array"),
+        (#"{"fields":{"x":{"mapValue":{"fields":5}}}}"#, "mapValue.fields"),
+        (#"{"fields":"#, "Invalid JSON payload"),
+        (#"[1,2]"#, "must be a JSON object"),
+        (#"{"fields":{"x":{"doubleValue":"lots"}}}"#, "doubleValue"),
+    ])
+    func badValues(body: String, mentions: String) async throws {
+        try await withREST { door, rest in
+            let r = try await door.send("POST", "/v1/\(rest.root)/bad?documentId=one", headers: [("Authorization", "Bearer owner")], body: body)
+            #expect(r.status == 400, "\(r.text)")
+            let json = try JSONParser.parse(r.body)
+            #expect(json["error"]?["status"] == "INVALID_ARGUMENT")
+            #expect(json["error"]?["code"] == 400)
+            #expect(json["error"]?["message"]?.stringValue?.contains(mentions) == true, "\(r.text)")
+            #expect(try await door.runtime.store.get(DocumentPath("bad/one")) == nil)
+        }
+    }
+
+    @Test("get: masks, 404 in Firestore's words, a bad database, readTime refused, unknown routes")
+    func getAndErrors() async throws {
+        try await withREST { door, rest in
+            _ = try await rest.send("POST", "/members", RESTClient.fields(["a": 1, "b": ["c": 2, "d": 3]], Self.names), query: "documentId=alice")
+            let masked = try await rest.get("members/alice", query: "mask.fieldPaths=a&mask.fieldPaths=b.c")
+            #expect(try Self.names.fields(masked.json["fields"], field: "") == ["a": 1, "b": ["c": 2]])
+            let missing = try await rest.get("members/nobody")
+            #expect(missing.status == 404)
+            #expect(missing.json["error"]?["message"] == .string("Document \"\(rest.name("members/nobody"))\" not found."))
+            #expect(missing.json["error"]?["status"] == "NOT_FOUND")
+            let otherDB = try await door.send("GET", "/v1/projects/demo-rest/databases/other/documents/members/alice", headers: [("Authorization", "Bearer owner")])
+            #expect(otherDB.status == 404)
+            let readTime = try await rest.get("members/alice", query: "readTime=2024-01-01T00:00:00Z")
+            #expect(readTime.status == 400)
+            #expect(readTime.json["error"]?["message"]?.stringValue?.contains("readTime") == true)
+            let listen = try await rest.post("listen", [:])
+            #expect(listen.status == 501)
+            let badVerb = try await rest.send("GET", ":commit")
+            #expect(badVerb.status == 404)
+            let badPath = try await rest.get("members/alice/x/y/z")
+            #expect(badPath.status == 200 || badPath.status == 400)
+        }
+    }
+
+    @Test("list pages through a collection in name order or orderBy, and showMissing lists parents of subcollections")
+    func listing() async throws {
+        try await withREST { door, rest in
+            let store = door.runtime.store
+            for i in 0..<7 { try await store.commit([.set(try DocumentPath("items/i\(i)"), ["n": .int(Int64(i % 3)), "i": .int(Int64(i))])]) }
+            try await store.commit([.set(try DocumentPath("items/ghost/sub/x"), ["deep": true])])
+            var names: [String] = []
+            var token = ""
+            for _ in 0..<10 {
+                let page = try await rest.get("items", query: "pageSize=3" + (token.isEmpty ? "" : "&pageToken=\(token)"))
+                #expect(page.status == 200, "\(page.json)")
+                names += (page.json["documents"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+                guard let next = page.json["nextPageToken"]?.stringValue else { break }
+                token = next
+            }
+            #expect(names == (0..<7).map { rest.name("items/i\($0)") })
+            let ordered = try await rest.get("items", query: "orderBy=n%20desc,i&mask.fieldPaths=i")
+            let order = (ordered.json["documents"]?.arrayValue ?? []).compactMap { $0["fields"]?["i"]?["integerValue"]?.stringValue }
+            #expect(order == ["2", "5", "1", "4", "0", "3", "6"])
+            let withMissing = try await rest.get("items", query: "showMissing=true")
+            let all = (withMissing.json["documents"]?.arrayValue ?? [])
+            #expect(all.count == 8)
+            #expect(all.contains { $0["name"] == .string(rest.name("items/ghost")) && $0["fields"] == nil && $0["createTime"] == nil })
+            let badToken = try await rest.get("items", query: "pageToken=garbage!")
+            #expect(badToken.status == 400)
+            let badSize = try await rest.get("items", query: "pageSize=-1")
+            #expect(badSize.status == 400)
+        }
+    }
+
+    @Test("patch with updateMask removes masked fields the body leaves out; preconditions hold or fail as Firestore's do")
+    func patchAndPreconditions() async throws {
+        try await withREST { door, rest in
+            let first = try await rest.send("PATCH", "/notes/n", RESTClient.fields(["a": 1, "b": 2, "c": 3], Self.names))
+            #expect(first.status == 200, "\(first.json)")
+            let masked = try await rest.send("PATCH", "/notes/n", RESTClient.fields(["a": 10], Self.names),
+                                             query: "updateMask.fieldPaths=a&updateMask.fieldPaths=b")
+            #expect(try Self.names.fields(masked.json["fields"], field: "") == ["a": 10, "c": 3])
+            let created = try await rest.send("PATCH", "/notes/n", RESTClient.fields([:], Self.names), query: "currentDocument.exists=false")
+            #expect(created.status == 409)
+            #expect(created.json["error"]?["message"] == .string("Document already exists: \(rest.name("notes/n"))"))
+            let missing = try await rest.send("PATCH", "/notes/none", RESTClient.fields(["x": 1], Self.names), query: "currentDocument.exists=true")
+            #expect(missing.status == 404)
+            #expect(missing.json["error"]?["message"] == .string("No document to update: \(rest.name("notes/none"))"))
+            let stale = try await rest.send("PATCH", "/notes/n", RESTClient.fields(["x": 1], Self.names), query: "currentDocument.updateTime=2020-01-01T00:00:00Z")
+            #expect(stale.status == 400)
+            #expect(stale.json["error"]?["status"] == "FAILED_PRECONDITION")
+            let current = try #require(masked.json["updateTime"]?.stringValue)
+            let fresh = try await rest.send("PATCH", "/notes/n", RESTClient.fields(["x": 1], Self.names), query: "currentDocument.updateTime=\(current)")
+            #expect(fresh.status == 200, "\(fresh.json)")
+            let deleteMissing = try await rest.send("DELETE", "/notes/none", query: "currentDocument.exists=true")
+            #expect(deleteMissing.status == 404)
+            let deleted = try await rest.send("DELETE", "/notes/n")
+            #expect(deleted.status == 200)
+            #expect(deleted.json == .emptyMap)
+            #expect(try await door.runtime.store.get(DocumentPath("notes/n")) == nil)
+            let auto = try await rest.send("POST", "/notes", RESTClient.fields(["auto": true], Self.names))
+            #expect(auto.json["name"]?.stringValue?.hasPrefix(rest.name("notes/")) == true)
+            #expect(auto.json["name"]?.stringValue?.count == rest.name("notes/").count + 20)
+        }
+    }
+
+    @Test("commit applies writes atomically with every field transform and reports their results")
+    func commitTransforms() async throws {
+        try await withREST { door, rest in
+            let doc = rest.name("counters/c")
+            try await door.runtime.store.commit([.set(try DocumentPath("counters/c"), ["n": 5, "big": 10, "small": 1.5, "tags": ["a", "b"], "mixed": 3])])
+            let r = try await rest.post("commit", ["writes": [
+                ["transform": ["document": .string(doc), "fieldTransforms": [
+                    ["fieldPath": "n", "increment": ["integerValue": "2"]],
+                    ["fieldPath": "big", "maximum": ["integerValue": "7"]],
+                    ["fieldPath": "small", "minimum": ["integerValue": "1"]],
+                    ["fieldPath": "mixed", "maximum": ["doubleValue": 3.0]],
+                    ["fieldPath": "tags", "appendMissingElements": ["values": [["stringValue": "b"], ["stringValue": "c"]]]],
+                    ["fieldPath": "gone", "removeAllFromArray": ["values": [["stringValue": "x"]]]],
+                    ["fieldPath": "at", "setToServerValue": "REQUEST_TIME"],
+                    ["fieldPath": "fresh", "maximum": ["doubleValue": 2.5]],
+                ]]],
+                ["update": ["name": .string(rest.name("counters/d")), "fields": ["v": ["integerValue": "1"]]],
+                 "updateTransforms": [["fieldPath": "t", "setToServerValue": 1]], "currentDocument": ["exists": false]],
+            ]])
+            #expect(r.status == 200, "\(r.json)")
+            let results = try #require(r.json["writeResults"]?.arrayValue)
+            #expect(results.count == 2)
+            let commitTime = try #require(r.json["commitTime"]?.stringValue)
+            let transformResults = try #require(results[0]["transformResults"]?.arrayValue)
+            #expect(transformResults.map { try? Self.names.value($0, field: "") } ==
+                    [7, 10, 1, 3, ["a", "b", "c"], .array([]), .timestamp(Timestamp(rfc3339: commitTime)!), 2.5])
+            let stored = try #require(try await door.runtime.store.get(DocumentPath("counters/c")))
+            #expect(stored.fields["small"] == 1)
+            #expect(stored.fields["mixed"] == 3)
+            #expect(try await door.runtime.store.get(DocumentPath("counters/d"))?.fields["t"]?.timestampValue != nil)
+            // One failing write fails them all: nothing of this commit lands.
+            let failed = try await rest.post("commit", ["writes": [
+                ["update": ["name": .string(rest.name("counters/e")), "fields": [:]]],
+                ["update": ["name": .string(rest.name("counters/d")), "fields": [:]], "currentDocument": ["exists": false]],
+            ]])
+            #expect(failed.status == 409)
+            #expect(try await door.runtime.store.get(DocumentPath("counters/e")) == nil)
+            let badTransform = try await rest.post("commit", ["writes": [["transform": ["document": .string(doc), "fieldTransforms": [
+                ["fieldPath": "n", "increment": ["stringValue": "1"]]]]]]])
+            #expect(badTransform.status == 400)
+            #expect(badTransform.json["error"]?["message"]?.stringValue?.contains("writes[0].transform.fieldTransforms[0].increment") == true)
+        }
+    }
+
+    @Test("batchWrite reports a status per write; batchGet answers found and missing, beginning a transaction when asked")
+    func batchWriteAndGet() async throws {
+        try await withREST { door, rest in
+            let w = try await rest.post("batchWrite", ["writes": [
+                ["update": ["name": .string(rest.name("b/1")), "fields": ["x": ["integerValue": "1"]]]],
+                ["update": ["name": .string(rest.name("b/1")), "fields": [:]], "currentDocument": ["exists": false]],
+                ["delete": .string(rest.name("b/2"))],
+            ]])
+            #expect(w.status == 200, "\(w.json)")
+            let statuses = try #require(w.json["status"]?.arrayValue)
+            #expect(statuses.count == 3)
+            #expect(statuses[0] == .emptyMap && statuses[2] == .emptyMap)
+            #expect(statuses[1]["code"] == 6)
+            #expect(w.json["writeResults"]?.arrayValue?[0]["updateTime"] != nil)
+            let g = try await rest.post("batchGet", ["documents": [.string(rest.name("b/1")), .string(rest.name("b/2"))], "newTransaction": ["readWrite": [:]]])
+            let items = try #require(g.json.arrayValue)
+            #expect(items.count == 2)
+            #expect(items[0]["found"]?["name"] == .string(rest.name("b/1")))
+            #expect(items[1]["missing"] == .string(rest.name("b/2")))
+            let txn = try #require(items[0]["transaction"])
+            #expect(door.runtime.store.transactions.openCount == 1)
+            let rolled = try await rest.post("rollback", ["transaction": txn])
+            #expect(rolled.status == 200)
+            #expect(door.runtime.store.transactions.openCount == 0)
+            let ids = try await rest.post("listCollectionIds", [:])
+            #expect(ids.json["collectionIds"] == ["b"])
+        }
+    }
+
+    @Test("writes over REST are ordinary commits: they fire document triggers and reach the change feed")
+    func restWritesFireTriggers() async throws {
+        try await withREST(units: ["BenchUnit"]) { door, rest in
+            try await door.runtime.startDeliveries(driving: true)
+            let before = door.runtime.store.engine.lastSequence
+            let r = try await rest.send("POST", "/bench", RESTClient.fields(["title": "from REST", "n": 3], Self.names), query: "documentId=r1")
+            #expect(r.status == 200, "\(r.json)")
+            let store = door.runtime.store
+            let logged = await eventually(seconds: 60) { store.engine.lastSequence >= before + 2 }
+            #expect(logged)
+            let log = try await store.get(DocumentPath("benchLog/r1"))
+            #expect(log?.fields["n"] == 3)
+            let changes = try await store.engine.changes(after: before, limit: 10)
+            #expect(changes.first?.path.description == "bench/r1")
+        }
+    }
+
+    @Test("a REST transaction that read a document a unit's transaction then changed fails with ABORTED and writes nothing")
+    func transactionConflictsWithUnit() async throws {
+        try await withREST(units: ["DocsUnit"]) { door, rest in
+            let store = door.runtime.store
+            try await store.commit([.set(try DocumentPath("counters/c"), ["n": 0])])
+            let begun = try await rest.post("beginTransaction", [:])
+            let txn = try #require(begun.json["transaction"])
+            let read = try await rest.send("GET", "/counters/c", query: "transaction=\(PercentEncoding.encodeQueryValue(txn.stringValue ?? ""))")
+            #expect(read.status == 200, "\(read.json)")
+            // The unit's transaction waits for the REST transaction's lock; roll the latter back
+            // after the unit started, through a concurrent commit that must conflict.
+            async let unit = door.call("docs", "transaction")
+            let commit = try await rest.post("commit", ["transaction": txn, "writes": [
+                ["update": ["name": .string(rest.name("counters/c")), "fields": ["n": ["integerValue": "100"]]]]]])
+            let unitResult = try await unit
+            #expect(unitResult.status == 200, "\(unitResult.text)")
+            if commit.status == 200 {
+                // The REST transaction committed first; the unit's ran after it, on its result.
+                #expect(try await store.get(DocumentPath("counters/c"))?.fields["n"] == 1)
+            } else {
+                #expect(commit.status == 409, "\(commit.json)")
+                #expect(commit.json["error"]?["status"] == "ABORTED")
+                #expect(try await store.get(DocumentPath("counters/c"))?.fields["n"] == 1)
+            }
+            // A plain write slipped between a transaction's read and its commit aborts it.
+            let second = try #require(try await rest.post("beginTransaction", [:]).json["transaction"])
+            _ = try await rest.post("batchGet", ["documents": [.string(rest.name("counters/c"))], "transaction": second])
+            try await store.commit([.set(try DocumentPath("counters/c"), ["n": 50])])
+            let conflicted = try await rest.post("commit", ["transaction": second, "writes": [
+                ["update": ["name": .string(rest.name("counters/c")), "fields": ["n": ["integerValue": "7"]]]]]])
+            #expect(conflicted.status == 409, "\(conflicted.json)")
+            #expect(conflicted.json["error"]?["status"] == "ABORTED")
+            #expect(try await store.get(DocumentPath("counters/c"))?.fields["n"] == 50)
+            // Read-only transactions refuse writes.
+            let readOnly = try #require(try await rest.post("beginTransaction", ["options": ["readOnly": [:]]]).json["transaction"])
+            let refused = try await rest.post("commit", ["transaction": readOnly, "writes": [["delete": .string(rest.name("counters/c"))]]])
+            #expect(refused.status == 400)
+            #expect(try await store.get(DocumentPath("counters/c")) != nil)
+        }
+    }
+}
