@@ -354,3 +354,107 @@ struct FirestoreRESTTests {
         }
     }
 }
+
+@Suite("Firestore REST queries against the store's")
+struct FirestoreRESTQueryDifferentialTests {
+    static let names = FirestoreJSON(project: "demo-rest")
+
+    static func fieldFilter(_ f: QuerySpec.Filter) -> Value {
+        let op: String
+        switch f.op {
+        case .equal: op = "EQUAL"
+        case .notEqual: op = "NOT_EQUAL"
+        case .lessThan: op = "LESS_THAN"
+        case .lessThanOrEqual: op = "LESS_THAN_OR_EQUAL"
+        case .greaterThan: op = "GREATER_THAN"
+        case .greaterThanOrEqual: op = "GREATER_THAN_OR_EQUAL"
+        case .in: op = "IN"
+        case .notIn: op = "NOT_IN"
+        case .arrayContains: op = "ARRAY_CONTAINS"
+        case .arrayContainsAny: op = "ARRAY_CONTAINS_ANY"
+        }
+        return ["fieldFilter": ["field": ["fieldPath": .string(f.field.description)], "op": .string(op), "value": names.json(f.value)]]
+    }
+
+    static func randomFilter(_ g: inout SplitMix64) -> QuerySpec.Filter {
+        let values: [Value] = [.int(0), .int(1), .int(2), .int(3), .double(1.5), .string("b"), .null, .bool(true)]
+        let v = values[Int(g.next() % UInt64(values.count))]
+        let w = values[Int(g.next() % UInt64(values.count))]
+        switch g.next() % 9 {
+        case 0: return QuerySpec.Filter(FieldPath(segments: ["a"]), .equal, v)
+        case 1: return QuerySpec.Filter(FieldPath(segments: ["a"]), .lessThan, v)
+        case 2: return QuerySpec.Filter(FieldPath(segments: ["b"]), .greaterThanOrEqual, v)
+        case 3: return QuerySpec.Filter(FieldPath(segments: ["a"]), .in, [v, w])
+        case 4: return QuerySpec.Filter(FieldPath(segments: ["tags"]), .arrayContains, v)
+        case 5: return QuerySpec.Filter(FieldPath(segments: ["tags"]), .arrayContainsAny, [v, w])
+        case 6: return QuerySpec.Filter(FieldPath(segments: ["a"]), .notEqual, v)
+        case 7: return QuerySpec.Filter(FieldPath(segments: ["m", "k"]), .lessThanOrEqual, v)
+        default: return QuerySpec.Filter(FieldPath(segments: ["b"]), .notIn, [v, w])
+        }
+    }
+
+    @Test("randomized: runQuery over REST returns what the store's own query returns, in order; OR returns the union of its branches")
+    func differential() async throws {
+        try await withREST { door, rest in
+            let store = door.runtime.store
+            var g = SplitMix64(seed: 20261201)
+            let values: [Value] = [.int(0), .int(1), .int(2), .int(3), .double(1.5), .double(.nan), .string("b"), .null, .bool(true)]
+            var writes: [DocumentWrite] = []
+            for i in 0..<80 {
+                var fields: [String: Value] = [:]
+                if g.next() % 5 != 0 { fields["a"] = values[Int(g.next() % UInt64(values.count))] }
+                if g.next() % 4 != 0 { fields["b"] = values[Int(g.next() % UInt64(values.count))] }
+                if g.next() % 3 != 0 { fields["tags"] = .array((0..<Int(g.next() % 3)).map { _ in values[Int(g.next() % UInt64(values.count))] }) }
+                if g.next() % 2 == 0 { fields["m"] = ["k": values[Int(g.next() % UInt64(values.count))]] }
+                writes.append(.set(try DocumentPath("d/doc\(String(format: "%03d", i))"), fields))
+            }
+            try await store.commit(writes)
+            var compared = 0, refusedAlike = 0
+            for _ in 0..<150 {
+                var spec = QuerySpec(collection: try CollectionPath("d"))
+                spec.filters = (0..<Int(1 + g.next() % 2)).map { _ in Self.randomFilter(&g) }
+                if g.next() % 2 == 0 { spec.orderBy = [QuerySpec.Order(FieldPath(segments: [["a", "b"][Int(g.next() % 2)]]), g.next() % 2 == 0 ? .ascending : .descending)] }
+                if g.next() % 3 == 0 { spec.limit = Int(1 + g.next() % 10) }
+                let offset = g.next() % 4 == 0 ? Int(g.next() % 5) : 0
+                var q: [String: Value] = ["from": [["collectionId": "d"]]]
+                q["where"] = spec.filters.count == 1 ? Self.fieldFilter(spec.filters[0])
+                    : ["compositeFilter": ["op": "AND", "filters": .array(spec.filters.map(Self.fieldFilter))]]
+                if !spec.orderBy.isEmpty {
+                    q["orderBy"] = .array(spec.orderBy.map { ["field": ["fieldPath": .string($0.field.description)], "direction": $0.direction == .ascending ? "ASCENDING" : "DESCENDING"] })
+                }
+                if let limit = spec.limit { q["limit"] = .int(Int64(limit)) }
+                if offset > 0 { q["offset"] = .int(Int64(offset)) }
+                let r = try await rest.post("runQuery", ["structuredQuery": .map(q)])
+                var expected = spec
+                expected.limit = spec.limit.map { $0 + offset }
+                let direct: [StoredDocument]
+                do { direct = try await store.query(expected) } catch let e as HTTPSError {
+                    #expect(r.status == 400, "store refused (\(e.message)) but REST answered \(r.status): \(q)")
+                    refusedAlike += 1
+                    continue
+                }
+                #expect(r.status == 200, "\(r.json) for \(q)")
+                let got = (r.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue }
+                #expect(got == direct.dropFirst(offset).map { rest.name($0.path.description) }, "\(q)")
+                compared += 1
+
+                // The OR of the two filters: the union of each alone.
+                guard spec.filters.count == 2 else { continue }
+                let or: Value = ["compositeFilter": ["op": "OR", "filters": .array(spec.filters.map(Self.fieldFilter))]]
+                let orResult = try await rest.post("runQuery", ["structuredQuery": ["from": [["collectionId": "d"]], "where": or]])
+                var union: Set<String> = []
+                var valid = true
+                for f in spec.filters {
+                    var one = QuerySpec(collection: try CollectionPath("d"))
+                    one.filters = [f]
+                    do { union.formUnion(try await store.query(one).map { rest.name($0.path.description) }) } catch { valid = false }
+                }
+                guard valid, orResult.status == 200 else { continue }
+                let orNames = (orResult.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue }
+                #expect(Set(orNames) == union || spec.filters.contains { $0.op.isInequality }, "\(or)")
+                #expect(orNames.count == Set(orNames).count, "an OR returned a document twice: \(or)")
+            }
+            #expect(compared > 60, "compared \(compared), refused alike \(refusedAlike)")
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HearthHTTP
+import HearthModel
+@_spi(Internals) @testable import HearthRuntime
+import HearthTesting
+import Testing
+
+/// Clients' REST requests under security rules: the sample app's `firestore.rules` and rules
+/// exercising queries and `get()`, over real HTTP with real ID tokens.
+@Suite("Firestore REST under security rules")
+struct FirestoreRulesRESTTests {
+    static let names = FirestoreJSON(project: "demo-rest")
+    static let sampleRules = (try? String(contentsOfFile: packageRoot + "/firestore.rules", encoding: .utf8)) ?? ""
+
+    func client(_ rest: RESTClient, _ uid: String?) async throws -> RESTClient {
+        var c = rest
+        if let uid { c.authorization = "Bearer " + (try await rest.door.idToken(uid)) } else { c.authorization = nil }
+        return c
+    }
+
+    @Test("the sample rules: each member reads and writes their own data; secrets and delivery records stay server-only; messages allow only isRead")
+    func sampleRules() async throws {
+        try await withREST(rules: Self.sampleRules) { door, rest in
+            let store = door.runtime.store
+            try await store.commit([
+                .set(try DocumentPath("members/alice/items/a"), ["title": "milk"]),
+                .set(try DocumentPath("members/alice/profiles/secrets"), ["fcmToken": "tok"]),
+                .set(try DocumentPath("members/alice/messages/m"), ["title": "hi", "isRead": false, "isDeleted": false]),
+                .set(try DocumentPath("members/alice/deliveryRecords/a_2024-05-01"), ["state": "sent"]),
+                .set(try DocumentPath("members/bob/items/b"), ["title": "bob's"]),
+            ])
+            let alice = try await client(rest, "alice")
+            let nobody = try await client(rest, nil)
+            let cases: [(RESTClient, String, String, Value?, String, Int)] = [
+                (alice, "GET", "/members/alice/items/a", nil, "", 200),
+                (alice, "PATCH", "/members/alice/items/a", RESTClient.fields(["title": "eggs"], Self.names), "", 200),
+                (alice, "POST", "/members/alice/items", RESTClient.fields(["title": "new"], Self.names), "documentId=n", 200),
+                (alice, "DELETE", "/members/alice/items/n", nil, "", 200),
+                (alice, "GET", "/members/alice/items", nil, "", 200),
+                (alice, "GET", "/members/bob/items/b", nil, "", 403),
+                (alice, "GET", "/members/bob/items", nil, "", 403),
+                (alice, "PATCH", "/members/bob/items/b", RESTClient.fields(["title": "mine now"], Self.names), "", 403),
+                (alice, "GET", "/members/alice/profiles/secrets", nil, "", 403),
+                (alice, "PATCH", "/members/alice/profiles/secrets", RESTClient.fields(["fcmToken": "x"], Self.names), "", 403),
+                (alice, "PATCH", "/members/alice/profiles/settings", RESTClient.fields(["pushEnabled": true], Self.names), "", 200),
+                (alice, "GET", "/members/alice/deliveryRecords/a_2024-05-01", nil, "", 403),
+                (alice, "GET", "/members/alice/messages/m", nil, "", 200),
+                (alice, "PATCH", "/members/alice/messages/m", RESTClient.fields(["isRead": true], Self.names), "updateMask.fieldPaths=isRead", 200),
+                (alice, "PATCH", "/members/alice/messages/m", RESTClient.fields(["title": "changed"], Self.names), "updateMask.fieldPaths=title", 403),
+                (alice, "DELETE", "/members/alice/messages/m", nil, "", 403),
+                (nobody, "GET", "/members/alice/items/a", nil, "", 403),
+                (nobody, "POST", "/anything", RESTClient.fields([:], Self.names), "", 403),
+            ]
+            for (who, method, path, body, query, status) in cases {
+                let r = try await who.send(method, path, body, query: query)
+                #expect(r.status == status, "\(method) \(path) \(query): \(r.json)")
+                if status == 403 {
+                    #expect(r.json["error"]?["status"] == "PERMISSION_DENIED")
+                    #expect(r.json["error"]?["message"] == "Missing or insufficient permissions.")
+                }
+            }
+            // What the denied requests would have changed is unchanged.
+            #expect(try await store.get(DocumentPath("members/bob/items/b"))?.fields["title"] == "bob's")
+            #expect(try await store.get(DocumentPath("members/alice/profiles/secrets"))?.fields == ["fcmToken": "tok"])
+            #expect(try await store.get(DocumentPath("members/alice/messages/m"))?.fields["isRead"] == true)
+            #expect(try await store.get(DocumentPath("members/alice/messages/m"))?.fields["title"] == "hi")
+            // A commit with one denied write writes nothing.
+            let mixed = try await alice.post("commit", ["writes": [
+                ["update": ["name": .string(rest.name("members/alice/items/z")), "fields": [:]]],
+                ["update": ["name": .string(rest.name("members/bob/items/z")), "fields": [:]]],
+            ]])
+            #expect(mixed.status == 403)
+            #expect(try await store.get(DocumentPath("members/alice/items/z")) == nil)
+            // Admin-only and bad credentials.
+            #expect(try await alice.post("listCollectionIds", [:]).status == 403)
+            var forged = rest
+            forged.authorization = "Bearer not.a.token"
+            let bad = try await forged.get("members/alice/items/a")
+            #expect(bad.status == 401)
+            #expect(bad.json["error"]?["status"] == "UNAUTHENTICATED")
+            #expect(door.log.contains("firestore request denied by rules"))
+        }
+    }
+
+    static let queryRules = """
+    rules_version = '2';
+    service cloud.firestore {
+      match /databases/{database}/documents {
+        match /posts/{post} {
+          allow get: if resource.data.owner == request.auth.uid || resource.data.public == true;
+          allow list: if request.auth != null && resource.data.owner == request.auth.uid && request.query.limit <= 20;
+          allow create: if request.resource.data.owner == request.auth.uid
+                        && exists(/databases/$(database)/documents/users/$(request.auth.uid));
+          allow update: if get(/databases/$(database)/documents/users/$(request.auth.uid)).data.role == 'editor';
+        }
+      }
+    }
+    """
+
+    @Test("queries are allowed only when their filters prove the rule for every result; get() and exists() read other documents")
+    func queriesAndLookups() async throws {
+        try await withREST(rules: Self.queryRules) { door, rest in
+            let store = door.runtime.store
+            try await store.commit([
+                .set(try DocumentPath("posts/p1"), ["owner": "alice", "public": false]),
+                .set(try DocumentPath("posts/p2"), ["owner": "bob", "public": true]),
+                .set(try DocumentPath("users/alice"), ["role": "editor"]),
+            ])
+            let alice = try await client(rest, "alice")
+            let carol = try await client(rest, "carol")
+            func query(_ filter: Value?, limit: Int?) -> Value {
+                var q: [String: Value] = ["from": [["collectionId": "posts"]]]
+                if let filter { q["where"] = filter }
+                if let limit { q["limit"] = .int(Int64(limit)) }
+                return ["structuredQuery": .map(q)]
+            }
+            func owner(_ uid: String) -> Value {
+                ["fieldFilter": ["field": ["fieldPath": "owner"], "op": "EQUAL", "value": ["stringValue": .string(uid)]]]
+            }
+            let own = try await alice.post("runQuery", query(owner("alice"), limit: 10))
+            #expect(own.status == 200, "\(own.json)")
+            #expect(own.json.arrayValue?.compactMap { $0["document"]?["name"] } == [.string(rest.name("posts/p1"))])
+            #expect(try await alice.post("runQuery", query(nil, limit: 10)).status == 403)
+            #expect(try await alice.post("runQuery", query(owner("bob"), limit: 10)).status == 403)
+            #expect(try await alice.post("runQuery", query(owner("alice"), limit: 50)).status == 403)
+            #expect(try await alice.post("runQuery", query(owner("alice"), limit: nil)).status == 403)
+            // get: another's public post is readable, a private one is not.
+            #expect(try await alice.get("posts/p2").status == 200)
+            #expect(try await carol.get("posts/p1").status == 403)
+            // create needs users/{uid} to exist; update needs the editor role, read with get().
+            let created = try await alice.send("POST", "/posts", RESTClient.fields(["owner": "alice"], Self.names), query: "documentId=p3")
+            #expect(created.status == 200, "\(created.json)")
+            #expect(try await carol.send("POST", "/posts", RESTClient.fields(["owner": "carol"], Self.names), query: "documentId=p4").status == 403)
+            #expect(try await alice.send("PATCH", "/posts/p2", RESTClient.fields(["owner": "bob", "edited": true], Self.names)).status == 200)
+            try await store.commit([.set(try DocumentPath("users/carol"), ["role": "reader"])])
+            #expect(try await carol.send("PATCH", "/posts/p2", RESTClient.fields(["owner": "bob"], Self.names)).status == 403)
+        }
+    }
+
+    @Test("rules that do not parse stop the front door from starting, naming file, line and column")
+    func badRulesRefused() async throws {
+        let bad = "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    allow reed: if true;\n  }\n}\n"
+        await #expect {
+            try await withREST(rules: bad) { _, _ in }
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains(".rules:4:") && text.contains("reed")
+        }
+    }
+}
