@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "CHearthSystem"]),
         .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthRules"]),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"]),
-        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "HearthHTTP", "CSQLite", "HearthTesting"],
+        .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "HearthHTTP", "CSQLite", "HearthTesting", "HearthRules"],
                           path: "Scripts/bench/Sources/hearth-bench"),
         .executableTarget(name: "hearth-testkit", dependencies: ["HearthModel", "HearthStore", "HearthHTTP"], path: "Tests/Tools/hearth-testkit"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel", "HearthTesting"]),

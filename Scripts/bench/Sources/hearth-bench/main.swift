@@ -13,6 +13,7 @@ let suites: [String: () async throws -> Void] = [
     "store-write-profile": runStoreWriteProfile,
     "export": runExportBenchmark,
     "replay": runReplayBenchmark,
+    "rules": runRulesBenchmark,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
