@@ -31,7 +31,9 @@ public struct Secrets: Sendable {
 
     /// The secret's value: the environment variable of that name, or the file's entry.
     public func value(_ name: String) -> String? {
-        if let v = ProcessInfo.processInfo.environment[name], !v.isEmpty { return v }
+        // getenv reads the one variable; ProcessInfo's environment copies all of them into a
+        // dictionary on every call (tens of µs on each admin-token check).
+        if let raw = getenv(name), raw.pointee != 0 { return String(cString: raw) }
         return file[name]
     }
 
