@@ -113,7 +113,7 @@ struct ItemLifecycleTests {
         _ = try await app.call("updateItem", ["itemId": "old", "title": "back"], as: "kai")
         let restored = try #require(try await app.document("members/kai/items/old"))
         #expect(restored.fields["title"] == "back")
-        #expect(restored.fields["body"] == "" && restored.fields["priority"] == 0 && restored.fields["deletedAt"] == .null)
+        #expect(restored.fields["body"] == "" && restored.fields["priority"] == 0 && restored.fields["deletedAt"] == .null, "\(restored.fields)")
         _ = try await app.call("deleteItem", ["itemId": "old"], as: "kai")
         await app.advance(by: .seconds(1))
         try await app.write(["members/kai/items/old": .map(compacted.fields)])  // compacted again, as before
