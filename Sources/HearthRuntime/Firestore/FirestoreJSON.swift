@@ -18,9 +18,14 @@ struct FirestoreJSON: Sendable {
         documentsRoot = database + "/documents"
     }
 
-    /// The parser's bound for request bodies: a value may nest `ValueLimits.maxDepth` deep, and
-    /// each level of it is three JSON levels in the typed form (value, `mapValue`, `fields`).
-    static let readOptions = JSONReadOptions(maxDepth: 3 * ValueLimits.maxDepth + 16)
+    /// How deeply typed values may nest here: well past Firestore's 20 (so the store's own error
+    /// names the field), and shallow enough that decoding, which recurses, stays far from the
+    /// end of a task's stack.
+    static let maxValueDepth = 100
+
+    /// The parser's bound for request bodies: each level of a value is three JSON levels in the
+    /// typed form (value, `mapValue`, `fields`), plus the request's own envelope.
+    static let readOptions = JSONReadOptions(maxDepth: 3 * maxValueDepth + 16)
 
     // MARK: names
 
@@ -56,7 +61,10 @@ struct FirestoreJSON: Sendable {
     // MARK: values
 
     /// A value from its typed JSON form.
-    func value(_ json: Value, field: String) throws(HTTPSError) -> Value {
+    func value(_ json: Value, field: String, depth: Int = 0) throws(HTTPSError) -> Value {
+        guard depth <= FirestoreJSON.maxValueDepth else {
+            throw .invalidArgument("\(field.prefix(200)): values nest deeper than \(FirestoreJSON.maxValueDepth) levels")
+        }
         guard case .map(let object) = json else { throw .invalidArgument("\(field): a Value must be a JSON object (got \(json.typeName))") }
         guard object.count == 1, let (kind, payload) = object.first else {
             if object.isEmpty { throw .invalidArgument("\(field): a Value must set one of nullValue, booleanValue, integerValue, doubleValue, timestampValue, stringValue, bytesValue, referenceValue, geoPointValue, arrayValue, mapValue") }
@@ -115,26 +123,26 @@ struct FirestoreJSON: Sendable {
             var out: [Value] = []
             out.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
-                let v = try value(item, field: "\(field).arrayValue.values[\(i)]")
+                let v = try value(item, field: "\(field).arrayValue.values[\(i)]", depth: depth + 1)
                 if case .array = v { throw .invalidArgument("\(field).arrayValue.values[\(i)]: an array cannot directly contain another array") }
                 out.append(v)
             }
             return .array(out)
         case "mapValue":
             guard case .map(let map) = payload else { throw .invalidArgument("\(field).mapValue: must be an object") }
-            return .map(try fields(map["fields"], field: field + ".mapValue.fields"))
+            return .map(try fields(map["fields"], field: field + ".mapValue.fields", depth: depth + 1))
         default:
             throw .invalidArgument("\(field): unknown Value kind '\(kind)'")
         }
     }
 
     /// A `fields` map (absent: empty).
-    func fields(_ json: Value?, field: String) throws(HTTPSError) -> [String: Value] {
+    func fields(_ json: Value?, field: String, depth: Int = 0) throws(HTTPSError) -> [String: Value] {
         guard let json else { return [:] }
         guard case .map(let object) = json else { throw .invalidArgument("\(field): must be an object of Values") }
         var out: [String: Value] = [:]
         out.reserveCapacity(object.count)
-        for (key, item) in object { out[key] = try value(item, field: "\(field).\(key)") }
+        for (key, item) in object { out[key] = try value(item, field: "\(field).\(key)", depth: depth) }
         return out
     }
 

@@ -458,3 +458,78 @@ struct FirestoreRESTQueryDifferentialTests {
         }
     }
 }
+
+@Suite("Firestore REST: hostile requests and recording")
+struct FirestoreRESTHostileTests {
+    @Test("hostile requests get clear 4xx errors and the server keeps serving", arguments: [
+        ("GET", "/d?pageSize=99999999999", "", "pageSize"),
+        ("GET", "/d?orderBy=a%20sideways", "", "orderBy"),
+        ("GET", "/d?orderBy=%60unclosed", "", "orderBy"),
+        ("GET", "/d/x?mask.fieldPaths=", "", "mask.fieldPaths"),
+        ("GET", "/d/x?transaction=AAAA", "", "transaction"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"limit":-1}}"#, "limit"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"offset":2147483648}}"#, "offset"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"offset":2147483647,"limit":2147483647}}"#, ""),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"startAt":{"values":[{"integerValue":"1"},{"integerValue":"2"}]}}}"#, "cursor"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[]}}"#, "from"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"a/b"}]}}"#, "collection"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"where":{"fieldFilter":{"field":{"fieldPath":"a"},"op":"IN","value":{"integerValue":"1"}}}}}"#, "needs a non-empty array"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"where":{"compositeFilter":{"op":"XOR","filters":[]}}}}"#, "op"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"findNearest":{}}}"#, "findNearest"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"bogus":1}}"#, "bogus"),
+        ("POST", ":runAggregationQuery", #"{"structuredAggregationQuery":{"structuredQuery":{"from":[{"collectionId":"d"}]},"aggregations":[]}}"#, "aggregation"),
+        ("POST", ":commit", #"{"writes":[{"update":{"name":"projects/demo-rest/databases/(default)/documents/d/x"},"delete":"projects/demo-rest/databases/(default)/documents/d/x"}]}"#, "exactly one"),
+        ("POST", ":commit", #"{"writes":[{"update":{"name":"projects/demo-rest/databases/(default)/documents/d/x"},"currentDocument":{"exists":"yes"}}]}"#, "currentDocument.exists"),
+        ("POST", ":commit", #"{"writes":[{"transform":{"document":"projects/demo-rest/databases/(default)/documents/d/x","fieldTransforms":[{"fieldPath":"n","setToServerValue":"TOMORROW"}]}}]}"#, "setToServerValue"),
+        ("POST", ":commit", #"{"transaction":"bm90IGFuIGlk"}"#, "transaction"),
+        ("POST", ":batchGet", #"{"documents":["projects/demo-rest/databases/(default)/documents/d"]}"#, "does not name a document"),
+        ("POST", ":beginTransaction", #"{"options":{"readOnly":{},"readWrite":{}}}"#, "not both"),
+    ])
+    func hostile(method: String, suffix: String, body: String, mentions: String) async throws {
+        try await withREST { door, rest in
+            let r = try await door.send(method, "/v1/\(rest.root)\(suffix)", headers: [("Authorization", "Bearer owner")], body: body)
+            let json = (try? JSONParser.parse(r.body)) ?? .null
+            if mentions.isEmpty {
+                #expect(r.status == 200, "\(r.text)")
+            } else {
+                #expect((400..<500).contains(r.status) || r.status == 501, "\(r.status) \(r.text)")
+                #expect(json["error"]?["message"]?.stringValue?.contains(mentions) == true, "\(r.text)")
+            }
+            #expect(try await rest.get("d/missing").status == 404, "the server still answers")
+        }
+    }
+
+    @Test("a document nested past the depth limit, or a body past the size limit, is refused without harm")
+    func deepAndLarge() async throws {
+        try await withREST { door, rest in
+            var value = #"{"integerValue":"1"}"#
+            for _ in 0..<800 { value = #"{"mapValue":{"fields":{"a":"# + value + "}}}" }
+            let deep = try await door.send("POST", "/v1/\(rest.root)/d?documentId=deep", headers: [("Authorization", "Bearer owner")],
+                                           body: #"{"fields":{"x":"# + value + "}}")
+            #expect(deep.status == 400, "\(deep.status)")
+            var fine = #"{"integerValue":"1"}"#
+            for _ in 0..<10 { fine = #"{"mapValue":{"fields":{"a":"# + fine + "}}}" }
+            let ok = try await door.send("POST", "/v1/\(rest.root)/d?documentId=ok", headers: [("Authorization", "Bearer owner")],
+                                         body: #"{"fields":{"x":"# + fine + "}}")
+            #expect(ok.status == 200, "\(ok.text)")
+            #expect(try await door.runtime.store.get(DocumentPath("d/deep")) == nil)
+        }
+    }
+
+    @Test("REST writes are recorded as external inputs while recording")
+    func recorded() async throws {
+        let dir = NSTemporaryDirectory() + "hearth-rest-record-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try await withREST { door, rest in
+            try await door.runtime.startRecording(Recorder.Options(directory: dir, maxFileBytes: 1 << 20, process: "test"), changes: false)
+            let r = try await rest.send("PATCH", "/notes/n", ["fields": ["t": ["stringValue": "hello"]]])
+            #expect(r.status == 200)
+            _ = await door.runtime.stopRecording()
+            let recording = try Recording.read(dir)
+            let writes = recording.inputs.compactMap { input -> [DocumentWrite]? in
+                if case .write(let commit) = input.kind { return commit.writes } else { return nil }
+            }
+            #expect(writes.flatMap { $0 }.map(\.path.description) == ["notes/n"])
+        }
+    }
+}
