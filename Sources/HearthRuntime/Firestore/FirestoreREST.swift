@@ -208,8 +208,10 @@ final class FirestoreREST: Sendable {
         let token = try call.parameter("pageToken").flatMap { $0.isEmpty ? nil : try PageToken(text: $0, names: call.names) }
         if showMissing { return try await listWithMissing(call, collection, mask: mask, pageSize: pageSize, after: token) }
         if let token { spec.startAt = QuerySpec.Cursor(values: token.values, before: false) }
-        if let pageSize, pageSize > 0 { spec.limit = pageSize + 1 }
+        // The rules see the page size as the query's limit; one more is read to know if a page follows.
+        if let pageSize, pageSize > 0 { spec.limit = pageSize }
         try access.authorize(call.caller, .list(spec, offset: 0), reads: .single)
+        if let pageSize, pageSize > 0 { spec.limit = pageSize + 1 }
         var docs: [StoredDocument]
         if let txn = try FirestoreREST.transactionID(parameter: call.parameter("transaction")) {
             docs = try await store.transactions.query(txn, spec)

@@ -93,6 +93,9 @@ struct FirestoreRulesRESTTests {
                         && exists(/databases/$(database)/documents/users/$(request.auth.uid));
           allow update: if get(/databases/$(database)/documents/users/$(request.auth.uid)).data.role == 'editor';
         }
+        match /public/{doc} {
+          allow list: if request.query.limit <= 20;
+        }
       }
     }
     """
@@ -124,6 +127,10 @@ struct FirestoreRulesRESTTests {
             #expect(try await alice.post("runQuery", query(owner("bob"), limit: 10)).status == 403)
             #expect(try await alice.post("runQuery", query(owner("alice"), limit: 50)).status == 403)
             #expect(try await alice.post("runQuery", query(owner("alice"), limit: nil)).status == 403)
+            // A list's page size is its limit for the rules.
+            #expect(try await alice.get("public", query: "pageSize=20").status == 200)
+            #expect(try await alice.get("public", query: "pageSize=21").status == 403)
+            #expect(try await alice.get("public").status == 403, "no page size: no limit")
             // get: another's public post is readable, a private one is not.
             #expect(try await alice.get("posts/p2").status == 200)
             #expect(try await carol.get("posts/p1").status == 403)
