@@ -25,17 +25,6 @@ struct FirestoreAccess: Sendable {
         case update(DocumentPath, before: StoredDocument, after: [String: Value])
         case delete(DocumentPath, before: StoredDocument?)
 
-        /// The action a write is, over the document as it is now: a write to a missing document
-        /// creates it, to an existing one updates it.
-        init(_ write: DocumentWrite, existing: StoredDocument?, at time: Timestamp) throws(HTTPSError) {
-            if case .delete = write.operation {
-                self = .delete(write.path, before: existing)
-                return
-            }
-            let after = try DocumentStore.preview(write, over: existing, at: time) ?? [:]
-            if let existing { self = .update(write.path, before: existing, after: after) } else { self = .create(write.path, after: after) }
-        }
-
         var path: String {
             switch self {
             case .get(let p, _), .create(let p, _), .update(let p, _, _), .delete(let p, _): return p.description
@@ -74,13 +63,13 @@ struct FirestoreAccess: Sendable {
 
     /// Checks every action of one request (the documents of a batchGet, the writes of a commit)
     /// with one budget of document reads; the first denial refuses the whole request.
-    func authorize(_ caller: FirestoreCaller, _ actions: [Action], reads: Reads) throws(HTTPSError) {
+    func authorize(_ caller: FirestoreCaller, _ actions: [Action], reads: Reads, at time: Timestamp? = nil) throws(HTTPSError) {
         guard case .client(let signedIn) = caller, !actions.isEmpty else { return }
         guard let rules else {
             throw HTTPSError(.permissionDenied, "\(FirestoreAccess.denied) No security rules are configured ([firestore] rules in runtime.toml), so clients may not read or write \(actions[0].path).")
         }
         let auth = signedIn.map { RulesAuth(uid: $0.uid, token: $0.claims) }
-        let now = clock.now()
+        let now = time ?? clock.now()
         var after: [DocumentPath: [String: Value]?] = [:]
         for case let (path, fields)? in actions.map(\.written) { after[path] = .some(fields) }
         let read = self.read

@@ -163,12 +163,12 @@ extension FirestoreREST {
     }
 
     /// Runs a parsed query (in a transaction when `txn` is set): every branch, merged, offset, limited.
-    func execute(_ query: ParsedQuery, txn: UInt64?) async throws -> (docs: [StoredDocument], skipped: Int) {
+    func execute(_ query: ParsedQuery, txn: UInt64?, caller: FirestoreCaller?) async throws -> (docs: [StoredDocument], skipped: Int) {
         var results: [[StoredDocument]] = []
         let needed = query.limit.map { $0.addingReportingOverflow(query.offset).overflow ? Int.max : $0 + query.offset }
         for var spec in query.branches {
             spec.limit = needed
-            if let txn { results.append(try await store.transactions.query(txn, spec)) } else { results.append(try await store.query(spec)) }
+            if let txn { results.append(try await store.transactions.query(txn, spec, caller: caller.map(owner))) } else { results.append(try await store.query(spec)) }
         }
         var docs = results.count == 1 ? results[0] : DocumentStore.merged(results, order: query.order)
         let skipped = min(query.offset, docs.count)
@@ -178,24 +178,25 @@ extension FirestoreREST {
     }
 
     /// The transaction a read request names or begins (`transaction` or `newTransaction`).
-    func readTransaction(_ body: [String: Value]) throws(HTTPSError) -> (id: UInt64?, began: Bool) {
+    func readTransaction(_ body: [String: Value], for caller: FirestoreCaller) throws(HTTPSError) -> (id: UInt64?, began: Bool) {
         if body["readTime"] != nil { throw .invalidArgument("readTime is not supported: Hearth reads the latest committed state only") }
         let given = try FirestoreREST.transactionID(body["transaction"])
         guard let options = body["newTransaction"] else { return (given, false) }
         guard given == nil else { throw .invalidArgument("set transaction or newTransaction, not both") }
-        return (try begin(options), true)
+        return (try begin(options, for: caller), true)
     }
 
     func runQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
         let body = try call.body()
         let query = try parseQuery(body["structuredQuery"], parent: parent, names: call.names)
-        let (txn, began) = try readTransaction(body)
+        // Authorized before a transaction begins or reads anything.
         for spec in query.branches {
             var checked = spec
             checked.limit = query.limit
             try access.authorize(call.caller, .list(checked, offset: query.offset), reads: .single)
         }
-        let (docs, skipped) = try await execute(query, txn: txn)
+        let (txn, began) = try readTransaction(body, for: call.caller)
+        let (docs, skipped) = try await execute(query, txn: txn, caller: call.caller)
         let readTime = Value.string(store.clock.now().rfc3339)
         var out: [Value] = docs.map { doc in
             var fields = doc.fields
@@ -250,9 +251,9 @@ extension FirestoreREST {
                 throw HTTPSError(.invalidArgument, "\(field): set one of count, sum, avg")
             }
         }
-        let (txn, began) = try readTransaction(body)
         for spec in query.branches { try access.authorize(call.caller, .list(spec, offset: 0), reads: .single) }
-        let (docs, _) = try await execute(query, txn: txn)
+        let (txn, began) = try readTransaction(body, for: call.caller)
+        let (docs, _) = try await execute(query, txn: txn, caller: call.caller)
         var fields: [String: Value] = [:]
         for (alias, kind) in aggregations {
             switch kind {

@@ -104,14 +104,19 @@ extension FirestoreREST {
 
     // MARK: committing
 
-    /// Commits `writes` as `caller` may: rules checked (for a client) against the documents as
-    /// they are when committed. Returns the result and the documents as the rules saw them.
+    /// Commits `writes` as the caller may. For a client, the rules see each document once: as it
+    /// is before the commit (`resource`) and as all of the commit's writes to it leave it
+    /// (`request.resource`), at one request time. Outside a transaction, the commit then checks
+    /// that those documents are still what the rules saw (and, if not, everything runs again);
+    /// inside one, they are read through the transaction, so its commit validates them, and a
+    /// denial ends the transaction. Returns the result and the documents as they were.
     func commitChecked(_ writes: [DocumentWrite], _ call: Call, txn: UInt64? = nil) async throws -> (CommitResult, [StoredDocument?]) {
         let caller = call.caller
         guard writes.count <= 500 else { throw HTTPSError(.invalidArgument, "a commit can hold at most 500 writes (got \(writes.count))") }
+        let owner = owner(caller)
         if let txn, readOnly.withLock({ $0.contains(txn) }) {
             if !writes.isEmpty { throw HTTPSError(.invalidArgument, "Cannot modify entities in a read-only transaction.") }
-            store.transactions.rollback(txn)
+            store.transactions.rollback(txn, caller: owner)
             readOnly.withLock { _ = $0.remove(txn) }
             return (CommitResult(commitTime: store.clock.now(), writeResults: []), [])
         }
@@ -122,21 +127,25 @@ extension FirestoreREST {
             var validations: [ReadValidation] = []
             if !caller.isAdmin {
                 let paths = writes.map(\.path)
-                current = try await store.getAll(paths)
-                let now = store.clock.now()
-                let reads: FirestoreAccess.Reads = writes.count > 1 || txn != nil ? .multiple : .single
-                var actions: [FirestoreAccess.Action] = []
-                for (write, existing) in zip(writes, current) { actions.append(try FirestoreAccess.Action(write, existing: existing, at: now)) }
-                try access.authorize(caller, actions, reads: reads)
-                var seen: Set<DocumentPath> = []
-                for (path, doc) in zip(paths, current) where seen.insert(path).inserted {
-                    validations.append(.document(path, updateTime: doc?.updateTime))
+                if let txn { current = try await store.transactions.get(txn, paths, caller: owner) } else { current = try await store.getAll(paths) }
+                do {
+                    let now = store.clock.now()
+                    try access.authorize(caller, try FirestoreREST.actions(writes, over: current, at: now), reads: writes.count > 1 || txn != nil ? .multiple : .single, at: now)
+                } catch {
+                    if let txn { store.transactions.rollback(txn, caller: owner) }
+                    throw error
+                }
+                if txn == nil {
+                    var seen: Set<DocumentPath> = []
+                    for (path, doc) in zip(paths, current) where seen.insert(path).inserted {
+                        validations.append(.document(path, updateTime: doc?.updateTime))
+                    }
                 }
             }
             do {
                 let result: CommitResult
                 if let txn {
-                    result = try await store.transactions.commit(txn, writes)
+                    result = try await store.transactions.commit(txn, writes, caller: owner)
                 } else {
                     result = try await store.commit(writes, validations: validations)
                 }
@@ -146,6 +155,36 @@ extension FirestoreREST {
                 continue
             } catch let error as HTTPSError {
                 throw FirestoreREST.namingDocuments(error, writes, call.names)
+            }
+        }
+    }
+
+    /// What a commit does to each document it writes, for the rules: every write to one path
+    /// folded into one action, from the document before the commit to the document after all of
+    /// them. Preconditions are left to the commit, so a denied request learns nothing of a
+    /// document it may not read.
+    static func actions(_ writes: [DocumentWrite], over current: [StoredDocument?], at now: Timestamp) throws(HTTPSError) -> [FirestoreAccess.Action] {
+        var before: [DocumentPath: StoredDocument?] = [:]
+        var after: [DocumentPath: StoredDocument?] = [:]
+        var order: [DocumentPath] = []
+        for (write, existing) in zip(writes, current) {
+            if before[write.path] == nil {
+                before[write.path] = .some(existing)
+                after[write.path] = .some(existing)
+                order.append(write.path)
+            }
+            var unconditional = write
+            unconditional.precondition = nil
+            let state = after[write.path] ?? nil
+            let fields = try DocumentStore.preview(unconditional, over: state, at: now)
+            after[write.path] = .some(fields.map { StoredDocument(path: write.path, fields: $0, createTime: state?.createTime ?? now, updateTime: now) })
+        }
+        return order.map { path in
+            let original = before[path] ?? nil
+            switch (original, after[path] ?? nil) {
+            case (let original, nil): return .delete(path, before: original)
+            case (nil, let final?): return .create(path, after: final.fields)
+            case (let original?, let final?): return .update(path, before: original, after: final.fields)
             }
         }
     }
@@ -190,6 +229,10 @@ extension FirestoreREST {
         let body = try call.body()
         let writes = try writeList(body["writes"], names: call.names)
         guard writes.count <= 500 else { throw HTTPSError(.invalidArgument, "a batchWrite can hold at most 500 writes (got \(writes.count))") }
+        var paths: Set<DocumentPath> = []
+        for write in writes where !paths.insert(write.path).inserted {
+            throw HTTPSError(.invalidArgument, "You cannot write to the same document more than once per request (\(call.names.name(write.path))).")
+        }
         var results: [Value] = []
         var statuses: [Value] = []
         for write in writes {

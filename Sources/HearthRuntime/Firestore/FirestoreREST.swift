@@ -84,7 +84,7 @@ final class FirestoreREST: Sendable {
         } catch let error as HTTPSError {
             return .googleError(error)
         } catch {
-            return .googleError(FirestoreREST.internalError(error))
+            return .googleError(internalError(error, request))
         }
     }
 
@@ -137,8 +137,9 @@ final class FirestoreREST: Sendable {
     }
 
     /// Anything but an `HTTPSError` is the server's fault: logged, and answered without detail.
-    static func internalError(_ error: any Error) -> HTTPSError {
-        HTTPSError(.internal, "internal error")
+    func internalError(_ error: any Error, _ request: HTTPServerRequest) -> HTTPSError {
+        runtime.log.log(.error, "firestore request failed", ["method": .string(request.method), "path": .string(request.path), "error": .string("\(error)")])
+        return HTTPSError(.internal, "internal error")
     }
 
     // MARK: transactions' ids
@@ -161,15 +162,33 @@ final class FirestoreREST: Sendable {
         return try transactionID(.string(parameter))
     }
 
-    func begin(_ options: Value?) throws(HTTPSError) -> UInt64 {
+    /// Whose a REST transaction is: only requests of the same caller (the admin, one signed-in
+    /// user, or the signed-out) may read, commit or roll it back; to anyone else it is not open.
+    func owner(_ caller: FirestoreCaller) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine("firestore-rest")
+        switch caller {
+        case .admin: hasher.combine(0)
+        case .client(nil): hasher.combine(1)
+        case .client(let auth?): hasher.combine(2); hasher.combine(auth.uid)
+        }
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }
+
+    func begin(_ options: Value?, for caller: FirestoreCaller) throws(HTTPSError) -> UInt64 {
         if let options, case .map(let o) = options, o["readOnly"] != nil, o["readWrite"] != nil {
             throw .invalidArgument("options: set readOnly or readWrite, not both")
         }
         if case .map(let readOnlyOptions)? = options?["readOnly"], readOnlyOptions["readTime"] != nil {
             throw .invalidArgument("options.readOnly.readTime is not supported: Hearth reads the latest committed state only")
         }
-        let id = store.transactions.begin()
-        if options?["readOnly"] != nil { _ = readOnly.withLock { $0.insert(id) } }
+        let transactions = store.transactions
+        let id = transactions.begin(owner: owner(caller))
+        readOnly.withLock { ids in
+            // Forget read-only transactions that ended (committed, rolled back or expired).
+            ids = ids.filter { transactions.isOpen($0) }
+            if options?["readOnly"] != nil { ids.insert(id) }
+        }
         return id
     }
 
@@ -177,13 +196,12 @@ final class FirestoreREST: Sendable {
 
     func get(_ call: Call, _ path: DocumentPath) async throws -> Value {
         let mask = try FirestoreREST.queryMask(call.all("mask.fieldPaths"), field: "mask.fieldPaths")
-        let doc: StoredDocument?
-        if let txn = try FirestoreREST.transactionID(parameter: call.parameter("transaction")) {
-            doc = try await store.transactions.get(txn, [path])[0]
-        } else {
-            doc = try await store.get(path)
-        }
+        // Authorized before a transaction reads (and locks) anything: a denied read takes no lock.
+        var doc = try await store.get(path)
         try access.authorize(call.caller, .get(path, doc), reads: .single)
+        if let txn = try FirestoreREST.transactionID(parameter: call.parameter("transaction")) {
+            doc = try await readInTransaction(txn, [path], call)[0]
+        }
         guard let doc else { throw HTTPSError(.notFound, "Document \"\(call.names.name(path))\" not found.") }
         return call.names.document(doc, mask: mask)
     }
@@ -214,7 +232,7 @@ final class FirestoreREST: Sendable {
         if let pageSize, pageSize > 0 { spec.limit = pageSize + 1 }
         var docs: [StoredDocument]
         if let txn = try FirestoreREST.transactionID(parameter: call.parameter("transaction")) {
-            docs = try await store.transactions.query(txn, spec)
+            docs = try await store.transactions.query(txn, spec, caller: owner(call.caller))
         } else {
             docs = try await store.query(spec)
         }
@@ -328,15 +346,16 @@ final class FirestoreREST: Sendable {
         }
         if body["readTime"] != nil { throw HTTPSError(.invalidArgument, "readTime is not supported: Hearth reads the latest committed state only") }
         var txn = try FirestoreREST.transactionID(body["transaction"])
+        if txn != nil && body["newTransaction"] != nil { throw HTTPSError(.invalidArgument, "set transaction or newTransaction, not both") }
+        // Authorized before a transaction begins or reads (and locks) anything.
+        var docs = try await store.getAll(paths)
+        try access.authorize(call.caller, zip(paths, docs).map { .get($0, $1) }, reads: .multiple)
         var began: UInt64?
         if let options = body["newTransaction"] {
-            guard txn == nil else { throw HTTPSError(.invalidArgument, "set transaction or newTransaction, not both") }
-            began = try begin(options)
+            began = try begin(options, for: call.caller)
             txn = began
         }
-        let docs: [StoredDocument?]
-        if let txn { docs = try await store.transactions.get(txn, paths) } else { docs = try await store.getAll(paths) }
-        try access.authorize(call.caller, zip(paths, docs).map { .get($0, $1) }, reads: .multiple)
+        if let txn { docs = try await readInTransaction(txn, paths, call) }
         let readTime = Value.string(store.clock.now().rfc3339)
         var out: [Value] = []
         for (path, doc) in zip(paths, docs) {
@@ -352,7 +371,7 @@ final class FirestoreREST: Sendable {
     // MARK: transactions
 
     func beginTransaction(_ call: Call) async throws -> Value {
-        let id = try begin(try call.body()["options"])
+        let id = try begin(try call.body()["options"], for: call.caller)
         return ["transaction": .string(FirestoreREST.transactionBytes(id))]
     }
 
@@ -360,9 +379,22 @@ final class FirestoreREST: Sendable {
         guard let id = try FirestoreREST.transactionID(try call.body()["transaction"]) else {
             throw HTTPSError(.invalidArgument, "transaction: is required")
         }
-        store.transactions.rollback(id)
+        store.transactions.rollback(id, caller: owner(call.caller))
         _ = readOnly.withLock { $0.remove(id) }
         return .emptyMap
+    }
+
+    /// Reads documents in a transaction of the caller's (locking them), checking the rules again
+    /// on what it read; a denial there ends the transaction, so it holds no lock.
+    func readInTransaction(_ txn: UInt64, _ paths: [DocumentPath], _ call: Call) async throws -> [StoredDocument?] {
+        let docs = try await store.transactions.get(txn, paths, caller: owner(call.caller))
+        do {
+            try access.authorize(call.caller, zip(paths, docs).map { .get($0, $1) }, reads: paths.count > 1 ? .multiple : .single)
+        } catch {
+            store.transactions.rollback(txn, caller: owner(call.caller))
+            throw error
+        }
+        return docs
     }
 }
 

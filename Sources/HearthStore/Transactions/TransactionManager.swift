@@ -42,6 +42,9 @@ public final class TransactionManager: Sendable {
 
     public var openCount: Int { state.withLock { $0.count } }
 
+    /// Whether `txn` is still open (not committed, rolled back or expired).
+    public func isOpen(_ txn: UInt64) -> Bool { state.withLock { $0[txn] != nil } }
+
     /// Starts a transaction; `owner` ties it to an invocation: only calls on that invocation's
     /// behalf may use it, and it is rolled back when the invocation ends. Ids are random 64-bit
     /// numbers, so one cannot be guessed from another.

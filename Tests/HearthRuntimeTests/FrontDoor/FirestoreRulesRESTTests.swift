@@ -96,6 +96,11 @@ struct FirestoreRulesRESTTests {
         match /public/{doc} {
           allow list: if request.query.limit <= 20;
         }
+        match /polls/{poll} {
+          allow get: if true;
+          allow update: if request.resource.data.votes == resource.data.votes + 1
+                        && request.resource.data.at == request.time;
+        }
       }
     }
     """
@@ -141,6 +146,56 @@ struct FirestoreRulesRESTTests {
             #expect(try await alice.send("PATCH", "/posts/p2", RESTClient.fields(["owner": "bob", "edited": true], Self.names)).status == 200)
             try await store.commit([.set(try DocumentPath("users/carol"), ["role": "reader"])])
             #expect(try await carol.send("PATCH", "/posts/p2", RESTClient.fields(["owner": "bob"], Self.names)).status == 403)
+        }
+    }
+
+    @Test("what the rules deny leaves no trace: no lock, no precondition answer, no borrowed transaction, no folded writes slipping through")
+    func denialsLeaveNoTrace() async throws {
+        try await withREST(rules: Self.queryRules) { door, rest in
+            let store = door.runtime.store
+            try await store.commit([
+                .set(try DocumentPath("posts/p2"), ["owner": "bob", "public": false]),
+                .set(try DocumentPath("polls/q"), ["votes": 0]),
+            ])
+            let alice = try await client(rest, "alice")
+            let carol = try await client(rest, "carol")
+            // A denied read in a transaction locks nothing: a transaction on the same document commits at once.
+            let txn = try #require(try await alice.post("beginTransaction", [:]).json["transaction"])
+            let denied = try await alice.send("GET", "/posts/p2", query: "transaction=\(PercentEncoding.encodeQueryValue(txn.stringValue ?? ""))")
+            #expect(denied.status == 403)
+            let denied2 = try await alice.post("batchGet", ["documents": [.string(rest.name("posts/p2"))], "newTransaction": [:]])
+            #expect(denied2.status == 403)
+            #expect(store.transactions.openCount == 1, "the denied newTransaction was never begun")
+            let other = try await withTimeout(seconds: 20) {
+                try await store.runTransaction { tx in
+                    _ = try await tx.get(DocumentPath("posts/p2"))
+                    tx.write(.set(try DocumentPath("posts/p2"), ["owner": "bob", "public": true]))
+                    return true
+                }
+            }
+            #expect(other)
+            // Preconditions are the commit's: a denied create of an existing document is 403, not 409.
+            let create = try await alice.send("POST", "/posts", RESTClient.fields(["owner": "bob"], Self.names), query: "documentId=p2")
+            #expect(create.status == 403, "\(create.json)")
+            let stale = try await alice.send("PATCH", "/posts/p2", RESTClient.fields(["owner": "bob"], Self.names),
+                                             query: "currentDocument.updateTime=2020-01-01T00:00:00Z")
+            #expect(stale.status == 403, "\(stale.json)")
+            // Another caller's transaction is not open to carol.
+            let borrowed = try await carol.post("commit", ["transaction": txn, "writes": []])
+            #expect(borrowed.status == 400, "\(borrowed.json)")
+            #expect(borrowed.json["error"]?["status"] == "FAILED_PRECONDITION")
+            // Two writes to one document are judged as one, from before to after both: +2 is not +1.
+            let poll = rest.name("polls/q")
+            let one: Value = ["transform": ["document": .string(poll), "fieldTransforms": [
+                ["fieldPath": "votes", "increment": ["integerValue": "1"]], ["fieldPath": "at", "setToServerValue": "REQUEST_TIME"]]]]
+            #expect(try await alice.post("commit", ["writes": [one, one]]).status == 403)
+            #expect(try await store.get(DocumentPath("polls/q"))?.fields["votes"] == 0)
+            let single = try await alice.post("commit", ["writes": [one]])
+            #expect(single.status == 200, "request.time is the server timestamp the rules saw: \(single.json)")
+            #expect(try await store.get(DocumentPath("polls/q"))?.fields["votes"] == 1)
+            // batchWrite refuses two writes to one document outright.
+            let twice = try await rest.post("batchWrite", ["writes": [["delete": .string(poll)], ["delete": .string(poll)]]])
+            #expect(twice.status == 400)
         }
     }
 
