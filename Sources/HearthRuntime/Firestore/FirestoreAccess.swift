@@ -61,10 +61,20 @@ struct FirestoreAccess: Sendable {
         do { return try Ruleset(source: text, fileName: path) } catch { throw ConfigError("\(error)") }
     }
 
+    /// The documents the rules read with `get()`/`exists()` while deciding, as they were: a
+    /// commit validates them, so a change to one between the decision and the commit (a role
+    /// revoked) makes the commit conflict and the decision run again.
+    final class ReadLog {
+        var documents: [DocumentPath: Timestamp?] = [:]
+        var validations: [ReadValidation] { documents.map { .document($0.key, updateTime: $0.value) } }
+    }
+
     /// Checks every action of one request (the documents of a batchGet, the writes of a commit)
-    /// with one budget of document reads; the first denial refuses the whole request.
-    func authorize(_ caller: FirestoreCaller, _ actions: [Action], reads: Reads, at time: Timestamp? = nil) throws(HTTPSError) {
-        guard case .client(let signedIn) = caller, !actions.isEmpty else { return }
+    /// with one budget of document reads; the first denial refuses the whole request. Returns
+    /// what the rules read, for the commit to validate.
+    @discardableResult
+    func authorize(_ caller: FirestoreCaller, _ actions: [Action], reads: Reads, at time: Timestamp? = nil) throws(HTTPSError) -> [ReadValidation] {
+        guard case .client(let signedIn) = caller, !actions.isEmpty else { return [] }
         guard let rules else {
             throw HTTPSError(.permissionDenied, "\(FirestoreAccess.denied) No security rules are configured ([firestore] rules in runtime.toml), so clients may not read or write \(actions[0].path).")
         }
@@ -72,11 +82,17 @@ struct FirestoreAccess: Sendable {
         let now = time ?? clock.now()
         var after: [DocumentPath: [String: Value]?] = [:]
         for case let (path, fields)? in actions.map(\.written) { after[path] = .some(fields) }
-        let read = self.read
-        let documents = DocumentAccess(limit: reads.limit, read: { path in try read(path)?.fields },
+        let readNow = self.read
+        let log = ReadLog()
+        let read = { (path: DocumentPath) throws -> [String: Value]? in
+            let doc = try readNow(path)
+            if log.documents[path] == nil { log.documents[path] = .some(doc?.updateTime) }
+            return doc?.fields
+        }
+        let documents = DocumentAccess(limit: reads.limit, read: read,
                                        readAfter: after.isEmpty ? nil : { path in
                                            if let written = after[path] { return written }
-                                           return try read(path)?.fields
+                                           return try read(path)
                                        })
         for action in actions {
             let request: RulesRequest
@@ -89,13 +105,15 @@ struct FirestoreAccess: Sendable {
             }
             let decision = rules.authorize(request, documents: documents)
             if !decision.isAllowed {
-                log.info("firestore request denied by rules", ["uid": signedIn.map { .string($0.uid) } ?? .null, "decision": .string(decision.description)])
+                self.log.info("firestore request denied by rules", ["uid": signedIn.map { .string($0.uid) } ?? .null, "decision": .string(decision.description)])
                 throw HTTPSError(.permissionDenied, FirestoreAccess.denied)
             }
         }
+        return log.validations
     }
 
-    func authorize(_ caller: FirestoreCaller, _ action: Action, reads: Reads) throws(HTTPSError) {
+    @discardableResult
+    func authorize(_ caller: FirestoreCaller, _ action: Action, reads: Reads) throws(HTTPSError) -> [ReadValidation] {
         try authorize(caller, [action], reads: reads)
     }
 }

@@ -128,9 +128,11 @@ extension FirestoreREST {
             if !caller.isAdmin {
                 let paths = writes.map(\.path)
                 if let txn { current = try await store.transactions.get(txn, paths, caller: owner) } else { current = try await store.getAll(paths) }
+                let ruleReads: [ReadValidation]
                 do {
                     let now = store.clock.now()
-                    try access.authorize(caller, try FirestoreREST.actions(writes, over: current, at: now), reads: writes.count > 1 || txn != nil ? .multiple : .single, at: now)
+                    ruleReads = try access.authorize(caller, try FirestoreREST.actions(writes, over: current, at: now),
+                                                     reads: writes.count > 1 || txn != nil ? .multiple : .single, at: now)
                 } catch {
                     if let txn { store.transactions.rollback(txn, caller: owner) }
                     throw error
@@ -139,6 +141,9 @@ extension FirestoreREST {
                     var seen: Set<DocumentPath> = []
                     for (path, doc) in zip(paths, current) where seen.insert(path).inserted {
                         validations.append(.document(path, updateTime: doc?.updateTime))
+                    }
+                    for case .document(let path, let time) in ruleReads where seen.insert(path).inserted {
+                        validations.append(.document(path, updateTime: time))
                     }
                 }
             }
@@ -208,7 +213,11 @@ extension FirestoreREST {
         let txn = try FirestoreREST.transactionID(body["transaction"])
         let (result, _) = try await commitChecked(writes, call, txn: txn)
         if let txn { readOnly.withLock { _ = $0.remove(txn) } }
-        return ["writeResults": .array(result.writeResults.map { FirestoreREST.writeResult($0, call.names) }), "commitTime": .string(result.commitTime.rfc3339)]
+        var out: [String: Value] = ["commitTime": .string(result.commitTime.rfc3339)]
+        if !writes.isEmpty {
+            out["writeResults"] = .array(zip(result.writeResults, writes).map { FirestoreREST.writeResult($0, $1, call.names) })
+        }
+        return .map(out)
     }
 
     func writeList(_ json: Value?, names: FirestoreJSON) throws(HTTPSError) -> [DocumentWrite] {
@@ -217,10 +226,19 @@ extension FirestoreREST {
         return try items.enumerated().map { i, w throws(HTTPSError) in try write(w, field: "writes[\(i)]", names: names) }
     }
 
-    static func writeResult(_ r: WriteResult, _ names: FirestoreJSON) -> Value {
+    /// One write's result. The array transforms answer null, as Firestore's do; the others
+    /// the value they stored.
+    static func writeResult(_ r: WriteResult, _ write: DocumentWrite?, _ names: FirestoreJSON) -> Value {
         var out: [String: Value] = [:]
         if let t = r.updateTime { out["updateTime"] = .string(t.rfc3339) }
-        if !r.transformResults.isEmpty { out["transformResults"] = .array(r.transformResults.map(names.json)) }
+        if !r.transformResults.isEmpty {
+            out["transformResults"] = .array(r.transformResults.enumerated().map { i, value in
+                switch write?.transforms[safe: i]?.transform {
+                case .arrayUnion?, .arrayRemove?: return names.json(.null)
+                default: return names.json(value)
+                }
+            })
+        }
         return .map(out)
     }
 
@@ -238,14 +256,14 @@ extension FirestoreREST {
         for write in writes {
             do {
                 let (result, _) = try await commitChecked([write], call)
-                results.append(FirestoreREST.writeResult(result.writeResults.first ?? WriteResult(updateTime: nil), call.names))
+                results.append(FirestoreREST.writeResult(result.writeResults.first ?? WriteResult(updateTime: nil), write, call.names))
                 statuses.append(.emptyMap)
             } catch let error as HTTPSError {
                 results.append(.emptyMap)
                 statuses.append(["code": .int(Int64(FirestoreREST.rpcCode(error.code))), "message": .string(error.message)])
             }
         }
-        return ["writeResults": .array(results), "status": .array(statuses)]
+        return writes.isEmpty ? .emptyMap : ["writeResults": .array(results), "status": .array(statuses)]
     }
 
     /// google.rpc.Code's number for a canonical code.
@@ -317,4 +335,8 @@ extension FirestoreREST {
         _ = try await commitChecked([.delete(path, precondition: try FirestoreREST.precondition(call))], call)
         return .emptyMap
     }
+}
+
+fileprivate extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

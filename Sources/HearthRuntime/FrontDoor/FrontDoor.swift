@@ -171,7 +171,8 @@ public final class FrontDoor: Sendable {
         default: break
         }
         if let rewrite = rewrites.first(where: { $0.matches(segments) }) { return .rewrite(rewrite) }
-        let path = "/" + segments.joined(separator: "/")
+        // Built only for an answer that names it: every function request passes here.
+        var path: String { "/" + segments.joined(separator: "/") }
         if segments.first == "api" { return .notFound("no route for \(path)") }
         var name: Substring?
         if segments.count == 1 { name = segments[0] }
