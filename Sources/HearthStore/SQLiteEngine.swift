@@ -84,13 +84,6 @@ public final class SQLiteEngine: StorageEngine {
         if let outcome = await commitQueue.join(job) { return try outcome.get() }
         // This caller leads: its commit and those waiting, in one transaction.
         let waiting = commitQueue.take()
-        if waiting.isEmpty {
-            defer { commitQueue.handOff() }
-            let (result, changes) = try await writer.commit(writes, validations: validations, enqueues: enqueues)
-            if let last = changes.last { notifier.committed(upTo: last.sequence) }
-            if !changes.isEmpty || !enqueues.isEmpty { activity.notify(Set(enqueues.map(\.queue))) }
-            return (result, changes)
-        }
         let jobs = [job] + waiting.map(\.job)
         var outcomes: [Writer.CommitOutcome]
         do {

@@ -127,18 +127,7 @@ actor Writer {
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
     /// it appended to the feed (one per document whose contents changed).
     func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) throws -> (CommitResult, [DocumentChange]) {
-        try ensureOpen()
-        var newCollections: [(CollectionPath, Int64)] = []
-        let startSequence = lastSequence
-        let outcome: (CommitResult, [DocumentChange])
-        do {
-            outcome = try transaction { try apply(CommitJob(writes: writes, validations: validations, enqueues: enqueues), newCollections: &newCollections) }
-        } catch {
-            lastSequence = startSequence  // a failed COMMIT after the changes were numbered
-            throw error
-        }
-        for (path, id) in newCollections { collections.remember(path, id: id) }
-        return outcome
+        try commitGroup([CommitJob(writes: writes, validations: validations, enqueues: enqueues)])[0].get()
     }
 
     /// Commits several callers' commits in one SQLite transaction (group commit: one BEGIN, one
@@ -156,6 +145,11 @@ actor Writer {
         do {
             try transaction {
                 for job in jobs {
+                    guard jobs.count > 1 else {
+                        // Alone, the transaction is its savepoint: an error rolls it back.
+                        outcomes.append(.success(try apply(job, newCollections: &newCollections)))
+                        return
+                    }
                     var mine: [(CollectionPath, Int64)] = []
                     try db.run("SAVEPOINT commit_job")
                     do {
