@@ -42,6 +42,29 @@ public enum FunctionsErrorCode: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The number google.rpc.Code gives this code (a `google.rpc.Status`'s `code`).
+    public var rpcCode: Int {
+        switch self {
+        case .ok: return 0
+        case .cancelled: return 1
+        case .unknown: return 2
+        case .invalidArgument: return 3
+        case .deadlineExceeded: return 4
+        case .notFound: return 5
+        case .alreadyExists: return 6
+        case .permissionDenied: return 7
+        case .resourceExhausted: return 8
+        case .failedPrecondition: return 9
+        case .aborted: return 10
+        case .outOfRange: return 11
+        case .unimplemented: return 12
+        case .internal: return 13
+        case .unavailable: return 14
+        case .dataLoss: return 15
+        case .unauthenticated: return 16
+        }
+    }
+
     /// The HTTP status a callable answers with for this code.
     public var httpStatus: Int {
         switch self {

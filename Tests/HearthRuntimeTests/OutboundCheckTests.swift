@@ -63,7 +63,8 @@ struct OutboundCheckTests {
                             ("[record]\ndirectory = 7", "record.directory"), ("[record]\nmax_file_mb = 0", "record.max_file_mb"),
                             ("[record]\nmax_file_mb = 9223372036854775807", "record.max_file_mb"), ("[record]\nmax_file_mb = 1.5", "record.max_file_mb"),
                             ("[record]\nrotate = true", "record.rotate"),
-                            ("[store]\nbackground_checkpoints = \"yes\"", "store.background_checkpoints")] {
+                            ("[store]\nbackground_checkpoints = \"yes\"", "store.background_checkpoints"),
+                            ("[firestore]\nrules = 5", "firestore.rules"), ("[firestore]\nrulez = \"firestore.rules\"", "firestore.rulez")] {
             do {
                 _ = try RuntimeConfig(table: try TOML.parse(toml), baseDirectory: "/tmp")
                 Issue.record("accepted \(toml)")

@@ -8,14 +8,11 @@ import HearthModel
 /// value must have exactly one kind, an `integerValue` must fit 64 bits, a timestamp must be RFC
 /// 3339 inside Firestore's range, a reference must name a document of this database.
 struct FirestoreJSON: Sendable {
-    /// `projects/{project}/databases/(default)`.
-    let database: String
     /// `projects/{project}/databases/(default)/documents`.
     let documentsRoot: String
 
     init(project: String) {
-        database = "projects/\(project)/databases/(default)"
-        documentsRoot = database + "/documents"
+        documentsRoot = "projects/\(project)/databases/(default)/documents"
     }
 
     /// How deeply typed values may nest here: well past Firestore's 20 (so the store's own error
@@ -46,15 +43,6 @@ struct FirestoreJSON: Sendable {
         let relative = try relativePath(name, field: field)
         do { return try DocumentPath(relative) } catch {
             throw .invalidArgument("\(field): '\(name)' does not name a document (\(error.message))")
-        }
-    }
-
-    /// The parent document a `parent` resource name names: nil for the database root.
-    func parentDocument(_ name: String, field: String) throws(HTTPSError) -> DocumentPath? {
-        let relative = try relativePath(name, field: field)
-        if relative.isEmpty { return nil }
-        do { return try DocumentPath(relative) } catch {
-            throw .invalidArgument("\(field): '\(name)' is not a document or the database root (\(error.message))")
         }
     }
 

@@ -177,15 +177,6 @@ extension FirestoreREST {
         return (docs, skipped)
     }
 
-    /// The transaction a read request names or begins (`transaction` or `newTransaction`).
-    func readTransaction(_ body: [String: Value], for caller: FirestoreCaller) throws(HTTPSError) -> (id: UInt64?, began: Bool) {
-        if body["readTime"] != nil { throw .invalidArgument("readTime is not supported: Hearth reads the latest committed state only") }
-        let given = try FirestoreREST.transactionID(body["transaction"])
-        guard let options = body["newTransaction"] else { return (given, false) }
-        guard given == nil else { throw .invalidArgument("set transaction or newTransaction, not both") }
-        return (try begin(options, for: caller), true)
-    }
-
     func runQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
         let body = try call.body()
         let query = try parseQuery(body["structuredQuery"], parent: parent, names: call.names)

@@ -260,33 +260,10 @@ extension FirestoreREST {
                 statuses.append(.emptyMap)
             } catch let error as HTTPSError {
                 results.append(.emptyMap)
-                statuses.append(["code": .int(Int64(FirestoreREST.rpcCode(error.code))), "message": .string(error.message)])
+                statuses.append(["code": .int(Int64(error.code.rpcCode)), "message": .string(error.message)])
             }
         }
         return writes.isEmpty ? .emptyMap : ["writeResults": .array(results), "status": .array(statuses)]
-    }
-
-    /// google.rpc.Code's number for a canonical code.
-    static func rpcCode(_ code: FunctionsErrorCode) -> Int {
-        switch code {
-        case .ok: return 0
-        case .cancelled: return 1
-        case .unknown: return 2
-        case .invalidArgument: return 3
-        case .deadlineExceeded: return 4
-        case .notFound: return 5
-        case .alreadyExists: return 6
-        case .permissionDenied: return 7
-        case .resourceExhausted: return 8
-        case .failedPrecondition: return 9
-        case .aborted: return 10
-        case .outOfRange: return 11
-        case .unimplemented: return 12
-        case .internal: return 13
-        case .unavailable: return 14
-        case .dataLoss: return 15
-        case .unauthenticated: return 16
-        }
     }
 
     // MARK: document methods

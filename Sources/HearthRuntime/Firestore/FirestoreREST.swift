@@ -76,9 +76,7 @@ final class FirestoreREST: Sendable {
             guard rest.first == "documents" else { throw HTTPSError(.notFound, "no Firestore route for \(request.path)") }
             let path = Array(rest.dropFirst())
             let call = Call(request: request, caller: caller, names: FirestoreJSON(project: project), parameters: request.queryItems)
-            if call.parameter("readTime") != nil {
-                throw HTTPSError(.invalidArgument, "readTime is not supported: Hearth reads the latest committed state only")
-            }
+            if call.parameter("readTime") != nil { throw FirestoreREST.readTimeRefused }
             let body = try await dispatch(call, path: path, verb: verb)
             return .restJSON(body)
         } catch let error as HTTPSError {
@@ -162,6 +160,18 @@ final class FirestoreREST: Sendable {
         return try transactionID(.string(parameter))
     }
 
+    /// Reads at a past time need snapshots the store does not keep.
+    static let readTimeRefused = HTTPSError(.invalidArgument, "readTime is not supported: Hearth reads the latest committed state only")
+
+    /// The transaction a read request names or begins (`transaction` or `newTransaction`).
+    func readTransaction(_ body: [String: Value], for caller: FirestoreCaller) throws(HTTPSError) -> (id: UInt64?, began: Bool) {
+        if body["readTime"] != nil { throw FirestoreREST.readTimeRefused }
+        let given = try FirestoreREST.transactionID(body["transaction"])
+        guard let options = body["newTransaction"] else { return (given, false) }
+        guard given == nil else { throw .invalidArgument("set transaction or newTransaction, not both") }
+        return (try begin(options, for: caller), true)
+    }
+
     /// Whose a REST transaction is: only requests of the same caller (the admin, one signed-in
     /// user, or the signed-out) may read, commit or roll it back; to anyone else it is not open.
     func owner(_ caller: FirestoreCaller) -> UInt64 {
@@ -180,7 +190,7 @@ final class FirestoreREST: Sendable {
             throw .invalidArgument("options: set readOnly or readWrite, not both")
         }
         if case .map(let readOnlyOptions)? = options?["readOnly"], readOnlyOptions["readTime"] != nil {
-            throw .invalidArgument("options.readOnly.readTime is not supported: Hearth reads the latest committed state only")
+            throw FirestoreREST.readTimeRefused
         }
         let transactions = store.transactions
         let id = transactions.begin(owner: owner(caller))
@@ -344,17 +354,11 @@ final class FirestoreREST: Sendable {
             guard case .string(let s) = name else { throw HTTPSError(.invalidArgument, "documents[\(i)]: must be a string") }
             paths.append(try call.names.documentPath(s, field: "documents[\(i)]"))
         }
-        if body["readTime"] != nil { throw HTTPSError(.invalidArgument, "readTime is not supported: Hearth reads the latest committed state only") }
-        var txn = try FirestoreREST.transactionID(body["transaction"])
-        if txn != nil && body["newTransaction"] != nil { throw HTTPSError(.invalidArgument, "set transaction or newTransaction, not both") }
         // Authorized before a transaction begins or reads (and locks) anything.
         var docs = try await store.getAll(paths)
         try access.authorize(call.caller, zip(paths, docs).map { .get($0, $1) }, reads: .multiple)
-        var began: UInt64?
-        if let options = body["newTransaction"] {
-            began = try begin(options, for: call.caller)
-            txn = began
-        }
+        let (txn, isNew) = try readTransaction(body, for: call.caller)
+        let began = isNew ? txn : nil
         if let txn { docs = try await readInTransaction(txn, paths, call) }
         let readTime = Value.string(store.clock.now().rfc3339)
         var out: [Value] = []

@@ -199,6 +199,18 @@ struct FirestoreRulesRESTTests {
         }
     }
 
+    @Test("a rules file that is missing or not UTF-8 stops the front door from starting, naming the path")
+    func unreadableRules() async throws {
+        let garbage = NSTemporaryDirectory() + "hearth-rules-bad-" + UUID().uuidString
+        try Data([0xff, 0xfe, 0x00, 0xc3]).write(to: URL(fileURLWithPath: garbage))
+        defer { try? FileManager.default.removeItem(atPath: garbage) }
+        for path in ["/nonexistent/firestore.rules", garbage] {
+            await #expect {
+                try await withFrontDoor(configure: { $0.firestore.rules = path }) { _ in }
+            } throws: { error in "\(error)".contains("cannot read \(path)") }
+        }
+    }
+
     @Test("rules that do not parse stop the front door from starting, naming file, line and column")
     func badRulesRefused() async throws {
         let bad = "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    allow reed: if true;\n  }\n}\n"
