@@ -29,6 +29,7 @@ public final class SQLiteEngine: StorageEngine {
     let collections = CollectionRegistry()
     let indexes = IndexRegistry()
     let notifier: ChangeNotifier
+    let commitQueue = CommitQueue()
     public let activity = WorkSignal()
     /// The delivery queue and the users, in the same database (and the same writer).
     let deliveryTables: SQLiteDeliveries
@@ -76,11 +77,41 @@ public final class SQLiteEngine: StorageEngine {
         }
     }
 
+    /// Commits through the group commit queue (`CommitQueue`): alone at once, under load with the
+    /// commits that arrive while the writer is busy.
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
-        let (result, changes) = try await writer.commit(writes, validations: validations, enqueues: enqueues)
-        if let last = changes.last { notifier.committed(upTo: last.sequence) }
-        if !changes.isEmpty || !enqueues.isEmpty { activity.notify(Set(enqueues.map(\.queue))) }
-        return (result, changes)
+        let job = Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues)
+        if let outcome = await commitQueue.join(job) { return try outcome.get() }
+        // This caller leads: its commit and those waiting, in one transaction.
+        let waiting = commitQueue.take()
+        if waiting.isEmpty {
+            defer { commitQueue.handOff() }
+            let (result, changes) = try await writer.commit(writes, validations: validations, enqueues: enqueues)
+            if let last = changes.last { notifier.committed(upTo: last.sequence) }
+            if !changes.isEmpty || !enqueues.isEmpty { activity.notify(Set(enqueues.map(\.queue))) }
+            return (result, changes)
+        }
+        let jobs = [job] + waiting.map(\.job)
+        var outcomes: [Writer.CommitOutcome]
+        do {
+            outcomes = try await writer.commitGroup(jobs)
+        } catch {
+            outcomes = Array(repeating: .failure(error), count: jobs.count)
+        }
+        var last: Int64?
+        var queues: Set<String> = []
+        var active = false
+        for (job, outcome) in zip(jobs, outcomes) {
+            guard case .success(let (_, changes)) = outcome else { continue }
+            if let sequence = changes.last?.sequence { last = max(last ?? sequence, sequence) }
+            if !changes.isEmpty || !job.enqueues.isEmpty { active = true }
+            for task in job.enqueues { queues.insert(task.queue) }
+        }
+        if let last { notifier.committed(upTo: last) }
+        if active { activity.notify(queues) }
+        for (waiter, outcome) in zip(waiting, outcomes.dropFirst()) { waiter.continuation.resume(returning: outcome) }
+        commitQueue.handOff()
+        return try outcomes[0].get()
     }
 
     public func query(_ spec: QuerySpec) async throws -> [StoredDocument] {

@@ -41,6 +41,20 @@ struct SharedFileTests {
         }
     }
 
+    @Test("a commit that fails just after another writer's commit does not make the next one reuse that writer's sequence")
+    func failedCommitAfterAnotherWriter() async throws {
+        try await withStores(2) { stores, _ in
+            let (a, b) = (stores[0], stores[1])
+            try await a.commit([.create(try doc("c/a1"), ["n": 1])])
+            try await b.commit([.create(try doc("c/b1"), ["n": 1])])
+            // a's transaction reads the feed's end b left, then fails: a must not fall back to its own older end.
+            await #expect(throws: HTTPSError.self) { try await a.commit([.create(try doc("c/a1"), ["n": 2])]) }
+            try await a.commit([.create(try doc("c/a2"), ["n": 2])])
+            try await b.commit([.create(try doc("c/b2"), ["n": 2])])
+            #expect(try await a.allChanges().map(\.sequence) == [1, 2, 3, 4])
+        }
+    }
+
     @Test("writers interleaving 400 commits from four stores: every commit lands, the feed has no gap or duplicate")
     func interleaved() async throws {
         try await withStores(4) { stores, _ in

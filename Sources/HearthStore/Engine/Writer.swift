@@ -115,17 +115,83 @@ actor Writer {
         var unread = false
     }
 
+    /// One caller's commit, as `commitGroup` takes it.
+    struct CommitJob: Sendable {
+        var writes: [DocumentWrite]
+        var validations: [ReadValidation]
+        var enqueues: [TaskEnqueue]
+    }
+
+    typealias CommitOutcome = Result<(CommitResult, [DocumentChange]), any Error>
+
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
     /// it appended to the feed (one per document whose contents changed).
     func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) throws -> (CommitResult, [DocumentChange]) {
         try ensureOpen()
+        var newCollections: [(CollectionPath, Int64)] = []
+        let startSequence = lastSequence
+        let outcome: (CommitResult, [DocumentChange])
+        do {
+            outcome = try transaction { try apply(CommitJob(writes: writes, validations: validations, enqueues: enqueues), newCollections: &newCollections) }
+        } catch {
+            // A failed COMMIT after the changes were numbered. The feed's end may have been read
+            // from another process's commits in this transaction: read it again next time.
+            lastSequence = startSequence
+            seenDataVersion = -1
+            throw error
+        }
+        for (path, id) in newCollections { collections.remember(path, id: id) }
+        return outcome
+    }
+
+    /// Commits several callers' commits in one SQLite transaction (group commit: one BEGIN, one
+    /// COMMIT and one WAL append for all of them), each in a savepoint of its own, in order: a
+    /// commit that fails (a precondition, a conflict, a bad value) is rolled back alone and the
+    /// others stand. Each sees the ones before it, as if they had committed one by one, and gets
+    /// its own commit time and feed sequences. Nothing is answered before the COMMIT: a failing
+    /// COMMIT fails them all.
+    func commitGroup(_ jobs: [CommitJob]) throws -> [CommitOutcome] {
+        try ensureOpen()
+        var outcomes: [CommitOutcome] = []
+        outcomes.reserveCapacity(jobs.count)
+        var newCollections: [(CollectionPath, Int64)] = []
+        let startSequence = lastSequence
+        do {
+            try transaction {
+                for job in jobs {
+                    var mine: [(CollectionPath, Int64)] = []
+                    try db.run("SAVEPOINT commit_job")
+                    do {
+                        let outcome = try apply(job, newCollections: &mine)
+                        try db.run("RELEASE commit_job")
+                        newCollections += mine
+                        outcomes.append(.success(outcome))
+                    } catch {
+                        try db.run("ROLLBACK TO commit_job")
+                        try db.run("RELEASE commit_job")
+                        outcomes.append(.failure(error))
+                    }
+                }
+            }
+        } catch {
+            // Nothing of the group committed: the feed's end is read again by the next transaction.
+            lastSequence = startSequence
+            seenDataVersion = -1
+            throw error
+        }
+        for (path, id) in newCollections { collections.remember(path, id: id) }
+        return outcomes
+    }
+
+    /// One commit inside the open transaction; moves `lastSequence` past its changes.
+    private func apply(_ job: CommitJob, newCollections: inout [(CollectionPath, Int64)]) throws -> (CommitResult, [DocumentChange]) {
+        let writes = job.writes, validations = job.validations, enqueues = job.enqueues
         guard writes.count <= Writer.maxWritesPerCommit else {
             throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
         }
-        var newCollections: [(CollectionPath, Int64)] = []
         var changes: [DocumentChange] = []
         var sequence: Int64 = 0
-        let result: CommitResult = try transaction {
+        let result: CommitResult = try {
             let commitTime = nextCommitTime()
             sequence = lastSequence
             for validation in validations { try check(validation) }
@@ -179,9 +245,8 @@ actor Writer {
                 WriteResult(updateTime: finalTimes[write.path] ?? nil, transformResults: transforms)
             }
             return CommitResult(commitTime: commitTime, writeResults: results)
-        }
+        }()
         lastSequence = sequence
-        for (path, id) in newCollections { collections.remember(path, id: id) }
         return (result, changes)
     }
 

@@ -1,0 +1,74 @@
+import Foundation
+import HearthModel
+@testable import HearthStore
+import Testing
+
+/// Group commit: concurrent commits share one SQLite transaction, each in a savepoint of its own.
+@Suite("Group commit", .timeLimit(.minutes(1)))
+struct GroupCommitTests {
+    @Test("many concurrent commits, some failing: each failure is alone and leaves nothing; the others all land, with feed sequences unique and contiguous")
+    func concurrentWithFailures() async throws {
+        try await withStore { store, _ in
+            // Every third commit creates a document that already exists and must fail alone.
+            try await store.commit((0..<100).filter { $0 % 3 == 0 }.map { .create(try doc("taken/t\($0)"), ["old": true]) })
+            let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+                for i in 0..<100 {
+                    group.addTask {
+                        let writes: [DocumentWrite] = i % 3 == 0
+                            ? [.create(try doc("fresh/f\(i)"), ["i": .int(Int64(i))]), .create(try doc("taken/t\(i)"), ["new": true])]
+                            : [.create(try doc("fresh/f\(i)"), ["i": .int(Int64(i))]), .set(try doc("other/o\(i)"), ["i": .int(Int64(i))])]
+                        do {
+                            let result = try await store.commit(writes)
+                            return (i, result.writeResults.count == 2)
+                        } catch let error as HTTPSError where error.code == .alreadyExists {
+                            return (i, false)
+                        }
+                    }
+                }
+                var all: [Int: Bool] = [:]
+                for try await (i, ok) in group { all[i] = ok }
+                return all
+            }
+            #expect(outcomes.count == 100)
+            for i in 0..<100 {
+                #expect(outcomes[i] == (i % 3 != 0), "commit \(i)")
+                let fresh = try await store.get(try doc("fresh/f\(i)"))
+                #expect((fresh != nil) == (i % 3 != 0), "a failed commit's other write must not land (\(i))")
+            }
+            for i in stride(from: 0, to: 100, by: 3) {
+                #expect(try await store.get(try doc("taken/t\(i)"))?.fields == ["old": true])
+            }
+            let changes = try await store.allChanges()
+            let setup = 34, landed = 66 * 2
+            #expect(changes.count == setup + landed)
+            #expect(changes.map(\.sequence) == Array(1...Int64(setup + landed)), "unique, contiguous, in commit order")
+            #expect(zip(changes, changes.dropFirst()).allSatisfy { $0.commitTime <= $1.commitTime })
+            // Each successful commit's changes share one commit time, distinct from every other commit's.
+            let times = Dictionary(grouping: changes.dropFirst(setup), by: \.commitTime)
+            #expect(times.count == 66 && times.values.allSatisfy { $0.count == 2 })
+        }
+    }
+
+    @Test("transactions validate against commits earlier in the same group: a conflict aborts only the stale one")
+    func validationsInAGroup() async throws {
+        try await withStore { store, _ in
+            try await store.commit([.set(try doc("counters/c"), ["n": 0])])
+            let before = try #require(try await store.get(try doc("counters/c")))
+            let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for n in 1...20 {
+                    group.addTask {
+                        do {
+                            _ = try await store.engine.commit([.set(try doc("counters/c"), ["n": .int(Int64(n))])],
+                                                              validations: [.document(try doc("counters/c"), updateTime: before.updateTime)], enqueues: [])
+                            return true
+                        } catch let error as HTTPSError where error.code == .aborted { return false }
+                    }
+                }
+                var all: [Bool] = []
+                for try await ok in group { all.append(ok) }
+                return all
+            }
+            #expect(results.filter { $0 }.count == 1, "exactly one read-validated write wins: \(results)")
+        }
+    }
+}
