@@ -9,7 +9,8 @@ struct CheckpointTests {
 
     func walBytes(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0 }
 
-    /// 4,000 commits of about 1 KB each: well past the 1,000-page threshold several times over.
+    /// 4,000 commits of about 1 KB each: past the 4,000-page threshold (each commit writes a document
+    /// page, an index page and a feed page).
     func write(_ store: DocumentStore, count: Int = 4_000) async throws {
         let text = String(repeating: "x", count: 1000)
         for i in 0..<count { try await store.commit([.set(try DocumentPath("docs/d\(i)"), ["i": .int(Int64(i)), "text": .string(text)])]) }
@@ -24,7 +25,7 @@ struct CheckpointTests {
         let checkpointer = try #require(engine.checkpointer)
         try await write(store)
         #expect(await eventually(seconds: 30) { checkpointer.completed.load(ordering: .relaxed) > 0 }, "no checkpoint ran")
-        // Bounded by the inline fallback's limit (16,000 frames of a 4 KiB page and a 24-byte header,
+        // Bounded by the inline fallback's limit (32,000 frames of a 4 KiB page and a 24-byte header,
         // and the commits in flight when it is reached), however far behind the thread falls on a
         // loaded machine.
         #expect(walBytes(p) < Int(checkpointer.limit) * (4096 + 24) + (8 << 20), "\(walBytes(p)) bytes of WAL")
