@@ -154,7 +154,9 @@ public struct CollectionPath: Sendable, Hashable, CustomStringConvertible {
 
     /// The document `id` in this collection; the id is validated.
     public func document(_ id: String) throws(HTTPSError) -> DocumentPath {
-        if id.contains("/") { throw .invalidArgument("invalid document id '\(id)': ids cannot contain '/'") }
+        // On the UTF-8 bytes: `contains("/")` goes through Foundation's `range(of:)`, a few % of a
+        // worker's time per `collection(…).document()` in the write + trigger profile.
+        if id.utf8.contains(UInt8(ascii: "/")) { throw .invalidArgument("invalid document id '\(id)': ids cannot contain '/'") }
         return try DocumentPath(description + "/" + id)
     }
 }
