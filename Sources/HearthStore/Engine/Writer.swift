@@ -14,6 +14,10 @@ public enum ReadValidation: Sendable, Hashable {
 /// means commits never wait on SQLITE_BUSY and commit times and sequence numbers are assigned in
 /// commit order.
 actor Writer {
+    /// The writer's own thread (see `WriterExecutor`).
+    private nonisolated let executor = WriterExecutor(label: "hearth-writer")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     let db: Connection
     let collections: CollectionRegistry
     let indexes: IndexRegistry
