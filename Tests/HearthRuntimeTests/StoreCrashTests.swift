@@ -16,10 +16,17 @@ struct StoreCrashTests {
         // Wait for enough reported commits, then kill without warning. Every "committed N" line the
         // writer printed before it died is a commit it was told had succeeded.
         @Sendable func reportedCommits() -> Int {
-            // The highest number: the last line may be cut short by the kill.
-            writer.stdoutText.split(separator: "\n").reduce(0) { highest, line in
-                line.hasPrefix("committed ") ? max(highest, Int(line.dropFirst(10)) ?? 0) : highest
-            }
+            // The writer counts up, so the last whole line has the highest number (the line after it
+            // may be cut short by the kill). Read from the end: this runs after every chunk of output,
+            // and parsing all of it each time grew with the square of the commits.
+            let bytes = writer.stdoutBytes
+            var end = bytes.count
+            while end > 0, bytes[end - 1] != UInt8(ascii: "\n") { end -= 1 }  // drop a partial last line
+            guard end > 0 else { return 0 }
+            var start = end - 1
+            while start > 0, bytes[start - 1] != UInt8(ascii: "\n") { start -= 1 }
+            let line = String(decoding: bytes[start..<(end - 1)], as: UTF8.self)
+            return line.hasPrefix("committed ") ? Int(line.dropFirst(10)) ?? 0 : 0
         }
         try await writer.waitFor(seconds: 60, "1,500 reported commits") { _ in reportedCommits() >= 1500 }
         writer.signal(SIGKILL)
