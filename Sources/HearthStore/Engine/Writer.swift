@@ -131,21 +131,9 @@ actor Writer {
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
     /// it appended to the feed (one per document whose contents changed).
     func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) throws -> (CommitResult, [DocumentChange]) {
-        try ensureOpen()
-        var newCollections: [(CollectionPath, Int64)] = []
-        let startSequence = lastSequence
-        let outcome: (CommitResult, [DocumentChange])
-        do {
-            outcome = try transaction { try apply(CommitJob(writes: writes, validations: validations, enqueues: enqueues), newCollections: &newCollections) }
-        } catch {
-            // A failed COMMIT after the changes were numbered. The feed's end may have been read
-            // from another process's commits in this transaction: read it again next time.
-            lastSequence = startSequence
-            seenDataVersion = -1
-            throw error
+        try committing { newCollections in
+            try apply(CommitJob(writes: writes, validations: validations, enqueues: enqueues), newCollections: &newCollections)
         }
-        for (path, id) in newCollections { collections.remember(path, id: id) }
-        return outcome
     }
 
     /// Commits several callers' commits in one SQLite transaction (group commit: one BEGIN, one
@@ -155,36 +143,45 @@ actor Writer {
     /// its own commit time and feed sequences. Nothing is answered before the COMMIT: a failing
     /// COMMIT fails them all.
     func commitGroup(_ jobs: [CommitJob]) throws -> [CommitOutcome] {
-        try ensureOpen()
-        var outcomes: [CommitOutcome] = []
-        outcomes.reserveCapacity(jobs.count)
-        var newCollections: [(CollectionPath, Int64)] = []
-        let startSequence = lastSequence
-        do {
-            try transaction {
-                for job in jobs {
-                    var mine: [(CollectionPath, Int64)] = []
-                    try db.run("SAVEPOINT commit_job")
-                    do {
-                        let outcome = try apply(job, newCollections: &mine)
-                        try db.run("RELEASE commit_job")
-                        newCollections += mine
-                        outcomes.append(.success(outcome))
-                    } catch {
-                        try db.run("ROLLBACK TO commit_job")
-                        try db.run("RELEASE commit_job")
-                        outcomes.append(.failure(error))
-                    }
+        try committing { newCollections in
+            var outcomes: [CommitOutcome] = []
+            outcomes.reserveCapacity(jobs.count)
+            for job in jobs {
+                var mine: [(CollectionPath, Int64)] = []
+                try db.run("SAVEPOINT commit_job")
+                do {
+                    let outcome = try apply(job, newCollections: &mine)
+                    try db.run("RELEASE commit_job")
+                    newCollections += mine
+                    outcomes.append(.success(outcome))
+                } catch {
+                    try db.run("ROLLBACK TO commit_job")
+                    try db.run("RELEASE commit_job")
+                    outcomes.append(.failure(error))
                 }
             }
+            return outcomes
+        }
+    }
+
+    /// Runs `body` in a write transaction, then remembers the collections it created. When the
+    /// transaction fails (a commit's error, or a failed COMMIT after changes were numbered), the
+    /// feed's end goes back to where it was, and is read again from the database next time: this
+    /// transaction may have read it from another process's commits.
+    private func committing<T>(_ body: (inout [(CollectionPath, Int64)]) throws -> T) throws -> T {
+        try ensureOpen()
+        var newCollections: [(CollectionPath, Int64)] = []
+        let startSequence = lastSequence
+        let result: T
+        do {
+            result = try transaction { try body(&newCollections) }
         } catch {
-            // Nothing of the group committed: the feed's end is read again by the next transaction.
             lastSequence = startSequence
             seenDataVersion = -1
             throw error
         }
         for (path, id) in newCollections { collections.remember(path, id: id) }
-        return outcomes
+        return result
     }
 
     /// One commit inside the open transaction; moves `lastSequence` past its changes.
