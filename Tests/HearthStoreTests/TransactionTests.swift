@@ -5,7 +5,9 @@ import Synchronization
 import Testing
 
 /// Read-then-write transactions: locks, validation of reads at commit, retries on conflict.
-@Suite("Transactions", .timeLimit(.minutes(1)))
+// Bounds for hangs, not for speed (see BatchTests: each commit's return waits its turn on the
+// suite's shared cooperative pool).
+@Suite("Transactions", .timeLimit(.minutes(3)))
 struct TransactionTests {
     /// Reads an integer counter and writes it back incremented.
     static func increment(_ t: StoreTransaction, _ path: DocumentPath) async throws -> Int64 {
@@ -104,7 +106,7 @@ struct TransactionTests {
             let counter = try doc("counters/c")
             try await store.commit([.create(counter, ["n": 0])])
             let results = Recorder<Int64>()
-            try await withTimeout(seconds: 50) {
+            try await withTimeout(seconds: 150) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<20 {
                         group.addTask {
@@ -136,7 +138,7 @@ struct TransactionTests {
             var q = QuerySpec(collection: counters)
             q.filters = [.init(try field("kind"), .equal, "hits")]
             let spec = q
-            try await withTimeout(seconds: 50) {
+            try await withTimeout(seconds: 150) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<10 {
                         group.addTask {
@@ -247,7 +249,7 @@ struct TransactionTests {
             // Both transactions hold their first lock before either asks for its second (first attempts only).
             let barrier = Barrier(parties: 2)
             let attempts = Recorder<String>()
-            try await withTimeout(seconds: 20) {
+            try await withTimeout(seconds: 90) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (name, first, second) in [("AB", a, b), ("BA", b, a)] {
                         group.addTask {
@@ -281,7 +283,7 @@ struct TransactionTests {
             try await store.commit(docs.map { .create($0, ["n": 0]) })
             let barrier = Barrier(parties: size)
             let attempts = Recorder<Int>()
-            try await withTimeout(seconds: 20) {
+            try await withTimeout(seconds: 90) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for i in 0..<size {
                         let first = docs[i], second = docs[(i + 1) % size]
