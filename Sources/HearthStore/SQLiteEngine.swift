@@ -87,8 +87,7 @@ public final class SQLiteEngine: StorageEngine {
         if waiting.isEmpty {
             defer { commitQueue.handOff() }
             let (result, changes) = try await writer.commit(writes, validations: validations, enqueues: enqueues)
-            if let last = changes.last { notifier.committed(upTo: last.sequence) }
-            if !changes.isEmpty || !enqueues.isEmpty { activity.notify(Set(enqueues.map(\.queue))) }
+            announce([(job, changes)])
             return (result, changes)
         }
         let jobs = [job] + waiting.map(\.job)
@@ -98,20 +97,18 @@ public final class SQLiteEngine: StorageEngine {
         } catch {
             outcomes = Array(repeating: .failure(error), count: jobs.count)
         }
-        var last: Int64?
-        var queues: Set<String> = []
-        var active = false
-        for (job, outcome) in zip(jobs, outcomes) {
-            guard case .success(let (_, changes)) = outcome else { continue }
-            if let sequence = changes.last?.sequence { last = max(last ?? sequence, sequence) }
-            if !changes.isEmpty || !job.enqueues.isEmpty { active = true }
-            for task in job.enqueues { queues.insert(task.queue) }
-        }
-        if let last { notifier.committed(upTo: last) }
-        if active { activity.notify(queues) }
+        announce(zip(jobs, outcomes).compactMap { job, outcome in (try? outcome.get()).map { (job, $0.1) } })
         for (waiter, outcome) in zip(waiting, outcomes.dropFirst()) { waiter.continuation.resume(returning: outcome) }
         commitQueue.handOff()
         return try outcomes[0].get()
+    }
+
+    /// Tells the feed's readers and the delivery engine what commits added: the feed's new end,
+    /// and the task queues that gained work (any change may give a trigger work).
+    private func announce(_ committed: [(job: Writer.CommitJob, changes: [DocumentChange])]) {
+        if let last = committed.compactMap({ $0.changes.last?.sequence }).max() { notifier.committed(upTo: last) }
+        guard committed.contains(where: { !$0.changes.isEmpty || !$0.job.enqueues.isEmpty }) else { return }
+        activity.notify(Set(committed.flatMap { $0.job.enqueues.map(\.queue) }))
     }
 
     public func query(_ spec: QuerySpec) async throws -> [StoredDocument] {

@@ -55,6 +55,32 @@ struct SharedFileTests {
         }
     }
 
+    @Test("two writers each committing 60 at once (grouped), a fifth failing: every other commit lands once, the feed has no gap or duplicate")
+    func groupedCommitsFromTwoWriters() async throws {
+        try await withStores(2) { stores, _ in
+            try await stores[0].commit([.create(try doc("taken/t"), ["n": 0])])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (k, store) in stores.enumerated() {
+                    for i in 0..<60 {
+                        group.addTask {
+                            // Every fifth creates a document that exists: it fails alone, inside its group.
+                            let target = i % 5 == 0 ? try doc("taken/t") : try doc("w\(k)/d\(i)")
+                            do { try await store.commit([.create(target, ["i": .int(Int64(i))])]) } catch let error as HTTPSError where error.code == .alreadyExists {}
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let changes = try await stores[1].allChanges()
+            #expect(changes.map(\.sequence) == Array(1...Int64(1 + 2 * 48)), "unique and contiguous across both writers")
+            #expect(Set(changes.map(\.path.description)).count == changes.count, "each commit once")
+            for k in 0..<2 {
+                for i in 0..<60 where i % 5 != 0 { #expect(try await stores[k].get(try doc("w\(k)/d\(i)"))?.fields["i"] == .int(Int64(i))) }
+            }
+            #expect(try await stores[0].get(try doc("taken/t"))?.fields == ["n": 0])
+        }
+    }
+
     @Test("writers interleaving 400 commits from four stores: every commit lands, the feed has no gap or duplicate")
     func interleaved() async throws {
         try await withStores(4) { stores, _ in

@@ -20,7 +20,7 @@ final class CommitQueue: Sendable {
 
     /// Nil when the caller leads (it must `run` a group and `handOff`), else its commit's outcome.
     func join(_ job: Writer.CommitJob) async -> Writer.CommitOutcome? {
-        if state.withLock({ s in s.leading ? false : { s.leading = true; return true }() }) { return nil }
+        if state.withLock({ s in defer { s.leading = true }; return !s.leading }) { return nil }
         return await withCheckedContinuation { continuation in
             let leads = state.withLock { s -> Bool in
                 if !s.leading { s.leading = true; return true }  // the leader finished meanwhile
