@@ -44,12 +44,8 @@ extension DeliveryEngine {
             requests = [ClaimRequest(function: first.function, limit: 1, concurrency: first.concurrency, rate: first.rate, burst: first.burst)]
         }
         guard !requests.isEmpty else { return }
-        let snapshot = lanes
-        let margin = configuration.leaseMargin
-        let claim = try await deliveries.claim(requests, now: now, owner: node.id) { function in
-            // Long enough for the longest attempt (a task's own deadline is at most 1800 s).
-            now + max(snapshot[function]?.timeout(dispatchDeadline: nil) ?? .seconds(60), FunctionOptions.dispatchDeadlineRange.upperBound) + margin
-        }
+        let leases = Dictionary(requests.map { ($0.function, leaseEnd(lanes[$0.function], now: now)) }, uniquingKeysWith: { a, _ in a })
+        let claim = try await deliveries.claim(requests, now: now, owner: node.id) { leases[$0] ?? now }
         for request in requests {
             guard var lane = lanes[request.function] else { continue }
             lane.dirty = true
@@ -74,6 +70,37 @@ extension DeliveryEngine {
         }
     }
 
+    /// What routing may claim as it queues (see `RouteClaim`): the routed functions that have room
+    /// here, no rate limit, and nothing pending this engine knows of that a claim would take first
+    /// (their queue was read since it last changed). None in a serial run, whose order is the claim's.
+    func routeClaim(for routes: [FeedRoute], now: Timestamp) -> RouteClaim? {
+        guard !serial, !stopping else { return nil }
+        let routed = Set(routes.lazy.filter { !$0.deliveries.isEmpty }.flatMap { $0.deliveries.lazy.map(\.delivery.function) })
+        if routed.contains(where: { lanes[$0]?.dirty == true }) { refreshDirtyLanes() }
+        var functions: [String: (limit: Int, concurrency: Int, leaseUntil: Timestamp)] = [:]
+        for name in routed {
+            guard let lane = lanes[name], lane.rate == nil, lane.nextDue == nil, !lane.dirty, lane.capacity > 0 else { continue }
+            functions[name] = (min(lane.capacity, 500), lane.concurrency, leaseEnd(lane, now: now))
+        }
+        return functions.isEmpty ? nil : RouteClaim(owner: node.id, now: now, functions: functions)
+    }
+
+    /// Starts what routing claimed, and takes in how many of each function run in all processes.
+    func startClaimedInRoute(_ result: RouteResult, now: Timestamp) {
+        for (function, running) in result.running {
+            guard var lane = lanes[function] else { continue }
+            let mine = lane.running + result.claimed.lazy.filter { $0.delivery.function == function }.count
+            lane.runningElsewhere = max(0, running - mine)
+            lanes[function] = lane
+        }
+        for (delivery, event) in result.claimed { start(delivery, event: event, now: now) }
+    }
+
+    /// A claim's lease: long enough for the longest attempt (a task's own deadline is at most 1800 s).
+    func leaseEnd(_ lane: Lane?, now: Timestamp) -> Timestamp {
+        now + max(lane?.timeout(dispatchDeadline: nil) ?? .seconds(60), FunctionOptions.dispatchDeadlineRange.upperBound) + configuration.leaseMargin
+    }
+
     /// Records a claimed delivery as dead without running it.
     private func deadLetter(_ delivery: Delivery, reason: String) {
         completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: 500))
@@ -88,12 +115,18 @@ extension DeliveryEngine {
         recorder.deadLetter(function: delivery.function, event: event, error: reason)
     }
 
-    private func start(_ delivery: Delivery, now: Timestamp) {
+    /// Runs a claimed delivery; `known` is its event when the engine has it in memory (routing
+    /// just queued it), else it is read from the stored payload.
+    private func start(_ delivery: Delivery, event known: Boundary.Event? = nil, now: Timestamp) {
         guard var lane = lanes[delivery.function] else { return }
         let event: Boundary.Event
-        do { event = try delivery.eventForAttempt() } catch {
-            // Nothing can run it: keep it, dead, with the reason, for someone to look at.
-            return deadLetter(delivery, reason: "internal: the stored event cannot be read (\(error))")
+        if let known {
+            event = known
+        } else {
+            do { event = try delivery.eventForAttempt() } catch {
+                // Nothing can run it: keep it, dead, with the reason, for someone to look at.
+                return deadLetter(delivery, reason: "internal: the stored event cannot be read (\(error))")
+            }
         }
         lane.take()
         lane.running += 1

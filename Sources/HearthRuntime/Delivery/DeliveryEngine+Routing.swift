@@ -67,13 +67,14 @@ extension DeliveryEngine {
             }
             routes.append(FeedRoute(feed: .changes, cursor: DeliveryEngine.documentCursor(route.function), through: last.sequence, deliveries: deliveries))
         }
-        let (added, cursors) = try await deliveries.route(routes)
+        let result = try await deliveries.route(routes, claiming: routeClaim(for: routes, now: now))
         // Only now that the deliveries and cursors are committed do the cursors move here: to where
         // the database has them, which another process may have taken further.
         for i in documentRoutes.indices {
-            if let position = cursors[DeliveryEngine.documentCursor(documentRoutes[i].function)] { documentRoutes[i].cursor = position }
+            if let position = result.cursors[DeliveryEngine.documentCursor(documentRoutes[i].function)] { documentRoutes[i].cursor = position }
         }
-        for d in added { markDirty(d.function, due: d.dueTime) }
+        for d in result.added { markDirty(d.function, due: d.dueTime) }
+        startClaimedInRoute(result, now: now)
         return changes.count == configuration.routeBatch
     }
 

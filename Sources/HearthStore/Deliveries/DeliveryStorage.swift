@@ -16,8 +16,9 @@ public protocol DeliveryStorage: Sendable {
     func add(_ deliveries: [NewDelivery]) async throws -> Int
     /// Queues deliveries routed from a feed and moves the routing functions' cursors in one
     /// transaction, compare-and-set against the stored cursors, so a change is never queued twice
-    /// by processes routing the same feed. Returns what was queued and every cursor's position.
-    func route(_ routes: [FeedRoute]) async throws -> (added: [NewDelivery], cursors: [String: Int64])
+    /// by processes routing the same feed. With `claiming`, a delivery whose function has room is
+    /// queued already claimed (see `RouteClaim`). Returns what was queued and every cursor's position.
+    func route(_ routes: [FeedRoute], claiming: RouteClaim?) async throws -> RouteResult
     /// Adds tasks in one transaction (all or none); an id used in its queue within its dedupe
     /// window, or still queued, is `already-exists`.
     func enqueue(_ tasks: [TaskEnqueue]) async throws
@@ -114,6 +115,44 @@ public struct FeedRoute: Sendable {
     }
 }
 
+
+/// Deliveries a routing transaction may claim as it queues them, so that an event whose function
+/// has room starts without a claim of its own: per function, at most `limit` (this process's room)
+/// and at most `concurrency` running across every process (counted in the transaction), each
+/// only when no earlier delivery of its ordering key is pending or running. Only for functions
+/// with no rate limit and nothing pending that could be claimed (a claim takes those first, in
+/// due order), which the engine knows.
+public struct RouteClaim: Sendable {
+    public var owner: String
+    public var now: Timestamp
+    public var functions: [String: (limit: Int, concurrency: Int, leaseUntil: Timestamp)]
+
+    public init(owner: String, now: Timestamp, functions: [String: (limit: Int, concurrency: Int, leaseUntil: Timestamp)]) {
+        self.owner = owner
+        self.now = now
+        self.functions = functions
+    }
+}
+
+/// What a routing transaction did: the deliveries it queued pending, those it queued already
+/// claimed (running under the claim's lease, first attempt counted) with their events, how many
+/// deliveries of each claiming function now run in all processes, and every named cursor's position.
+public struct RouteResult: Sendable {
+    public var added: [NewDelivery] = []
+    public var claimed: [(delivery: Delivery, event: Boundary.Event)] = []
+    public var running: [String: Int] = [:]
+    public var cursors: [String: Int64] = [:]
+
+    public init() {}
+}
+
+extension DeliveryStorage {
+    /// Routes without claiming.
+    public func route(_ routes: [FeedRoute]) async throws -> (added: [NewDelivery], cursors: [String: Int64]) {
+        let result = try await route(routes, claiming: nil)
+        return (result.added, result.cursors)
+    }
+}
 
 /// What one function may claim: at most `limit` (this process's room), at most `concurrency`
 /// running at once across every process sharing the database, and at most what the function's

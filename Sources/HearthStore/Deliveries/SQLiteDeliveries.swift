@@ -41,28 +41,73 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// transaction and compare-and-set against the stored cursors: several processes may route the
     /// same feed (two servers, or a server and a CLI command on one data directory), and a change
     /// one of them already routed (at or below the stored cursor) is skipped, so it is never queued
-    /// twice, nor again after its delivery ran and was deleted. A cursor never moves back. Returns
-    /// the deliveries queued and every named cursor's position after the transaction.
-    func route(_ routes: [FeedRoute]) async throws -> (added: [NewDelivery], cursors: [String: Int64]) {
-        guard !routes.isEmpty else { return ([], [:]) }
+    /// twice, nor again after its delivery ran and was deleted. A cursor never moves back.
+    ///
+    /// With `claiming`, a delivery of a function listed there is inserted already running under the
+    /// claim's lease (its first attempt counted) while the function has room, in this process and
+    /// across processes, and no earlier delivery of its ordering key is pending or running: the
+    /// checks `claim` makes, in the same transaction. The rest are inserted pending.
+    func route(_ routes: [FeedRoute], claiming: RouteClaim?) async throws -> RouteResult {
+        guard !routes.isEmpty else { return RouteResult() }
         let now = RowEncoding.micros(writer.clock.now())
-        let result = try await writer.withTransaction { db -> ([NewDelivery], [String: Int64]) in
-            var added: [NewDelivery] = []
-            var positions: [String: Int64] = [:]
+        let result = try await writer.withTransaction { db -> RouteResult in
+            var result = RouteResult()
+            var room: [String: Int] = [:]
             for route in routes {
                 let table = route.feed.cursorTable
                 let stored = try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(route.cursor)])
                 for (sequence, delivery) in route.deliveries where sequence > (stored ?? Int64.min) {
-                    if try SQLiteDeliveries.insert(db, delivery, createTime: now, ifNew: true) { added.append(delivery) }
+                    if let claim = claiming, let limits = claim.functions[delivery.function] {
+                        if room[delivery.function] == nil {
+                            let running = Int(try db.scalarInt("SELECT count(*) FROM deliveries WHERE function = ? AND state = \(Self.running)", [.text(delivery.function)]) ?? 0)
+                            result.running[delivery.function] = running
+                            room[delivery.function] = min(limits.limit, max(0, limits.concurrency - running))
+                        }
+                        if room[delivery.function, default: 0] > 0, try !SQLiteDeliveries.hasEarlier(db, delivery) {
+                            guard let claimed = try SQLiteDeliveries.insertClaimed(db, delivery, createTime: now, owner: claim.owner,
+                                                                                   now: claim.now, leaseUntil: limits.leaseUntil) else { continue }
+                            room[delivery.function, default: 0] -= 1
+                            result.running[delivery.function, default: 0] += 1
+                            result.claimed.append((claimed, delivery.event))
+                            continue
+                        }
+                    }
+                    if try SQLiteDeliveries.insert(db, delivery, createTime: now, ifNew: true) { result.added.append(delivery) }
                 }
                 let position = max(stored ?? route.through, route.through)
                 if position != stored { try SQLiteDeliveries.setCursor(db, table, route.cursor, position, now: now) }
-                positions[route.cursor] = position
+                result.cursors[route.cursor] = position
             }
-            return (added, positions)
+            return result
         }
-        if !result.0.isEmpty { activity.notify(Set(result.0.map(\.function))) }
+        if !result.added.isEmpty { activity.notify(Set(result.added.map(\.function))) }
         return result
+    }
+
+    /// Whether a delivery of the same function and ordering key is pending or running (a new one
+    /// waits its turn behind it).
+    static func hasEarlier(_ db: Connection, _ d: NewDelivery) throws -> Bool {
+        guard let key = d.orderingKey else { return false }
+        return try db.scalarInt("""
+            SELECT 1 FROM deliveries WHERE function = ? AND ordering_key = ? AND state IN (\(Self.pending), \(Self.running)) LIMIT 1
+            """, [.text(d.function), .text(key)]) != nil
+    }
+
+    /// Inserts one delivery already claimed: running under `owner`'s lease, its first attempt
+    /// counted. Nil when it was already queued (same function and event id): that row is left alone.
+    static func insertClaimed(_ db: Connection, _ d: NewDelivery, createTime: Int64, owner: String, now: Timestamp, leaseUntil: Timestamp) throws -> Delivery? {
+        let payload = d.event.wireBytes
+        try db.run("""
+            INSERT OR IGNORE INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time,
+                                             state, attempts, first_attempt_time, lease_owner, lease_until)
+            VALUES (?, ?, ?, ?, ?, ?, ?, \(Self.running), 1, ?, ?, ?)
+            """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(payload),
+                  .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadline.map { .real($0.secondsDouble) } ?? .null, .integer(createTime),
+                  .integer(RowEncoding.micros(now)), .text(owner), .integer(RowEncoding.micros(leaseUntil))])
+        guard db.changes > 0 else { return nil }
+        return Delivery(id: db.lastInsertRowID, function: d.function, eventID: d.eventID, orderingKey: d.orderingKey, payload: payload,
+                        attempts: 1, firstAttemptTime: now, dueTime: d.dueTime, state: .running, lastError: nil, lastStatus: nil,
+                        dispatchDeadline: d.dispatchDeadline, createTime: RowEncoding.time(createTime), executions: 0)
     }
 
     /// Adds tasks to their queues in one transaction (all or none). A task id used in its queue

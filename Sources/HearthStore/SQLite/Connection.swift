@@ -111,6 +111,8 @@ final class Connection {
     }
 
     var changes: Int { Int(sqlite3_changes(handle)) }
+    /// The rowid of the last row this connection inserted.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Runs `body` in a transaction; commits when it returns, rolls back and rethrows its error

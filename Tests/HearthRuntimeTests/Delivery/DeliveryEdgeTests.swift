@@ -88,6 +88,54 @@ struct DeliveryEdgeTests {
         #expect(try deliveries.delivery(id: d.id) == nil)
     }
 
+    @Test("routing queues a delivery already claimed while its function has room: never past its concurrency (counting other processes' running deliveries), never ahead of an earlier delivery of its ordering key, never twice")
+    func routingClaims() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let deliveries = app.runtime.deliveries
+        let now = app.clock.now()
+        func routed(_ id: String, key: String) -> NewDelivery {
+            var d = TaskEnqueue(queue: "routed", id: id, data: ["id": .string(id)], scheduleTime: now).delivery
+            d.orderingKey = key
+            return d
+        }
+        let lease = now + .seconds(60)
+        let claiming = RouteClaim(owner: "node-a", now: now, functions: ["routed": (limit: 10, concurrency: 3, leaseUntil: lease)])
+        // Another process already runs one delivery of the function.
+        _ = try await deliveries.route([FeedRoute(feed: .changes, cursor: "trigger:routed", through: 1, deliveries: [(1, routed("e0", key: "z"))])],
+                                       claiming: RouteClaim(owner: "node-b", now: now, functions: ["routed": (limit: 1, concurrency: 3, leaseUntil: lease)]))
+        let first = try await deliveries.route([FeedRoute(feed: .changes, cursor: "trigger:routed", through: 5, deliveries: [
+            (2, routed("e1", key: "a")), (3, routed("e2", key: "a")), (4, routed("e3", key: "b")), (5, routed("e4", key: "c")),
+        ])], claiming: claiming)
+        // e1 and e3 fill the function's concurrency of 3 with e0; e2 waits behind e1 (same key); e4 finds no room.
+        #expect(first.claimed.map(\.delivery.eventID) == ["e1", "e3"])
+        #expect(first.added.map(\.eventID) == ["e2", "e4"])
+        #expect(first.running["routed"] == 3)
+        #expect(first.cursors["trigger:routed"] == 5)
+        let e1 = try #require(first.claimed.first)
+        #expect(e1.delivery.state == .running && e1.delivery.attempts == 1 && e1.delivery.firstAttemptTime == now)
+        #expect(try e1.delivery.event() == e1.event, "the claimed delivery's payload is its event")
+        let stored = try #require(try deliveries.delivery(id: e1.delivery.id))
+        #expect(stored == e1.delivery, "what routing returns is what it stored")
+        #expect(try deliveries.list(function: "routed", state: .running, limit: 10).map(\.eventID) == ["e0", "e1", "e3"])
+        #expect(try deliveries.list(function: "routed", state: .pending, limit: 10).map(\.eventID) == ["e2", "e4"])
+        // The same changes routed again (by a process behind this one) queue nothing; a repeated
+        // event id is neither claimed nor queued twice.
+        let again = try await deliveries.route([FeedRoute(feed: .changes, cursor: "trigger:routed", through: 6, deliveries: [
+            (4, routed("e3", key: "b")), (6, routed("e3", key: "d")),
+        ])], claiming: RouteClaim(owner: "node-a", now: now, functions: ["routed": (limit: 10, concurrency: 10, leaseUntil: lease)]))
+        #expect(again.claimed.isEmpty && again.added.isEmpty)
+        // The lease is a claim's: only its owner's outcome counts, and a later claim finds e2 once e1 is done.
+        try await deliveries.complete([.succeeded(id: e1.delivery.id, attempt: 1)], owner: "node-b")
+        #expect(try deliveries.delivery(id: e1.delivery.id)?.state == .running)
+        try await deliveries.complete([.succeeded(id: e1.delivery.id, attempt: 1)], owner: "node-a")
+        #expect(try deliveries.delivery(id: e1.delivery.id) == nil)
+        let next = try await deliveries.claim([.init(function: "routed", limit: 10, concurrency: 10)], now: now, owner: "node-a") { _ in lease }
+        #expect(next.deliveries.map(\.eventID) == ["e2", "e4"])
+        // Lease recovery treats a routed claim like any other: a restarted node-a takes it back.
+        let recovered = try await deliveries.recoverLeases(owner: "node-a", now: now, policy: { _ in nil })
+        #expect(recovered.pending == 3)
+    }
+
     @Test("user-trigger cursors live apart from the change feed's, so they never hold back pruning")
     func userCursorsDoNotBlockPruning() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
