@@ -30,6 +30,8 @@ public final class SQLiteEngine: StorageEngine {
     let indexes = IndexRegistry()
     let notifier: ChangeNotifier
     let commitQueue = CommitQueue()
+    /// This process's last commits' changes, for the feed's readers (see `RecentChanges`).
+    let recent = RecentChanges(capacity: 2048)
     public let activity = WorkSignal()
     /// The delivery queue and the users, in the same database (and the same writer).
     let deliveryTables: SQLiteDeliveries
@@ -106,6 +108,7 @@ public final class SQLiteEngine: StorageEngine {
     /// Tells the feed's readers and the delivery engine what commits added: the feed's new end,
     /// and the task queues that gained work (any change may give a trigger work).
     private func announce(_ committed: [(job: Writer.CommitJob, changes: [DocumentChange])]) {
+        for (_, changes) in committed { recent.append(changes) }
         if let last = committed.compactMap({ $0.changes.last?.sequence }).max() { notifier.committed(upTo: last) }
         guard committed.contains(where: { !$0.changes.isEmpty || !$0.job.enqueues.isEmpty }) else { return }
         activity.notify(Set(committed.flatMap { $0.job.enqueues.map(\.queue) }))
@@ -213,7 +216,18 @@ public final class SQLiteEngine: StorageEngine {
         }
     }
 
+    /// The feed after `sequence`. What this process committed last comes from memory (see
+    /// `RecentChanges`); the database adds what follows it, usually nothing, which costs a lookup
+    /// and no decoding.
     public func changes(after sequence: Int64, limit: Int) throws -> [DocumentChange] {
+        guard let recent = recent.after(sequence, limit: limit), let last = recent.last else {
+            return try storedChanges(after: sequence, limit: limit)
+        }
+        if recent.count == limit { return recent }
+        return recent + (try storedChanges(after: last.sequence, limit: limit - recent.count))
+    }
+
+    private func storedChanges(after sequence: Int64, limit: Int) throws -> [DocumentChange] {
         try readers.withReader { db in
             try db.query("SELECT seq, commit_time, path, kind, before, after FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
                          [.integer(sequence), .integer(Int64(limit))]) { s in
@@ -250,7 +264,7 @@ public final class SQLiteEngine: StorageEngine {
 
     public func pruneChanges(committedBefore cutoff: Timestamp, limit: Int) async throws -> Int {
         let micros = RowEncoding.micros(cutoff)
-        return try await writer.withTransaction { db in
+        let (deleted, keptFrom) = try await writer.withTransaction { db -> (Int, Int64) in
             // Remember the feed's end before deleting: it may be the last entry (see Schema, migration 2).
             if let seq = try db.scalarInt("SELECT max(seq) FROM changes"),
                let time = try db.scalarInt("SELECT commit_time FROM changes WHERE seq = ?", [.integer(seq)]) {
@@ -265,11 +279,13 @@ public final class SQLiteEngine: StorageEngine {
             // a prefix of the feed: find its end by walking from the start (only through the entries
             // about to be deleted), with no index on commit_time for every commit to maintain.
             let firstKept = try db.scalarInt("SELECT seq FROM changes WHERE commit_time >= ? ORDER BY seq LIMIT 1", [.integer(micros)]) ?? Int64.max
-            guard let first = try db.scalarInt("SELECT seq FROM changes ORDER BY seq LIMIT 1") else { return 0 }
+            guard let first = try db.scalarInt("SELECT seq FROM changes ORDER BY seq LIMIT 1") else { return (0, Int64.min) }
             let batchEnd = first.saturatingAdd(Int64(clamping: max(1, limit)) - 1)
             try db.run("DELETE FROM changes WHERE seq < ? AND seq <= ? AND seq <= ?", [.integer(firstKept), .integer(floor), .integer(batchEnd)])
-            return db.changes
+            return (db.changes, min(firstKept, floor.saturatingAdd(1), batchEnd.saturatingAdd(1)))
         }
+        recent.drop(below: keptFrom)
+        return deleted
     }
 
     public func integrityCheck() throws -> [String] {

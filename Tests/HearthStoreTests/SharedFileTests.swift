@@ -151,4 +151,46 @@ struct SharedFileTests {
             try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
     }
+    @Test("the feed a writer reads back from its own last commits (kept in memory) is exactly the database's, and any gap another writer left is read from the database")
+    func recentChangesMatchTheDatabase() async throws {
+        try await withStores(2) { stores, clock in
+            let (a, b) = (stores[0], stores[1])
+            let d = try doc("c/d")
+            try await a.commit([.create(d, ["n": 1, "tags": ["x"], "m": ["deep": ["v": -0.0]], "nan": .double(.nan)])])
+            clock.advance(by: .milliseconds(3))
+            try await a.commit([.update(d, [try upd("n", 2)], transforms: [.init(try field("at"), .serverTimestamp),
+                                                                          .init(try field("count"), .increment(5))]),
+                                .set(try doc("c/e"), ["bytes": .bytes([0, 255]), "ref": .reference("c/d")])])
+            try await a.commit([.delete(try doc("c/e")), .delete(try doc("c/missing"))])
+            let fromMemory = try await a.engine.changes(after: 0, limit: 100)
+            let fromDatabase = try await b.engine.changes(after: 0, limit: 100)
+            #expect(fromMemory.count == 4)
+            #expect((a.engine as? SQLiteEngine)?.recent.after(0, limit: 100)?.count == 4, "a's own commits are answered from memory")
+            #expect(fromMemory == fromDatabase)
+            // A page from the middle, and the end.
+            #expect(try await a.engine.changes(after: 1, limit: 2) == Array(fromDatabase[1...2]))
+            #expect(try await a.engine.changes(after: 4, limit: 10).isEmpty)
+            // b commits in between: a's window has a gap at 6 (or ends before it) and reads the database.
+            try await a.commit([.set(try doc("c/f"), ["k": 1])])
+            try await b.commit([.set(try doc("c/g"), ["k": 2])])
+            try await a.commit([.set(try doc("c/h"), ["k": 3])])
+            #expect(try await a.engine.changes(after: 4, limit: 10).map(\.path.id) == ["f", "g", "h"])
+            #expect(try await a.engine.changes(after: 5, limit: 10).map(\.path.id) == ["g", "h"])
+            #expect(try await a.engine.changes(after: 6, limit: 10).map(\.path.id) == ["h"])
+            // Past the window's capacity the oldest are read from the database.
+            for batch in 0..<5 {
+                try await a.commit((0..<500).map { .set(try! doc("big/\(batch)-\($0)"), ["i": .int(Int64($0))]) })
+            }
+            let all = try await b.engine.changes(after: 0, limit: 10_000)
+            #expect(all.count == 2507)
+            #expect(try await a.engine.changes(after: 0, limit: 10_000) == all)
+            #expect(try await a.engine.changes(after: 2000, limit: 300) == Array(all[2000..<2300]))
+            // Pruned changes are not answered from memory either.
+            try await a.engine.setCursor("everyone", to: 2600)
+            clock.advance(by: .seconds(10))
+            let pruned = try await a.engine.pruneChanges(committedBefore: clock.now(), limit: 2400)
+            #expect(pruned == 2400)
+            #expect(try await a.engine.changes(after: 0, limit: 10_000) == Array(all[2400...]))
+        }
+    }
 }
