@@ -31,7 +31,7 @@ public final class SQLiteEngine: StorageEngine {
     let notifier: ChangeNotifier
     let commitQueue = CommitQueue()
     /// This process's last commits' changes, for the feed's readers (see `RecentChanges`).
-    let recent = RecentChanges(capacity: 2048)
+    let recent = RecentChanges(capacity: 2048, maxBytes: 8 << 20)
     public let activity = WorkSignal()
     /// The delivery queue and the users, in the same database (and the same writer).
     let deliveryTables: SQLiteDeliveries
@@ -217,26 +217,30 @@ public final class SQLiteEngine: StorageEngine {
     }
 
     /// The feed after `sequence`. What this process committed last comes from memory (see
-    /// `RecentChanges`); the database adds what follows it, usually nothing, which costs a lookup
-    /// and no decoding.
+    /// `RecentChanges`), once the database confirms it still holds the first of those (no other
+    /// process pruned it); the database adds what follows them, usually nothing. Both are lookups
+    /// by sequence, with no documents to decode.
     public func changes(after sequence: Int64, limit: Int) throws -> [DocumentChange] {
-        guard let recent = recent.after(sequence, limit: limit), let last = recent.last else {
-            return try storedChanges(after: sequence, limit: limit)
+        let recent = recent.after(sequence, limit: limit)
+        return try readers.withReader { db in
+            guard let recent, let first = recent.first, let last = recent.last,
+                  // Another process may have pruned what memory still holds.
+                  let oldest = try db.scalarInt("SELECT min(seq) FROM changes"), oldest <= first.sequence else {
+                return try SQLiteEngine.storedChanges(db, after: sequence, limit: limit)
+            }
+            if recent.count == limit { return recent }
+            return recent + (try SQLiteEngine.storedChanges(db, after: last.sequence, limit: limit - recent.count))
         }
-        if recent.count == limit { return recent }
-        return recent + (try storedChanges(after: last.sequence, limit: limit - recent.count))
     }
 
-    private func storedChanges(after sequence: Int64, limit: Int) throws -> [DocumentChange] {
-        try readers.withReader { db in
-            try db.query("SELECT seq, commit_time, path, kind, before, after FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
-                         [.integer(sequence), .integer(Int64(limit))]) { s in
-                let path = try DocumentPath(s.text(2))
-                let before = s.isNull(4) ? nil : try RowEncoding.decodeDocument(s.blob(4), path: path)
-                let after = s.isNull(5) ? nil : try RowEncoding.decodeDocument(s.blob(5), path: path)
-                return DocumentChange(sequence: s.int64(0), commitTime: RowEncoding.time(s.int64(1)), path: path,
-                                      kind: ChangeKind(code: s.int64(3)) ?? .updated, before: before, after: after)
-            }
+    private static func storedChanges(_ db: Connection, after sequence: Int64, limit: Int) throws -> [DocumentChange] {
+        try db.query("SELECT seq, commit_time, path, kind, before, after FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
+                     [.integer(sequence), .integer(Int64(limit))]) { s in
+            let path = try DocumentPath(s.text(2))
+            let before = s.isNull(4) ? nil : try RowEncoding.decodeDocument(s.blob(4), path: path)
+            let after = s.isNull(5) ? nil : try RowEncoding.decodeDocument(s.blob(5), path: path)
+            return DocumentChange(sequence: s.int64(0), commitTime: RowEncoding.time(s.int64(1)), path: path,
+                                  kind: ChangeKind(code: s.int64(3)) ?? .updated, before: before, after: after)
         }
     }
 
@@ -279,9 +283,11 @@ public final class SQLiteEngine: StorageEngine {
             // a prefix of the feed: find its end by walking from the start (only through the entries
             // about to be deleted), with no index on commit_time for every commit to maintain.
             let firstKept = try db.scalarInt("SELECT seq FROM changes WHERE commit_time >= ? ORDER BY seq LIMIT 1", [.integer(micros)]) ?? Int64.max
+            // An empty feed: nothing deleted, nothing for memory to forget.
             guard let first = try db.scalarInt("SELECT seq FROM changes ORDER BY seq LIMIT 1") else { return (0, Int64.min) }
             let batchEnd = first.saturatingAdd(Int64(clamping: max(1, limit)) - 1)
             try db.run("DELETE FROM changes WHERE seq < ? AND seq <= ? AND seq <= ?", [.integer(firstKept), .integer(floor), .integer(batchEnd)])
+            // Everything below the first sequence this kept is gone.
             return (db.changes, min(firstKept, floor.saturatingAdd(1), batchEnd.saturatingAdd(1)))
         }
         recent.drop(below: keptFrom)

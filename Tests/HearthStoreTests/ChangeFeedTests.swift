@@ -34,6 +34,39 @@ struct ChangeFeedTests {
         }
     }
 
+    @Test("the memory of recent changes answers only gap-free runs, is bounded by count and by size (the oldest going first), and starts over when a commit does not continue it")
+    func recentChangesBounded() throws {
+        let recent = RecentChanges(capacity: 10, maxBytes: 1 << 20)
+        let path = try doc("c/d")
+        let t = Timestamp(seconds: 1_800_000_000, nanos: 0)
+        func change(_ sequence: Int64, bytes: Int) -> DocumentChange {
+            DocumentChange(sequence: sequence, commitTime: t, path: path, kind: .created, before: nil,
+                           after: StoredDocument(path: path, fields: ["b": .bytes(Array(repeating: 7, count: bytes))], createTime: t, updateTime: t))
+        }
+        recent.append((1...20).map { change($0, bytes: 10) })
+        #expect(recent.after(10, limit: 100)?.map(\.sequence) == Array(11...20), "the last ten")
+        #expect(recent.after(12, limit: 3)?.map(\.sequence) == [13, 14, 15])
+        #expect(recent.after(9, limit: 100) == nil, "older than the window: the database answers")
+        #expect(recent.after(20, limit: 100) == nil, "nothing newer here: the database answers")
+        #expect(recent.after(15, limit: 0) == nil)
+        // 1 MiB holds three documents of 300 kB.
+        recent.append((21...25).map { change($0, bytes: 300_000) })
+        #expect(recent.after(22, limit: 100)?.map(\.sequence) == [23, 24, 25])
+        #expect(recent.after(21, limit: 100) == nil)
+        // A commit that does not continue the window starts it over.
+        recent.append([change(3, bytes: 1)])
+        #expect(recent.after(2, limit: 10)?.map(\.sequence) == [3])
+        #expect(recent.after(22, limit: 10) == nil)
+        // A gap (another process's commit, 4): a run through it, or after it, is the database's.
+        recent.append([change(5, bytes: 1), change(6, bytes: 1)])
+        #expect(recent.after(2, limit: 10) == nil)
+        #expect(recent.after(4, limit: 10) == nil)
+        #expect(recent.after(2, limit: 1)?.map(\.sequence) == [3], "a run that ends before the gap")
+        recent.drop(below: 6)
+        #expect(recent.after(5, limit: 10)?.map(\.sequence) == [6])
+        #expect(recent.after(4, limit: 10) == nil)
+    }
+
     @Test("sequences stay contiguous across many commits, failed commits and no-op writes")
     func contiguous() async throws {
         try await withStore { store, _ in

@@ -185,12 +185,15 @@ struct SharedFileTests {
             #expect(all.count == 2507)
             #expect(try await a.engine.changes(after: 0, limit: 10_000) == all)
             #expect(try await a.engine.changes(after: 2000, limit: 300) == Array(all[2000..<2300]))
-            // Pruned changes are not answered from memory either.
+            // Changes pruned by another writer, or by this one, are not answered from memory.
             try await a.engine.setCursor("everyone", to: 2600)
             clock.advance(by: .seconds(10))
-            let pruned = try await a.engine.pruneChanges(committedBefore: clock.now(), limit: 2400)
-            #expect(pruned == 2400)
+            #expect(try await b.engine.pruneChanges(committedBefore: clock.now(), limit: 1200) == 1200)
+            #expect(try await a.engine.changes(after: 1000, limit: 10_000) == Array(all[1200...]))
+            #expect(try await a.engine.changes(after: 1300, limit: 10) == Array(all[1300..<1310]))
+            #expect(try await a.engine.pruneChanges(committedBefore: clock.now(), limit: 1200) == 1200)
             #expect(try await a.engine.changes(after: 0, limit: 10_000) == Array(all[2400...]))
+            #expect((a.engine as? SQLiteEngine)?.recent.after(2000, limit: 10) == nil, "what was pruned here is forgotten")
         }
     }
 }

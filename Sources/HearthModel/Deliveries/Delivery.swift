@@ -124,6 +124,9 @@ public enum DeliveryOutcome: Sendable, Hashable {
     case retry(id: Int64, attempt: Int, due: Timestamp, error: String, status: Int)
     /// Failed for good.
     case dead(id: Int64, attempt: Int, error: String, status: Int)
+    /// Claimed but not started (its function went away, or the engine is stopping): pending again,
+    /// the attempt not counted.
+    case released(id: Int64, attempt: Int)
 }
 
 /// A checked task to add to a queue (which is a function's name).

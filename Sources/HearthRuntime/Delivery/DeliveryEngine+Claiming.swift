@@ -71,28 +71,21 @@ extension DeliveryEngine {
     }
 
     /// What routing may claim as it queues (see `RouteClaim`): the routed functions that have room
-    /// here, no rate limit, and nothing pending this engine knows of that a claim would take first
-    /// (their queue was read since it last changed). None in a serial run, whose order is the claim's.
+    /// here and no rate limit. None in a serial run, whose order is the claim's.
     func routeClaim(for routes: [FeedRoute], now: Timestamp) -> RouteClaim? {
         guard !serial, !stopping else { return nil }
         let routed = Set(routes.lazy.filter { !$0.deliveries.isEmpty }.flatMap { $0.deliveries.lazy.map(\.delivery.function) })
-        if routed.contains(where: { lanes[$0]?.dirty == true }) { refreshDirtyLanes() }
         var functions: [String: (limit: Int, concurrency: Int, leaseUntil: Timestamp)] = [:]
         for name in routed {
-            guard let lane = lanes[name], lane.rate == nil, lane.nextDue == nil, !lane.dirty, lane.capacity > 0 else { continue }
+            guard let lane = lanes[name], lane.rate == nil, lane.capacity > 0 else { continue }
             functions[name] = (min(lane.capacity, 500), lane.concurrency, leaseEnd(lane, now: now))
         }
         return functions.isEmpty ? nil : RouteClaim(owner: node.id, now: now, functions: functions)
     }
 
-    /// Starts what routing claimed, and takes in how many of each function run in all processes.
+    /// Starts what routing claimed, and takes in how many of each function other processes run.
     func startClaimedInRoute(_ result: RouteResult, now: Timestamp) {
-        for (function, running) in result.running {
-            guard var lane = lanes[function] else { continue }
-            let mine = lane.running + result.claimed.lazy.filter { $0.delivery.function == function }.count
-            lane.runningElsewhere = max(0, running - mine)
-            lanes[function] = lane
-        }
+        for (function, elsewhere) in result.runningElsewhere { lanes[function]?.runningElsewhere = elsewhere }
         for (delivery, event) in result.claimed { start(delivery, event: event, now: now) }
     }
 
@@ -118,7 +111,12 @@ extension DeliveryEngine {
     /// Runs a claimed delivery; `known` is its event when the engine has it in memory (routing
     /// just queued it), else it is read from the stored payload.
     private func start(_ delivery: Delivery, event known: Boundary.Event? = nil, now: Timestamp) {
-        guard var lane = lanes[delivery.function] else { return }
+        // Its function went away, or the engine is stopping, while it was being claimed: pending
+        // again (recorded with the next outcomes), not held under a lease nobody runs.
+        guard var lane = lanes[delivery.function], !stopping else {
+            completions.append(.released(id: delivery.id, attempt: delivery.attempts))
+            return
+        }
         let event: Boundary.Event
         if let known {
             event = known

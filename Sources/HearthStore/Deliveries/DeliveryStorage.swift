@@ -118,10 +118,10 @@ public struct FeedRoute: Sendable {
 
 /// Deliveries a routing transaction may claim as it queues them, so that an event whose function
 /// has room starts without a claim of its own: per function, at most `limit` (this process's room)
-/// and at most `concurrency` running across every process (counted in the transaction), each
-/// only when no earlier delivery of its ordering key is pending or running. Only for functions
-/// with no rate limit and nothing pending that could be claimed (a claim takes those first, in
-/// due order), which the engine knows.
+/// and at most `concurrency` running across every process, none while a delivery of the function
+/// is pending and due (a claim takes those first), and each only when no earlier delivery of its
+/// ordering key is pending or running; the store checks all of it in the transaction. The engine
+/// lists only functions with no rate limit (token buckets are the claim's).
 public struct RouteClaim: Sendable {
     public var owner: String
     public var now: Timestamp
@@ -136,11 +136,12 @@ public struct RouteClaim: Sendable {
 
 /// What a routing transaction did: the deliveries it queued pending, those it queued already
 /// claimed (running under the claim's lease, first attempt counted) with their events, how many
-/// deliveries of each claiming function now run in all processes, and every named cursor's position.
+/// deliveries of each claiming function run under other processes' leases, and every named
+/// cursor's position.
 public struct RouteResult: Sendable {
     public var added: [NewDelivery] = []
     public var claimed: [(delivery: Delivery, event: Boundary.Event)] = []
-    public var running: [String: Int] = [:]
+    public var runningElsewhere: [String: Int] = [:]
     public var cursors: [String: Int64] = [:]
 
     public init() {}

@@ -45,8 +45,9 @@ final class SQLiteDeliveries: DeliveryStorage {
     ///
     /// With `claiming`, a delivery of a function listed there is inserted already running under the
     /// claim's lease (its first attempt counted) while the function has room, in this process and
-    /// across processes, and no earlier delivery of its ordering key is pending or running: the
-    /// checks `claim` makes, in the same transaction. The rest are inserted pending.
+    /// across processes, nothing of it is pending and due, and no earlier delivery of its ordering
+    /// key is pending or running: what `claim` checks, in the same transaction. The rest are
+    /// inserted pending, for a claim.
     func route(_ routes: [FeedRoute], claiming: RouteClaim?) async throws -> RouteResult {
         guard !routes.isEmpty else { return RouteResult() }
         let now = RowEncoding.micros(writer.clock.now())
@@ -59,15 +60,12 @@ final class SQLiteDeliveries: DeliveryStorage {
                 for (sequence, delivery) in route.deliveries where sequence > (stored ?? Int64.min) {
                     if let claim = claiming, let limits = claim.functions[delivery.function] {
                         if room[delivery.function] == nil {
-                            let running = Int(try db.scalarInt("SELECT count(*) FROM deliveries WHERE function = ? AND state = \(Self.running)", [.text(delivery.function)]) ?? 0)
-                            result.running[delivery.function] = running
-                            room[delivery.function] = min(limits.limit, max(0, limits.concurrency - running))
+                            room[delivery.function] = try SQLiteDeliveries.routingRoom(db, delivery.function, claim, limits, &result)
                         }
                         if room[delivery.function, default: 0] > 0, try !SQLiteDeliveries.hasEarlier(db, delivery) {
                             guard let claimed = try SQLiteDeliveries.insertClaimed(db, delivery, createTime: now, owner: claim.owner,
                                                                                    now: claim.now, leaseUntil: limits.leaseUntil) else { continue }
                             room[delivery.function, default: 0] -= 1
-                            result.running[delivery.function, default: 0] += 1
                             result.claimed.append((claimed, delivery.event))
                             continue
                         }
@@ -82,6 +80,20 @@ final class SQLiteDeliveries: DeliveryStorage {
         }
         if !result.added.isEmpty { activity.notify(Set(result.added.map(\.function))) }
         return result
+    }
+
+    /// How many deliveries of `function` routing may claim: none while one is pending and due (a
+    /// claim takes those first, oldest due first, whichever process queued them), else its room
+    /// here and under its concurrency across processes. Notes how many other processes run.
+    static func routingRoom(_ db: Connection, _ function: String, _ claim: RouteClaim,
+                            _ limits: (limit: Int, concurrency: Int, leaseUntil: Timestamp), _ result: inout RouteResult) throws -> Int {
+        let (running, elsewhere) = try db.query("""
+            SELECT count(*), coalesce(sum(lease_owner IS NOT ?), 0) FROM deliveries WHERE function = ? AND state = \(Self.running)
+            """, [.text(claim.owner), .text(function)]) { (Int($0.int64(0)), Int($0.int64(1))) }.first ?? (0, 0)
+        result.runningElsewhere[function] = elsewhere
+        let waiting = try db.scalarInt("SELECT 1 FROM deliveries WHERE function = ? AND state = \(Self.pending) AND due_time <= ? LIMIT 1",
+                                       [.text(function), .integer(RowEncoding.micros(claim.now))]) != nil
+        return waiting ? 0 : min(limits.limit, max(0, limits.concurrency - running))
     }
 
     /// Whether a delivery of the same function and ordering key is pending or running (a new one
@@ -276,6 +288,12 @@ final class SQLiteDeliveries: DeliveryStorage {
                             executions = executions + ?
                         WHERE \(mine)
                         """, [.text(error), .integer(Int64(status)), .integer(Self.executed(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
+                case .released(let id, let attempt):
+                    try db.run("""
+                        UPDATE deliveries SET state = \(Self.pending), attempts = attempts - 1, lease_owner = NULL, lease_until = NULL,
+                            first_attempt_time = CASE WHEN attempts = 1 THEN NULL ELSE first_attempt_time END
+                        WHERE \(mine)
+                        """, [.integer(id), .text(owner), .integer(Int64(attempt))])
                 }
             }
         }

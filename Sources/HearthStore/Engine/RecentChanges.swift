@@ -6,64 +6,74 @@ import Synchronization
 /// reading them back and decoding their documents again.
 ///
 /// Sequence numbers are contiguous across every process writing the file, so a run of consecutive
-/// numbers here is exactly what the database holds for them. The window answers only such a run
-/// starting right after the asked position; anything else (an older position, a gap where
-/// another process committed) is left to the database, which also gives what follows the run.
+/// numbers here is exactly what the database holds for them. `after` answers only a run that
+/// starts right after the asked position and has no gap (where another process committed); for
+/// anything else it answers nil and the database is read. The caller still asks the database what
+/// follows the run, and whether another process pruned its start (`SQLiteEngine.changes`).
+///
+/// Bounded by a count and by the documents' approximate size, the oldest going first.
 final class RecentChanges: Sendable {
     private struct Window {
-        var changes: [DocumentChange] = []
-        /// Index of the oldest change kept in `changes` (a ring buffer once full).
-        var start = 0
+        /// The changes kept are `changes[head...]`, oldest first, each with its `weight`.
+        var changes: [(change: DocumentChange, weight: Int)] = []
+        var head = 0
+        var bytes = 0
 
-        var first: DocumentChange? { changes.isEmpty ? nil : changes[start] }
-        var last: DocumentChange? { changes.isEmpty ? nil : changes[(start + changes.count - 1) % changes.count] }
-        /// The i-th oldest change.
-        func at(_ i: Int, _ count: Int) -> DocumentChange { changes[(start + i) % count] }
+        var count: Int { changes.count - head }
+        var first: DocumentChange? { count > 0 ? changes[head].change : nil }
+        var last: DocumentChange? { count > 0 ? changes[changes.count - 1].change : nil }
+        /// The i-th oldest change kept.
+        func at(_ i: Int) -> DocumentChange { changes[head + i].change }
+
+        mutating func dropOldest() {
+            bytes -= changes[head].weight
+            head += 1
+            // Compact once the dropped prefix is as long as what is kept.
+            if head >= count { changes.removeFirst(head); head = 0 }
+        }
     }
 
     let capacity: Int
+    let maxBytes: Int
     private let window = Mutex(Window())
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int, maxBytes: Int) {
+        self.capacity = max(1, capacity)
+        self.maxBytes = max(1, maxBytes)
+    }
 
-    /// Adds a commit's changes, in commit order. Changes that do not continue the window (a commit
-    /// announced out of order) start it over.
+    /// Adds a commit's changes. Commits arrive in sequence order (`SQLiteEngine.announce` runs before
+    /// the next commit starts); should one not continue the window, the window starts over.
     func append(_ changes: [DocumentChange]) {
         guard let first = changes.first else { return }
         window.withLock { w in
             if let last = w.last, first.sequence <= last.sequence { w = Window() }
-            for change in changes.suffix(capacity) {
-                if w.changes.count < capacity {
-                    w.changes.append(change)
-                } else {
-                    w.changes[w.start] = change
-                    w.start = (w.start + 1) % capacity
-                }
+            for change in changes {
+                let weight = RecentChanges.weight(change)
+                w.changes.append((change, weight))
+                w.bytes += weight
+                while w.count > capacity || (w.bytes > maxBytes && w.count > 0) { w.dropOldest() }
             }
         }
     }
 
-    /// The changes after `sequence`, at most `limit`, when the window holds the change right after
-    /// it; nil when the database must answer.
+    /// The changes after `sequence`, at most `limit`, when the window holds the one right after it
+    /// and no gap follows it; nil when the database must answer.
     func after(_ sequence: Int64, limit: Int) -> [DocumentChange]? {
         guard limit > 0 else { return nil }
         return window.withLock { w -> [DocumentChange]? in
             guard let oldest = w.first, let newest = w.last, sequence >= oldest.sequence - 1, sequence < newest.sequence else { return nil }
-            let count = w.changes.count
-            // Where sequence + 1 would be if the window had no gap before it.
+            // Where sequence + 1 is if nothing before it is missing; a gap before it means a miss.
             let offset = Int(sequence + 1 - oldest.sequence)
-            guard offset < count, w.at(offset, count).sequence == sequence + 1 else { return nil }
+            guard offset < w.count, w.at(offset).sequence == sequence + 1 else { return nil }
+            let end = min(w.count, offset + limit)
             var run: [DocumentChange] = []
-            run.reserveCapacity(min(limit, count - offset))
-            var expected = sequence + 1
-            var i = offset
-            while i < count, run.count < limit {
-                let change = w.at(i, count)
-                // A gap: another process committed in between. Only the database has it all.
-                guard change.sequence == expected else { return nil }
+            run.reserveCapacity(end - offset)
+            for i in offset..<end {
+                let change = w.at(i)
+                // A gap: another process committed in between.
+                guard i == offset || change.sequence == run[run.count - 1].sequence + 1 else { return nil }
                 run.append(change)
-                expected += 1
-                i += 1
             }
             return run
         }
@@ -72,9 +82,22 @@ final class RecentChanges: Sendable {
     /// Forgets changes numbered below `sequence` (pruned from the feed).
     func drop(below sequence: Int64) {
         window.withLock { w in
-            guard let oldest = w.first, oldest.sequence < sequence else { return }
-            let kept = (0..<w.changes.count).map { w.at($0, w.changes.count) }.filter { $0.sequence >= sequence }
-            w = Window(changes: kept, start: 0)
+            while let oldest = w.first, oldest.sequence < sequence { w.dropOldest() }
         }
+    }
+
+    /// About how many bytes a change holds: its documents' values, walked (no encoding).
+    static func weight(_ change: DocumentChange) -> Int {
+        func document(_ d: StoredDocument?) -> Int { d.map { $0.fields.reduce(0) { $0 + $1.key.utf8.count + value($1.value) } } ?? 0 }
+        func value(_ v: Value) -> Int {
+            switch v {
+            case .string(let s), .reference(let s): return 16 + s.utf8.count
+            case .bytes(let b): return 16 + b.count
+            case .array(let a): return 16 + a.reduce(0) { $0 + value($1) }
+            case .map(let m): return 16 + m.reduce(0) { $0 + $1.key.utf8.count + value($1.value) }
+            default: return 16
+            }
+        }
+        return 64 + change.path.description.utf8.count + document(change.before) + document(change.after)
     }
 }

@@ -109,7 +109,7 @@ struct DeliveryEdgeTests {
         // e1 and e3 fill the function's concurrency of 3 with e0; e2 waits behind e1 (same key); e4 finds no room.
         #expect(first.claimed.map(\.delivery.eventID) == ["e1", "e3"])
         #expect(first.added.map(\.eventID) == ["e2", "e4"])
-        #expect(first.running["routed"] == 3)
+        #expect(first.runningElsewhere["routed"] == 1, "node-b's")
         #expect(first.cursors["trigger:routed"] == 5)
         let e1 = try #require(first.claimed.first)
         #expect(e1.delivery.state == .running && e1.delivery.attempts == 1 && e1.delivery.firstAttemptTime == now)
@@ -134,6 +134,39 @@ struct DeliveryEdgeTests {
         // Lease recovery treats a routed claim like any other: a restarted node-a takes it back.
         let recovered = try await deliveries.recoverLeases(owner: "node-a", now: now, policy: { _ in nil })
         #expect(recovered.pending == 3)
+    }
+
+    @Test("routing claims nothing while a delivery of its function is pending and due, whichever process queued it; a released claim is pending again with its attempt not counted")
+    func routingLeavesDueWorkFirst() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let deliveries = app.runtime.deliveries
+        let now = app.clock.now()
+        func routed(_ id: String) -> NewDelivery {
+            var d = TaskEnqueue(queue: "routed", id: id, data: [:], scheduleTime: now).delivery
+            d.orderingKey = id
+            return d
+        }
+        let lease = now + .seconds(60)
+        let claiming = RouteClaim(owner: "node-a", now: now, functions: ["routed": (limit: 10, concurrency: 10, leaseUntil: lease)])
+        // Another process queued one, pending and due: it runs first, so routing claims nothing.
+        try await deliveries.add([routed("older")])
+        let first = try await deliveries.route([FeedRoute(feed: .changes, cursor: "trigger:routed", through: 1, deliveries: [(1, routed("new"))])],
+                                               claiming: claiming)
+        #expect(first.claimed.isEmpty)
+        #expect(first.added.map(\.eventID) == ["new"])
+        let taken = try await deliveries.claim([.init(function: "routed", limit: 1, concurrency: 10)], now: now, owner: "node-b") { _ in lease }
+        let older = try #require(taken.deliveries.first)
+        #expect(older.eventID == "older")
+        // "new" is still pending and due; node-b's running delivery is counted as another process's.
+        let second = try await deliveries.route([FeedRoute(feed: .changes, cursor: "trigger:routed", through: 2, deliveries: [(2, routed("third"))])],
+                                                claiming: claiming)
+        #expect(second.claimed.isEmpty)
+        #expect(second.runningElsewhere["routed"] == 1)
+        // Released by its claimer: pending, no attempt counted, no first attempt time.
+        try await deliveries.complete([.released(id: older.id, attempt: older.attempts)], owner: "node-b")
+        let back = try #require(try deliveries.delivery(id: older.id))
+        #expect(back.state == .pending && back.attempts == 0 && back.firstAttemptTime == nil)
+        #expect(back.lastError == nil && back.executions == 0)
     }
 
     @Test("user-trigger cursors live apart from the change feed's, so they never hold back pruning")
