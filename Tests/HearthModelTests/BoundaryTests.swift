@@ -97,6 +97,25 @@ struct BoundaryTests {
         }
     }
 
+    @Test("document events with random documents come back unchanged from their stored payload (a trigger's first attempt runs on the event in memory, its retries on the payload)")
+    func documentEventPayloads() throws {
+        var gen = ValueGenerator(seed: 0xE7_0015, jsonOnly: false)
+        let t = BoundarySamples.t
+        for round in 0..<500 {
+            func fields() -> [String: Value] {
+                if case .map(let m) = gen.value() { return m }
+                return ["v": gen.value()]
+            }
+            let path = try DocumentPath("members/m\(round)/items/i\(round)")
+            let before = round % 3 == 0 ? nil : StoredDocument(path: path, fields: fields(), createTime: t, updateTime: t + .microseconds(Int64(round)))
+            let after = round % 3 == 1 ? nil : StoredDocument(path: path, fields: fields(), createTime: t, updateTime: t + .seconds(Int64(round)))
+            let kind: ChangeKind = before == nil ? .created : after == nil ? .deleted : .updated
+            let event = Boundary.Event.document(.init(id: String(round), time: t, kind: kind, path: path,
+                                                      params: ["memberId": "m\(round)", "itemId": "i\(round)"], before: before, after: after))
+            #expect(try Boundary.Event(wireBytes: event.wireBytes) == event, "round \(round)")
+        }
+    }
+
     @Test("every host-service request round-trips through a frame unchanged")
     func requests() throws {
         try roundTrip(Boundary.Log(level: .error, message: "m", metadata: ["a": ["b": [1, 2.5, "c"]]]), .log)
