@@ -8,6 +8,8 @@ public final class ServiceTasks: Sendable {
         var next: UInt64 = 0
         var byInvocation: [UInt64: [UInt64: Task<Void, Never>]] = [:]
         var cancelled: Set<UInt64> = []
+        /// Inline tasks that finished before they were registered.
+        var finishedEarly: Set<UInt64> = []
     }
 
     private let state = Mutex(State())
@@ -17,8 +19,29 @@ public final class ServiceTasks: Sendable {
     public init() {}
 
     /// Runs `body` in a task attributed to `invocation`; if the invocation is already cancelled the
-    /// task starts cancelled.
-    func start(invocation: UInt64, _ body: @escaping @Sendable () async -> Void) {
+    /// task starts cancelled. `inline` starts it on the calling thread, where it runs until it
+    /// first suspends (`Task.immediate`): one thread hand-off less, for a body that does little
+    /// before it suspends.
+    func start(invocation: UInt64, inline: Bool = false, _ body: @escaping @Sendable () async -> Void) {
+        if inline, let key = state.withLock({ s -> UInt64? in
+            guard !s.cancelled.contains(invocation) else { return nil }
+            s.next += 1
+            return s.next
+        }) {
+            // Created outside the lock: the body may finish (and take the lock) before this returns.
+            let task = Task.immediate {
+                await body()
+                self.finished(invocation: invocation, key: key)
+            }
+            let cancel = state.withLock { s -> Bool in
+                if s.finishedEarly.remove(key) != nil { return false }
+                s.byInvocation[invocation, default: [:]][key] = task
+                return s.cancelled.contains(invocation)
+            }
+            if cancel { task.cancel() }
+            changes.changed()
+            return
+        }
         state.withLock { s in
             s.next += 1
             let key = s.next
@@ -34,7 +57,7 @@ public final class ServiceTasks: Sendable {
 
     private func finished(invocation: UInt64, key: UInt64) {
         state.withLock { s in
-            s.byInvocation[invocation]?.removeValue(forKey: key)
+            if s.byInvocation[invocation]?.removeValue(forKey: key) == nil { s.finishedEarly.insert(key) }
             if s.byInvocation[invocation]?.isEmpty == true { s.byInvocation.removeValue(forKey: invocation) }
         }
         changes.changed()

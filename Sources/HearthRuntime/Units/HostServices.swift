@@ -60,7 +60,9 @@ public final class HostServices: Sendable {
                     reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
                     return
                 }
-                tasks.start(invocation: caller.invocation) {
+                // Writes go from here straight to the writer's queue: the task starts on the thread
+                // that read the request (a worker's socket reader) and first suspends there.
+                tasks.start(invocation: caller.invocation, inline: HostServices.startsInline(R.operation)) {
                     @Sendable func run() async {
                         do { reply.send(Boundary.frame(header.answer(.reply), try await body(caller, request))) } catch {
                             reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
@@ -75,6 +77,16 @@ public final class HostServices: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// Services whose work before their first suspension is decoding the request and handing it
+    /// to the writer: started inline (see `ServiceTasks.start`). Reads run SQLite on the spot, and
+    /// stay in a task on the pool, so a long query never holds up a worker's socket reader.
+    static func startsInline(_ operation: Boundary.Operation) -> Bool {
+        switch operation {
+        case .commit, .commitTransaction, .enqueueTasks: return true
+        default: return false
         }
     }
 
