@@ -74,7 +74,8 @@ extension DeliveryEngine {
     /// here and no rate limit. None in a serial run, whose order is the claim's.
     func routeClaim(for routes: [FeedRoute], now: Timestamp) -> RouteClaim? {
         guard !serial, !stopping else { return nil }
-        let routed = Set(routes.lazy.filter { !$0.deliveries.isEmpty }.flatMap { $0.deliveries.lazy.map(\.delivery.function) })
+        // A route's deliveries are all its function's.
+        let routed = Set(routes.compactMap { $0.deliveries.first?.delivery.function })
         var functions: [String: (limit: Int, concurrency: Int, leaseUntil: Timestamp)] = [:]
         for name in routed {
             guard let lane = lanes[name], lane.rate == nil, lane.capacity > 0 else { continue }

@@ -109,14 +109,7 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// counted. Nil when it was already queued (same function and event id): that row is left alone.
     static func insertClaimed(_ db: Connection, _ d: NewDelivery, createTime: Int64, owner: String, now: Timestamp, leaseUntil: Timestamp) throws -> Delivery? {
         let payload = d.event.wireBytes
-        try db.run("""
-            INSERT OR IGNORE INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time,
-                                             state, attempts, first_attempt_time, lease_owner, lease_until)
-            VALUES (?, ?, ?, ?, ?, ?, ?, \(Self.running), 1, ?, ?, ?)
-            """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(payload),
-                  .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadline.map { .real($0.secondsDouble) } ?? .null, .integer(createTime),
-                  .integer(RowEncoding.micros(now)), .text(owner), .integer(RowEncoding.micros(leaseUntil))])
-        guard db.changes > 0 else { return nil }
+        guard try insertRow(db, d, payload: payload, createTime: createTime, ifNew: true, lease: (owner, now, leaseUntil)) else { return nil }
         return Delivery(id: db.lastInsertRowID, function: d.function, eventID: d.eventID, orderingKey: d.orderingKey, payload: payload,
                         attempts: 1, firstAttemptTime: now, dueTime: d.dueTime, state: .running, lastError: nil, lastStatus: nil,
                         dispatchDeadline: d.dispatchDeadline, createTime: RowEncoding.time(createTime), executions: 0)
@@ -156,11 +149,27 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// Inserts one delivery row; with `ifNew`, one already queued (same function and event id) is
     /// left alone and false is returned.
     static func insert(_ db: Connection, _ d: NewDelivery, createTime: Int64, ifNew: Bool) throws -> Bool {
+        try insertRow(db, d, payload: d.event.wireBytes, createTime: createTime, ifNew: ifNew, lease: nil)
+    }
+
+    /// The row insert behind `insert` and `insertClaimed`: pending, or with `lease` running under
+    /// it with its first attempt counted.
+    private static func insertRow(_ db: Connection, _ d: NewDelivery, payload: [UInt8], createTime: Int64, ifNew: Bool,
+                                  lease: (owner: String, now: Timestamp, until: Timestamp)?) throws -> Bool {
+        var values: [SQLiteValue] = [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(payload),
+                                     .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadline.map { .real($0.secondsDouble) } ?? .null,
+                                     .integer(createTime)]
+        var leaseColumns = ""
+        if let lease {
+            leaseColumns = ", state, attempts, first_attempt_time, lease_owner, lease_until"
+            values += [.integer(Self.running), .integer(1), .integer(RowEncoding.micros(lease.now)), .text(lease.owner),
+                       .integer(RowEncoding.micros(lease.until))]
+        }
+        let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         try db.run("""
-            INSERT \(ifNew ? "OR IGNORE " : "")INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(d.event.wireBytes),
-                  .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadline.map { .real($0.secondsDouble) } ?? .null, .integer(createTime)])
+            INSERT \(ifNew ? "OR IGNORE " : "")INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time\(leaseColumns))
+            VALUES (\(placeholders))
+            """, values)
         return db.changes > 0
     }
 
