@@ -49,9 +49,11 @@ extension DeliveryEngine {
         for request in requests {
             guard var lane = lanes[request.function] else { continue }
             lane.dirty = true
-            // What other processes run and took from the shared bucket, as the database says.
-            let mine = lane.running + claim.deliveries.filter { $0.function == request.function }.count
-            lane.runningElsewhere = max(0, (claim.running[request.function] ?? mine) - mine)
+            // What other processes run and took from the shared bucket, as the database says. Not
+            // "all running rows less this lane's": a delivery of this node's that finished and whose
+            // outcome is not recorded yet is still a running row, and counted as another process's
+            // it would hold the lane below its concurrency until the next poll.
+            lane.runningElsewhere = claim.runningElsewhere[request.function] ?? 0
             if let left = claim.tokens[request.function] {
                 lane.tokens = left + Double(claim.deliveries.filter { $0.function == request.function }.count)
                 lane.refilled = now

@@ -178,12 +178,13 @@ public struct ClaimRequest: Sendable {
 /// the tokens its shared bucket has left (nil without a rate).
 public struct Claim: Sendable {
     public var deliveries: [Delivery]
-    public var running: [String: Int]
+    /// Per function asked for: how many of its deliveries other owners run (under their leases).
+    public var runningElsewhere: [String: Int]
     public var tokens: [String: Double]
 
-    public init(deliveries: [Delivery] = [], running: [String: Int] = [:], tokens: [String: Double] = [:]) {
+    public init(deliveries: [Delivery] = [], runningElsewhere: [String: Int] = [:], tokens: [String: Double] = [:]) {
         self.deliveries = deliveries
-        self.running = running
+        self.runningElsewhere = runningElsewhere
         self.tokens = tokens
     }
 }

@@ -87,13 +87,20 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// here and under its concurrency across processes. Notes how many other processes run.
     static func routingRoom(_ db: Connection, _ function: String, _ claim: RouteClaim,
                             _ limits: (limit: Int, concurrency: Int, leaseUntil: Timestamp), _ result: inout RouteResult) throws -> Int {
-        let (running, elsewhere) = try db.query("""
-            SELECT count(*), coalesce(sum(lease_owner IS NOT ?), 0) FROM deliveries WHERE function = ? AND state = \(Self.running)
-            """, [.text(claim.owner), .text(function)]) { (Int($0.int64(0)), Int($0.int64(1))) }.first ?? (0, 0)
+        let (running, elsewhere) = try runningCounts(db, function, owner: claim.owner)
         result.runningElsewhere[function] = elsewhere
         let waiting = try db.scalarInt("SELECT 1 FROM deliveries WHERE function = ? AND state = \(Self.pending) AND due_time <= ? LIMIT 1",
                                        [.text(function), .integer(RowEncoding.micros(claim.now))]) != nil
         return waiting ? 0 : min(limits.limit, max(0, limits.concurrency - running))
+    }
+
+    /// How many deliveries of `function` run, in all processes and in processes other than
+    /// `owner`. The second is what a node takes off its own room: its own are in its lanes, which
+    /// also know the ones that finished and whose outcome is not recorded yet (still running here).
+    static func runningCounts(_ db: Connection, _ function: String, owner: String) throws -> (all: Int, elsewhere: Int) {
+        try db.query("""
+            SELECT count(*), coalesce(sum(lease_owner IS NOT ?), 0) FROM deliveries WHERE function = ? AND state = \(Self.running)
+            """, [.text(owner), .text(function)]) { (Int($0.int64(0)), Int($0.int64(1))) }.first ?? (0, 0)
     }
 
     /// Whether a delivery of the same function and ordering key is pending or running (a new one
@@ -215,15 +222,16 @@ final class SQLiteDeliveries: DeliveryStorage {
     func claim(_ requests: [ClaimRequest], now: Timestamp, owner: String,
                leaseUntil: (String) -> Timestamp) async throws -> Claim {
         let wanted = requests.filter { $0.limit > 0 }
-        guard !wanted.isEmpty else { return Claim(deliveries: [], running: [:], tokens: [:]) }
+        guard !wanted.isEmpty else { return Claim() }
         let nowMicros = RowEncoding.micros(now)
         let leases = Dictionary(wanted.map { ($0.function, RowEncoding.micros(leaseUntil($0.function))) }, uniquingKeysWith: { a, _ in a })
         return try await writer.withTransaction { db in
-            var result = Claim(deliveries: [], running: [:], tokens: [:])
+            var result = Claim()
             for request in wanted {
                 let function = request.function
                 var limit = request.limit
-                let running = Int(try db.scalarInt("SELECT count(*) FROM deliveries WHERE function = ? AND state = \(Self.running)", [.text(function)]) ?? 0)
+                let (running, elsewhere) = try Self.runningCounts(db, function, owner: owner)
+                result.runningElsewhere[function] = elsewhere
                 if let concurrency = request.concurrency { limit = min(limit, max(0, concurrency - running)) }
                 var tokens: Double?
                 if let rate = request.rate {
@@ -263,11 +271,10 @@ final class SQLiteDeliveries: DeliveryStorage {
                     result.tokens[function] = left
                     // Nothing taken, nothing to write: refilling is linear and capped, so the stored
                     // state reads the same later (and other processes see no commit to catch up on).
-                    guard claimed > 0 else { result.running[function] = running; continue }
+                    guard claimed > 0 else { continue }
                     try db.run("INSERT INTO dispatch_buckets(function, tokens, refilled) VALUES (?, ?, ?) ON CONFLICT(function) DO UPDATE SET tokens = excluded.tokens, refilled = excluded.refilled",
                                [.text(function), .real(left), .integer(nowMicros)])
                 }
-                result.running[function] = running + claimed
             }
             return result
         }

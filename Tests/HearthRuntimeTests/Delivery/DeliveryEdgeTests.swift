@@ -169,6 +169,28 @@ struct DeliveryEdgeTests {
         #expect(back.lastError == nil && back.executions == 0)
     }
 
+    @Test("a claim counts as elsewhere only other owners' running deliveries; the concurrency limit still counts all of them")
+    func claimCountsOthersOnly() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let deliveries = app.runtime.deliveries
+        let now = app.clock.now()
+        let lease = now + .seconds(60)
+        try await deliveries.add((0..<5).map { TaskEnqueue(queue: "capped", id: "c\($0)", data: [:], scheduleTime: now).delivery })
+        // node-a runs two (one of them may have finished, its outcome not yet recorded: still a running row).
+        let a = try await deliveries.claim([.init(function: "capped", limit: 2, concurrency: 3)], now: now, owner: "node-a") { _ in lease }
+        #expect(a.deliveries.count == 2)
+        #expect(a.runningElsewhere["capped"] == 0)
+        let again = try await deliveries.claim([.init(function: "capped", limit: 5, concurrency: 3)], now: now, owner: "node-a") { _ in lease }
+        #expect(again.deliveries.count == 1, "three at most across processes: two were running")
+        #expect(again.runningElsewhere["capped"] == 0, "node-a's own rows are never another process's")
+        let b = try await deliveries.claim([.init(function: "capped", limit: 5, concurrency: 4)], now: now, owner: "node-b") { _ in lease }
+        #expect(b.deliveries.count == 1)
+        #expect(b.runningElsewhere["capped"] == 3, "node-a's three")
+        let c = try await deliveries.claim([.init(function: "capped", limit: 5, concurrency: 4)], now: now, owner: "node-a") { _ in lease }
+        #expect(c.deliveries.isEmpty)
+        #expect(c.runningElsewhere["capped"] == 1, "node-b's one")
+    }
+
     @Test("user-trigger cursors live apart from the change feed's, so they never hold back pruning")
     func userCursorsDoNotBlockPruning() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
