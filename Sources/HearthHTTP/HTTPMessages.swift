@@ -53,6 +53,9 @@ public struct HTTPServerResponse: Sendable {
         /// Produced while it is sent (chunked transfer encoding): the closure writes chunks until it
         /// returns, which ends the response.
         case stream(@Sendable (HTTPResponseWriter) async -> Void)
+        /// Not known yet: the server calls the closure once, and the response comes later through
+        /// the function it is given, from whichever thread has it (see `later(_:)`).
+        case later(@Sendable (_ answer: @escaping @Sendable (HTTPServerResponse) -> Void) -> Void)
     }
 
     public var status: Int
@@ -63,6 +66,29 @@ public struct HTTPServerResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response finished later by a callback rather than by the handler's task: `start` begins
+    /// the work and passes `answer` on to whatever finishes it, which calls it once. The server
+    /// then sends that response from the calling thread, with no task resumed in between (a reply
+    /// read off a worker's socket goes straight out). The status and headers of this placeholder
+    /// are never sent; `map` applies a handler's own additions to the eventual response.
+    public static func later(_ start: @escaping @Sendable (_ answer: @escaping @Sendable (HTTPServerResponse) -> Void) -> Void) -> HTTPServerResponse {
+        HTTPServerResponse(status: 200, body: .later(start))
+    }
+
+    /// This response with `transform` applied: at once, or to the eventual response of a `later` one.
+    public func map(_ transform: @escaping @Sendable (HTTPServerResponse) -> HTTPServerResponse) -> HTTPServerResponse {
+        guard case .later(let start) = body else { return transform(self) }
+        return .later { answer in start { answer(transform($0).resolved) } }
+    }
+
+    /// Whether the body is still to come (`later`).
+    public var isLater: Bool { if case .later = body { return true } else { return false } }
+
+    /// A `later` response answered with another `later` one is a handler's mistake: 500, not a hang.
+    var resolved: HTTPServerResponse {
+        isLater ? .error(.internal, "a deferred response was answered with another deferred response") : self
     }
 
     public static func json(_ value: Value, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPServerResponse {

@@ -199,7 +199,12 @@ final class ServerCore: Sendable {
         }
         let task = Task {
             let response = await handler(input)
-            request.finish(with: response)
+            if case .later(let start) = response.body {
+                // Finished by whoever has the answer, on its own thread (see `HTTPServerResponse.later`).
+                start { request.finish(with: $0.resolved) }
+            } else {
+                request.finish(with: response)
+            }
         }
         request.state.withLock { s in
             // The handler may already have answered (finish moved the phase on); then there is
@@ -261,6 +266,9 @@ final class ServerCore: Sendable {
         var producer: (@Sendable (HTTPResponseWriter) async -> Void)?
         var stream: StreamState?
         switch response.body {
+        case .later:
+            // `start` resolves every later response before it is stored: never reached.
+            return queue(.error(.internal, "a deferred response reached the connection unresolved"), on: connection, for: request)
         case .bytes(let bytes):
             mhd = bytes.withUnsafeBytes { p in
                 MHD_create_response_from_buffer(p.count, UnsafeMutableRawPointer(mutating: p.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)

@@ -1,17 +1,20 @@
 import Synchronization
 
-/// Resumes one continuation with whichever result arrives first (an answer or a deadline, say);
-/// later results are dropped. `onFinish` runs once the race is decided, to stop the losers.
+/// Hands whichever result arrives first (an answer or a deadline, say) to one continuation or
+/// callback; later results are dropped. `onFinish` runs once the race is decided, to stop the losers.
 public final class Race<T: Sendable>: Sendable {
     private struct State {
-        var continuation: CheckedContinuation<T, Never>?
+        var winner: (@Sendable (T) -> Void)?
         var onFinish: (@Sendable () -> Void)?
         var finished = false
     }
 
     private let state: Mutex<State>
 
-    public init(_ continuation: CheckedContinuation<T, Never>) { state = Mutex(State(continuation: continuation)) }
+    public init(_ continuation: CheckedContinuation<T, Never>) { state = Mutex(State(winner: { continuation.resume(returning: $0) })) }
+
+    /// A race whose winner is passed to `winner`, on the thread that offered it.
+    public init(_ winner: @escaping @Sendable (T) -> Void) { state = Mutex(State(winner: winner)) }
 
     /// Runs `action` once the race is decided (at once if it already is).
     public func onFinish(_ action: @escaping @Sendable () -> Void) {
@@ -26,15 +29,15 @@ public final class Race<T: Sendable>: Sendable {
     /// Offers a result; true when it won.
     @discardableResult
     public func finish(_ value: T) -> Bool {
-        let taken = state.withLock { s -> (CheckedContinuation<T, Never>, (@Sendable () -> Void)?)? in
-            guard let c = s.continuation else { return nil }
-            s.continuation = nil
+        let taken = state.withLock { s -> (@Sendable (T) -> Void, (@Sendable () -> Void)?)? in
+            guard let w = s.winner else { return nil }
+            s.winner = nil
             s.finished = true
             defer { s.onFinish = nil }
-            return (c, s.onFinish)
+            return (w, s.onFinish)
         }
-        guard let (continuation, action) = taken else { return false }
-        continuation.resume(returning: value)
+        guard let (winner, action) = taken else { return false }
+        winner(value)
         action?()
         return true
     }

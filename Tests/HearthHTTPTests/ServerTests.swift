@@ -86,6 +86,72 @@ struct ServerTests {
         }
     }
 
+    @Test("a later response is sent when another thread answers it, with what map added; answering it with another later one is a 500")
+    func laterResponses() async throws {
+        let handler: HTTPServer.Handler = { request in
+            let body = request.body
+            let later = HTTPServerResponse.later { answer in
+                let thread = Thread {
+                    switch request.path {
+                    case "/nested": answer(.later { inner in inner(.text("never sent")) })
+                    default: answer(HTTPServerResponse(status: 201, headers: HTTPHeaders([("X-Inner", "1")]), body: .bytes(body)))
+                    }
+                }
+                thread.start()
+            }
+            return later.map { r in
+                var r = r
+                r.headers.add("X-Mapped", "yes")
+                return r
+            }
+        }
+        try await withServer(handler: handler) { server, base in
+            let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for i in 0..<200 {
+                    group.addTask {
+                        let r = try await client.send(HTTPClientRequest(method: "POST", url: base + "/n", body: Array("\(i)".utf8), timeout: .seconds(120)))
+                        return r.status == 201 && r.text == "\(i)" && r.headers["x-inner"] == "1" && r.headers["x-mapped"] == "yes"
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(results.count == 200)
+            #expect(results.allSatisfy { $0 })
+            let nested = try await client.send(HTTPClientRequest(url: base + "/nested", timeout: .seconds(120)))
+            #expect(nested.status == 500)
+            #expect(try JSONParser.parse(nested.body)["error"]?["status"] == "INTERNAL")
+            #expect(nested.text.contains("deferred"))
+            for _ in 0..<3000 where server.inFlight != 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(server.inFlight == 0)
+        }
+    }
+
+    @Test("a later response not answered within the request timeout is a 504; its answer afterwards is dropped and the server goes on")
+    func laterTimeout() async throws {
+        let pending = Mutex<[@Sendable (HTTPServerResponse) -> Void]>([])
+        try await withServer({ $0.requestTimeout = .milliseconds(200) }, handler: { request in
+            if request.path == "/quick" { return .text("quick") }
+            return .later { answer in pending.withLock { $0.append(answer) } }
+        }) { server, base in
+            let r = try await client.send(HTTPClientRequest(url: base + "/slow", timeout: .seconds(120)))
+            #expect(r.status == 504)
+            #expect(try JSONParser.parse(r.body)["error"]?["status"] == "DEADLINE_EXCEEDED")
+            let answers = pending.withLock { $0 }
+            #expect(answers.count == 1)
+            for answer in answers { answer(.text("too late")) }
+            // The server still serves. A loaded machine can hold even a quick handler's task past
+            // 200 ms, which is a 504 too: ask again (bounded) until one arrives in time.
+            var next = try await client.send(HTTPClientRequest(url: base + "/quick", timeout: .seconds(120)))
+            for _ in 0..<50 where next.status == 504 {
+                next = try await client.send(HTTPClientRequest(url: base + "/quick", timeout: .seconds(120)))
+            }
+            #expect(next.status == 200)
+            #expect(next.text == "quick")
+            for _ in 0..<3000 where server.inFlight != 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(server.inFlight == 0)
+        }
+    }
+
     @Test("many concurrent keep-alive requests all get their own answers")
     func concurrency() async throws {
         try await withServer(handler: echo) { server, base in

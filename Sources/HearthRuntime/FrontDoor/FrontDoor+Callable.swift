@@ -17,9 +17,11 @@ extension FrontDoor {
         }
         let cors = CORS.headers(policy: options.cors, origin: origin)
         func respond(_ r: HTTPServerResponse) -> HTTPServerResponse {
-            var r = r
-            for (n, v) in cors { r.headers.add(n, v) }
-            return r
+            r.map { r in
+                var r = r
+                for (n, v) in cors { r.headers.add(n, v) }
+                return r
+            }
         }
         guard request.method == "POST" else { return respond(FrontDoor.badRequest) }
         guard HTTPText.mediaType(request.headers["content-type"]) == "application/json" else { return respond(FrontDoor.badRequest) }
@@ -83,14 +85,20 @@ extension FrontDoor {
             })
         }
 
-        let outcome = await runtime.invokeCallable(entry, event)
-        switch outcome.result {
-        case .success(let result):
-            return respond(.json(["result": result.value]))
-        case .failure(let error):
-            let visible = error.httpsError
-            return respond(.json(["error": visible.callableBody], status: visible.code.httpStatus))
-        }
+        // Answered from the thread that reads the unit's reply: no task waits for the function.
+        let invoker = runtime.invoker
+        let call = Boundary.Event.callable(event)
+        return respond(.later { answer in
+            invoker.invoke(entry, event: call, timeout: options.effectiveTimeout) { outcome in
+                switch outcome.result {
+                case .success(let result):
+                    answer(.json(["result": result.value]))
+                case .failure(let error):
+                    let visible = error.httpsError
+                    answer(.json(["error": visible.callableBody], status: visible.code.httpStatus))
+                }
+            }
+        })
     }
 
     static func sse(_ value: Value) -> [UInt8] {
@@ -107,20 +115,24 @@ extension FrontDoor {
             return HTTPServerResponse(status: pre.status, headers: pre.headers)
         }
         let event = Boundary.RequestEvent(method: request.method, path: request.path, query: request.query, headers: request.headers, body: request.body)
-        let outcome = await runtime.invoker.invoke(entry, event: .request(event), timeout: options.effectiveTimeout)
-        var response: HTTPServerResponse
-        switch outcome.result {
-        case .success(.response(let r)):
-            response = HTTPServerResponse(status: (100...599).contains(r.status) ? r.status : 500, headers: r.headers, body: .bytes(r.body))
-        case .success:
-            response = .json(["error": HTTPSError(.internal, "INTERNAL").callableBody], status: 500)
-        case .failure(let error):
-            let visible = error.httpsError
-            response = .json(["error": visible.callableBody], status: visible.code.httpStatus)
+        let cors = options.cors.map { CORS.headers(policy: $0, origin: origin) } ?? HTTPHeaders()
+        // As for callables: answered from the thread that reads the unit's reply.
+        let invoker = runtime.invoker
+        return .later { answer in
+            invoker.invoke(entry, event: .request(event), timeout: options.effectiveTimeout) { outcome in
+                var response: HTTPServerResponse
+                switch outcome.result {
+                case .success(.response(let r)):
+                    response = HTTPServerResponse(status: (100...599).contains(r.status) ? r.status : 500, headers: r.headers, body: .bytes(r.body))
+                case .success:
+                    response = .json(["error": HTTPSError(.internal, "INTERNAL").callableBody], status: 500)
+                case .failure(let error):
+                    let visible = error.httpsError
+                    response = .json(["error": visible.callableBody], status: visible.code.httpStatus)
+                }
+                for (n, v) in cors { response.headers.add(n, v) }
+                answer(response)
+            }
         }
-        if options.cors != nil {
-            for (n, v) in CORS.headers(policy: options.cors, origin: origin) { response.headers.add(n, v) }
-        }
-        return response
     }
 }

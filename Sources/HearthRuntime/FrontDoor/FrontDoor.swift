@@ -198,10 +198,14 @@ public final class FrontDoor: Sendable {
     func handle(_ request: HTTPServerRequest) async -> HTTPServerResponse {
         let started = ContinuousClock.now
         metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
-        defer { metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed) }
         let (route, response) = await route(request)
-        metrics.request(route: route, status: response.status, seconds: (ContinuousClock.now - started).secondsDouble)
-        return response
+        // Counted when the response is known, which for a function's call is after it returns.
+        let metrics = self.metrics
+        return response.map { r in
+            metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed)
+            metrics.request(route: route, status: r.status, seconds: (ContinuousClock.now - started).secondsDouble)
+            return r
+        }
     }
 
     func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {
