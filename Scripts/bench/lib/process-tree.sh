@@ -1,0 +1,29 @@
+# Sourced by the benchmarks: CPU time and memory of a server and every process under it (hearth's
+# workers, gunicorn's master and workers), read from /proc.
+
+# The process and all its descendants, one pid per line.
+process_tree() { local pid; echo "$1"; for pid in $(pgrep -P "$1" || true); do process_tree "$pid"; done; }
+
+# utime + stime of the tree, in clock ticks (getconf CLK_TCK per second).
+tree_cpu_ticks() {
+    local total=0 pid
+    for pid in $(process_tree "$1"); do
+        # Fields after the command's closing parenthesis, which may itself hold spaces.
+        [[ -r "/proc/$pid/stat" ]] && total=$((total + $(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12 + $13}')))
+    done
+    echo "$total"
+}
+
+# VmRSS of the tree, in KiB.
+tree_rss_kib() {
+    local total=0 pid
+    for pid in $(process_tree "$1"); do
+        total=$((total + $(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
+
+# CPU µs per request: cpu_per_request BEFORE_TICKS AFTER_TICKS REQUESTS
+cpu_per_request() {
+    awk -v b="$1" -v a="$2" -v t="$(getconf CLK_TCK)" -v n="$3" 'BEGIN {if (n > 0) printf "%.0f", (a - b) / t * 1e6 / n; else print "-"}'
+}
