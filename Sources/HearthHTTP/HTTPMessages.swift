@@ -83,12 +83,10 @@ public struct HTTPServerResponse: Sendable {
         return .later { answer in start { answer(transform($0).resolved) } }
     }
 
-    /// Whether the body is still to come (`later`).
-    public var isLater: Bool { if case .later = body { return true } else { return false } }
-
     /// A `later` response answered with another `later` one is a handler's mistake: 500, not a hang.
     var resolved: HTTPServerResponse {
-        isLater ? .error(.internal, "a deferred response was answered with another deferred response") : self
+        guard case .later = body else { return self }
+        return .error(.internal, "a deferred response was answered with another deferred response")
     }
 
     public static func json(_ value: Value, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPServerResponse {

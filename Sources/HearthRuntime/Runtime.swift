@@ -416,6 +416,11 @@ public final class Runtime: Sendable {
         await invoker.invoke(entry, event: .callable(event), timeout: entry.spec.options.effectiveTimeout, stream: stream)
     }
 
+    /// The same, the outcome passed to `completion` on the thread that has it (`Invoker.invoke`).
+    func invokeCallable(_ entry: FunctionEntry, _ event: Boundary.CallableEvent, completion: @escaping @Sendable (InvocationOutcome) -> Void) {
+        invoker.invoke(entry, event: .callable(event), timeout: entry.spec.options.effectiveTimeout, completion: completion)
+    }
+
     /// The services units can call: the clock, logs, secrets, stream chunks, documents,
     /// transactions, tasks and auth.
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,

@@ -86,10 +86,10 @@ extension FrontDoor {
         }
 
         // Answered from the thread that reads the unit's reply: no task waits for the function.
-        let invoker = runtime.invoker
-        let call = Boundary.Event.callable(event)
+        let runtime = self.runtime
+        let call = event
         return respond(.later { answer in
-            invoker.invoke(entry, event: call, timeout: options.effectiveTimeout) { outcome in
+            runtime.invokeCallable(entry, call) { outcome in
                 switch outcome.result {
                 case .success(let result):
                     answer(.json(["result": result.value]))
