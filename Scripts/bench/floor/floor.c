@@ -178,13 +178,19 @@ static int echo(const char *body, size_t length, char *out, size_t size) {
     return snprintf(out, size, "{\"result\":%.*s}", (int)(end - start), body + start);
 }
 
+enum { FRAME_HEADER = 13 };
+
+static void frame_header(char out[FRAME_HEADER], uint64_t tag, int kind, uint32_t length) {
+    memcpy(out, &length, 4);
+    memcpy(out + 4, &tag, 8);
+    out[12] = (char)kind;
+}
+
 static int write_frame(int fd, uint64_t tag, int kind, const void *bytes, uint32_t length) {
-    char header[13];
-    memcpy(header, &length, 4);
-    memcpy(header + 4, &tag, 8);
-    header[12] = (char)kind;
-    struct iovec parts[2] = {{header, 13}, {(void *)bytes, length}};
-    return writev(fd, parts, 2) == (ssize_t)(13 + length) ? 0 : -1;
+    char header[FRAME_HEADER];
+    frame_header(header, tag, kind, length);
+    struct iovec parts[2] = {{header, FRAME_HEADER}, {(void *)bytes, length}};
+    return writev(fd, parts, 2) == (ssize_t)(FRAME_HEADER + length) ? 0 : -1;
 }
 
 // Frames to send, gathered so that a batch goes out in one write (as Hearth's frame sockets send).
@@ -203,12 +209,10 @@ static void flush_frames(int fd, struct frame_buffer *out) {
 }
 
 static void add_frame(int fd, struct frame_buffer *out, uint64_t tag, int kind, const void *bytes, uint32_t length) {
-    if (out->used + 13 + length > sizeof out->bytes) flush_frames(fd, out);
-    memcpy(out->bytes + out->used, &length, 4);
-    memcpy(out->bytes + out->used + 4, &tag, 8);
-    out->bytes[out->used + 12] = (char)kind;
-    if (length) memcpy(out->bytes + out->used + 13, bytes, length);
-    out->used += 13 + length;
+    if (out->used + FRAME_HEADER + length > sizeof out->bytes) flush_frames(fd, out);
+    frame_header(out->bytes + out->used, tag, kind, length);
+    if (length) memcpy(out->bytes + out->used + FRAME_HEADER, bytes, length);
+    out->used += FRAME_HEADER + length;
 }
 
 // Reads frames through a buffer, as many as each read brings (as Hearth's frame sockets do).
@@ -218,29 +222,35 @@ struct frame_reader {
     char buffer[4 * MAX_BODY];
 };
 
-// Whether a whole frame is in the buffer already (the next call will not read).
-static int frame_buffered(const struct frame_reader *r) {
+// The length of the frame at the front of the buffer, or -1 while its header is not all there.
+static long long front_length(const struct frame_reader *r) {
     uint32_t length;
-    if (r->end - r->start < 13) return 0;
+    if (r->end - r->start < FRAME_HEADER) return -1;
     memcpy(&length, r->buffer + r->start, 4);
-    return r->end - r->start >= 13 + (size_t)length;
+    return length;
 }
 
-// The next frame; its bytes stay valid until the next call. -1 at the end of the stream.
+// Whether a whole frame is in the buffer already (the next call will not read).
+static int frame_buffered(const struct frame_reader *r) {
+    long long length = front_length(r);
+    return length >= 0 && r->end - r->start >= FRAME_HEADER + (size_t)length;
+}
+
+// The next frame; its bytes stay valid until the next call. -1 at the end of the stream, or
+// for a frame longer than any this program sends.
 static int next_frame(struct frame_reader *r, uint64_t *tag, int *kind, const char **bytes, uint32_t *length) {
     for (;;) {
-        size_t have = r->end - r->start;
-        if (have >= 13) {
-            memcpy(length, r->buffer + r->start, 4);
-            if (*length > MAX_BODY + 64) return -1;
-            if (have >= 13 + (size_t)*length) {
-                memcpy(tag, r->buffer + r->start + 4, 8);
-                *kind = r->buffer[r->start + 12];
-                *bytes = r->buffer + r->start + 13;
-                r->start += 13 + *length;
-                return 0;
-            }
+        if (front_length(r) > MAX_BODY + 64) return -1;
+        if (frame_buffered(r)) {
+            const char *front = r->buffer + r->start;
+            memcpy(length, front, 4);
+            memcpy(tag, front + 4, 8);
+            *kind = front[12];
+            *bytes = front + FRAME_HEADER;
+            r->start += FRAME_HEADER + *length;
+            return 0;
         }
+        size_t have = r->end - r->start;
         if (r->start > 0) {  // keep the partial frame at the front
             memmove(r->buffer, r->buffer + r->start, have);
             r->start = 0;
@@ -252,7 +262,7 @@ static int next_frame(struct frame_reader *r, uint64_t *tag, int *kind, const ch
     }
 }
 
-// From the server's threads to the child (the writer thread and libmicrohttpd's threads share it).
+// From libmicrohttpd's threads to the child, under the lock the writer thread's flushes take too.
 static void to_worker(uint64_t tag, int kind, const void *bytes, uint32_t length) {
     pthread_mutex_lock(&send_lock);
     int sent = write_frame(worker_socket, tag, kind, bytes, length);
@@ -460,7 +470,7 @@ static void start_worker(void) {
     if (pthread_create(&reader, NULL, reader_loop, NULL) != 0) die("pthread_create");
 }
 
-static enum MHD_Result respond_with(struct MHD_Connection *connection, unsigned status, const char *bytes, size_t length) {
+static enum MHD_Result respond(struct MHD_Connection *connection, unsigned status, const char *bytes, size_t length) {
     struct MHD_Response *response = MHD_create_response_from_buffer(length, (void *)bytes, MHD_RESPMEM_MUST_COPY);
     MHD_add_response_header(response, "Content-Type", "application/json");
     enum MHD_Result ok = MHD_queue_response(connection, status, response);
@@ -468,13 +478,6 @@ static enum MHD_Result respond_with(struct MHD_Connection *connection, unsigned 
     return ok;
 }
 
-static enum MHD_Result respond(struct MHD_Connection *connection, const char *bytes, size_t length) {
-    return respond_with(connection, MHD_HTTP_OK, bytes, length);
-}
-
-static enum MHD_Result respond_status(struct MHD_Connection *connection, unsigned status, const char *text) {
-    return respond_with(connection, status, text, strlen(text));
-}
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **state) {
@@ -498,12 +501,15 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
         return MHD_YES;
     }
     char out[MAX_BODY + 64];
-    if (r->too_long) return respond_status(connection, MHD_HTTP_CONTENT_TOO_LARGE, "{\"error\":\"body too long\"}");
+    if (r->too_long) {
+        static const char too_long[] = "{\"error\":\"body too long\"}";
+        return respond(connection, MHD_HTTP_CONTENT_TOO_LARGE, too_long, sizeof too_long - 1);
+    }
     if (strcmp(method, "GET") == 0) {
         int length = snprintf(out, sizeof out, "%ld", __atomic_load_n(&pending_triggers, __ATOMIC_RELAXED));
-        return respond(connection, out, (size_t)length);
+        return respond(connection, MHD_HTTP_OK, out, (size_t)length);
     }
-    if (mode == ECHO) return respond(connection, out, (size_t)echo(r->body, r->length, out, sizeof out));
+    if (mode == ECHO) return respond(connection, MHD_HTTP_OK, out, (size_t)echo(r->body, r->length, out, sizeof out));
     if (!r->connection) {  // first time here: to the child or the writer, and wait for the answer
         r->connection = connection;
         MHD_suspend_connection(connection);
@@ -518,7 +524,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
         return MHD_YES;
     }
     if (!__atomic_load_n(&r->answered, __ATOMIC_ACQUIRE)) return MHD_YES;
-    return respond(connection, r->answer, r->answer_length);
+    return respond(connection, MHD_HTTP_OK, r->answer, r->answer_length);
 }
 
 static void completed(void *cls, struct MHD_Connection *connection, void **state, enum MHD_RequestTerminationCode code) {
@@ -538,6 +544,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     mode = found;
+    char *end;
+    long port = strtol(argv[2], &end, 10);
+    if (*argv[2] == 0 || *end != 0 || port < 1 || port > 65535) {
+        fprintf(stderr, "floor: the port must be a number from 1 to 65535, not '%s'\n", argv[2]);
+        return 2;
+    }
     // SIGTERM and SIGINT end the process through sigwait below; blocked before any thread
     // starts, so that every thread inherits the mask.
     sigset_t set;
@@ -553,7 +565,7 @@ int main(int argc, char **argv) {
     if (mode == ECHO_WORKER || mode == WRITE_WORKER) start_worker();
     // As Hearth's HTTPServer: an internal polling thread pool of two over epoll.
     struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, (uint16_t)atoi(argv[2]), NULL, NULL,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, (uint16_t)port, NULL, NULL,
         answer, NULL, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, 1024u,
         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
     if (!daemon) die("MHD_start_daemon");
