@@ -14,6 +14,21 @@ tree_cpu_ticks() {
     echo "$total"
 }
 
+# utime and stime of the tree, in clock ticks: "USER SYSTEM".
+tree_cpu_split() {
+    local user=0 system=0 pid u s
+    for pid in $(process_tree "$1"); do
+        [[ -r "/proc/$pid/stat" ]] || continue
+        read -r u s < <(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12, $13}') || continue
+        user=$((user + ${u:-0})); system=$((system + ${s:-0}))
+    done
+    echo "$user $system"
+}
+
+# utime + stime, in clock ticks, of this shell's children that have ended and been waited for (a
+# load generator it ran, such as wrk): the difference around one command is that command's CPU.
+children_cpu_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{print $14 + $15}'; }
+
 # VmRSS of the tree, in KiB.
 tree_rss_kib() {
     local total=0 pid
@@ -26,4 +41,13 @@ tree_rss_kib() {
 # CPU µs per request: cpu_per_request BEFORE_TICKS AFTER_TICKS REQUESTS
 cpu_per_request() {
     awk -v b="$1" -v a="$2" -v t="$(getconf CLK_TCK)" -v n="$3" 'BEGIN {if (n > 0) printf "%.0f", (a - b) / t * 1e6 / n; else print "-"}'
+}
+
+# Context switches (voluntary + involuntary) of every thread of the tree so far: each is a thread
+# that blocked or was preempted, and most of a server's are hand-offs between its threads.
+tree_context_switches() {
+    local pid
+    for pid in $(process_tree "$1"); do
+        cat /proc/"$pid"/task/*/status 2>/dev/null || true
+    done | awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ {s += $2} END {print s + 0}'
 }
