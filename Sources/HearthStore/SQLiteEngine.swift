@@ -13,6 +13,8 @@ public final class SQLiteEngine: StorageEngine {
         /// WAL checkpoints on a thread of their own instead of inside the commit that fills the
         /// WAL (see `Checkpointer`); false: SQLite's automatic checkpoint.
         public var backgroundCheckpoints = true
+        /// The WAL's size in pages at which the checkpoint thread is asked (tests set it lower).
+        var checkpointThreshold: Int32 = 4000
 
         public init(synchronous: Synchronous = .normal, readers: Int = 4, backgroundCheckpoints: Bool = true) {
             self.synchronous = synchronous
@@ -49,7 +51,7 @@ public final class SQLiteEngine: StorageEngine {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         writer = try Writer(path: path, synchronous: options.synchronous.rawValue, collections: collections, indexes: indexes, clock: clock)
         if options.backgroundCheckpoints {
-            let checkpointer = Checkpointer(path: path)
+            let checkpointer = Checkpointer(path: path, threshold: options.checkpointThreshold)
             await writer.attach(checkpointer)
             self.checkpointer = checkpointer
         } else {

@@ -36,6 +36,36 @@ struct CheckpointTests {
         reopened.close()
     }
 
+    @Test("under a steady stream of commits the WAL starts over every cycle: the thread is asked once, then the writer copies the tail")
+    func cycles() async throws {
+        let p = path()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
+        var options = SQLiteEngine.Options()
+        options.checkpointThreshold = 500
+        let store = try await DocumentStore.open(path: p, options: options, clock: SystemClock())
+        let engine = try #require(store.engine as? SQLiteEngine)
+        let checkpointer = try #require(engine.checkpointer)
+        // About 22,000 WAL frames (five or six pages a commit), one commit after another: the
+        // writer always commits again before the thread's checkpoint ends.
+        try await write(store)
+        let asked = checkpointer.asked.load(ordering: .relaxed), tails = checkpointer.tails.load(ordering: .relaxed)
+        let passes = checkpointer.completed.load(ordering: .relaxed)
+        #expect(tails > 0, "the writer never copied a tail (the thread was asked \(asked) times)")
+        // The thread is asked once a cycle, and again only where a pass found frames it could not
+        // copy yet (every retryStep pages): not after every commit past the threshold.
+        #expect(asked <= 2 * (tails + 1), "the thread was asked \(asked) times for \(tails) cycles")
+        #expect(passes <= asked * Checkpointer.passes, "\(passes) passes for \(asked) requests")
+        // The file keeps its largest size: the WAL started over long before holding all 22,000
+        // frames (with room for a checkpoint thread slow to start on a loaded machine).
+        #expect(walBytes(p) < 8_000 * (4096 + 24), "\(walBytes(p)) bytes of WAL")
+        #expect(checkpointer.inline.load(ordering: .relaxed) == 0)
+        store.close()
+        let reopened = try await DocumentStore.open(path: p, clock: SystemClock())
+        #expect(try await reopened.count(QuerySpec(collection: try CollectionPath("docs"))) == 4_000)
+        #expect(try await reopened.get(try DocumentPath("docs/d3999"))?.fields["i"] == 3999)
+        reopened.close()
+    }
+
     @Test("a reader holding a snapshot does not stop commits; its snapshot stays as it was; checkpoints resume once it ends")
     func pinnedReader() async throws {
         let p = path()
