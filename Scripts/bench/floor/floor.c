@@ -39,6 +39,7 @@
 #include <microhttpd.h>
 #include <sqlite3.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -104,22 +105,36 @@ static void prepare(sqlite3_stmt **s, const char *sql) {
     if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK) die(sql);
 }
 
-// Checkpoints on a thread of their own, as Hearth's store runs them: the writer's connection asks
-// once the WAL holds 4,000 pages (its WAL hook replaces SQLite's automatic checkpoint), and the
-// thread runs a PASSIVE checkpoint on a connection of its own.
+// Checkpoints on a thread of their own, as Hearth's store runs them (its Checkpointer): the
+// writer's connection asks once per cycle, when the WAL reaches 4,000 pages (its WAL hook replaces
+// SQLite's automatic checkpoint), and again only after 1,000 more if a pass could not copy
+// everything. The thread runs PASSIVE checkpoints on a connection of its own until a pass finds at
+// most 16 new frames (at most 10 passes); then the writer copies the few left at the end of its
+// next commit, so the WAL holds nothing uncopied and starts over.
 static char store_path[4096];
 static pthread_mutex_t checkpoint_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t checkpoint_wanted = PTHREAD_COND_INITIALIZER;
 static int checkpoint_requested;
+static int checkpoint_asked_at;  // the writer's only
+static atomic_int checkpoint_copied_all;
 
 static int wal_grew(void *unused, sqlite3 *connection, const char *name, int pages) {
-    (void)unused; (void)connection; (void)name;
-    if (pages >= 4000) {
-        pthread_mutex_lock(&checkpoint_lock);
-        checkpoint_requested = 1;
-        pthread_cond_signal(&checkpoint_wanted);
-        pthread_mutex_unlock(&checkpoint_lock);
+    (void)unused; (void)name;
+    if (pages < 4000) {
+        checkpoint_asked_at = 0;
+        atomic_store(&checkpoint_copied_all, 0);
+        return SQLITE_OK;
     }
+    if (atomic_exchange(&checkpoint_copied_all, 0)) {
+        sqlite3_wal_checkpoint_v2(connection, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        return SQLITE_OK;
+    }
+    if (checkpoint_asked_at != 0 && pages < checkpoint_asked_at + 1000) return SQLITE_OK;
+    checkpoint_asked_at = pages;
+    pthread_mutex_lock(&checkpoint_lock);
+    checkpoint_requested = 1;
+    pthread_cond_signal(&checkpoint_wanted);
+    pthread_mutex_unlock(&checkpoint_lock);
     return SQLITE_OK;
 }
 
@@ -127,12 +142,26 @@ static void *checkpoint_loop(void *unused) {
     (void)unused;
     sqlite3 *connection;
     if (sqlite3_open_v2(store_path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) die("open for checkpoints");
+    // A connection that has not read the database yet has not opened its WAL either, and SQLite
+    // before 3.41 answers its checkpoints SQLITE_OK with nothing done (log and done -1), as Hearth's
+    // Connection avoids by setting journal_mode when it opens.
+    if (sqlite3_exec(connection, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK) die("journal_mode for checkpoints");
     for (;;) {
         pthread_mutex_lock(&checkpoint_lock);
         while (!checkpoint_requested) pthread_cond_wait(&checkpoint_wanted, &checkpoint_lock);
         checkpoint_requested = 0;
         pthread_mutex_unlock(&checkpoint_lock);
-        sqlite3_wal_checkpoint_v2(connection, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        int copied = 0, all = 0;
+        for (int pass = 0; pass < 10; pass++) {
+            int log = 0, done = 0;
+            if (sqlite3_wal_checkpoint_v2(connection, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK) break;
+            if (log <= 0 || done != log || log < copied) break;
+            all = 1;
+            int fresh = log - copied;
+            copied = log;
+            if (fresh <= 16) break;
+        }
+        if (all) atomic_store(&checkpoint_copied_all, 1);
     }
     return NULL;
 }
