@@ -4,26 +4,20 @@
 # The process and all its descendants, one pid per line.
 process_tree() { local pid; echo "$1"; for pid in $(pgrep -P "$1" || true); do process_tree "$pid"; done; }
 
-# utime + stime of the tree, in clock ticks (getconf CLK_TCK per second).
-tree_cpu_ticks() {
-    local total=0 pid
-    for pid in $(process_tree "$1"); do
-        # Fields after the command's closing parenthesis, which may itself hold spaces.
-        [[ -r "/proc/$pid/stat" ]] && total=$((total + $(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12 + $13}')))
-    done
-    echo "$total"
-}
-
 # utime and stime of the tree, in clock ticks: "USER SYSTEM".
 tree_cpu_split() {
     local user=0 system=0 pid u s
     for pid in $(process_tree "$1"); do
         [[ -r "/proc/$pid/stat" ]] || continue
+        # Fields after the command's closing parenthesis, which may itself hold spaces.
         read -r u s < <(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12, $13}') || continue
         user=$((user + ${u:-0})); system=$((system + ${s:-0}))
     done
     echo "$user $system"
 }
+
+# utime + stime of the tree, in clock ticks (getconf CLK_TCK per second).
+tree_cpu_ticks() { local user system; read -r user system < <(tree_cpu_split "$1"); echo $((user + system)); }
 
 # utime + stime, in clock ticks, of this shell's children that have ended and been waited for (a
 # load generator it ran, such as wrk): the difference around one command is that command's CPU.

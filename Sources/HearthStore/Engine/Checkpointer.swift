@@ -14,11 +14,11 @@ import Synchronization
 /// copied, and under load the writer commits again before the thread's checkpoint ends: there are
 /// always new frames. So the WAL would stay past the threshold, every commit would ask again, and
 /// the thread would checkpoint hundreds of times a second, each time syncing twice and copying the
-/// same hot pages. Instead the thread is asked once
-/// per cycle (again only after `retryStep` more pages, when a reader kept it from copying
-/// everything); it checkpoints again while the last pass found much that was new, and once it has
-/// copied all it found, the writer copies the few frames committed since at the end of its next
-/// commit (the tail): then the WAL holds nothing uncopied, and the commit after starts it over.
+/// same hot pages. Instead the thread is asked once per cycle (again only after `retryStep` more
+/// pages, when a reader kept it from copying everything); it checkpoints again while the last pass
+/// found much that was new, and once it has copied all it found, the writer copies the few frames
+/// committed since at the end of its next commit (the tail): then the WAL holds nothing uncopied,
+/// and the commit after starts it over.
 /// Measured under write+trigger (`Scripts/bench/writetrigger`): ~7 cycles a second, ~40 passes,
 /// instead of ~350 checkpoints a second and a WAL that never started over. The price is the tail:
 /// the writer stalls for it (2–7 ms, mostly the database file's fdatasync) once a cycle.
@@ -84,16 +84,11 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
             copiedAll.store(false, ordering: .relaxed)
             return
         }
-        if pages >= limit {
-            // Behind: checkpoint here, as the automatic checkpoint would.
-            inline.wrappingAdd(1, ordering: .relaxed)
-            copiedAll.store(false, ordering: .relaxed)
-            sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            return
-        }
-        if copiedAll.exchange(false, ordering: .acquiringAndReleasing) {
-            // The thread copied all it found: the tail is the few frames committed since.
-            tails.wrappingAdd(1, ordering: .relaxed)
+        // Behind (checkpoint here, as the automatic checkpoint would), or the thread copied all it
+        // found and the tail is the few frames committed since.
+        let behind = pages >= limit
+        if copiedAll.exchange(false, ordering: .acquiringAndReleasing) || behind {
+            if behind { inline.wrappingAdd(1, ordering: .relaxed) } else { tails.wrappingAdd(1, ordering: .relaxed) }
             sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             return
         }
