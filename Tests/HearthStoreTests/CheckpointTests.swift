@@ -11,9 +11,32 @@ struct CheckpointTests {
 
     /// 4,000 commits of about 1 KB each: past the 4,000-page threshold (each commit writes a document
     /// page, an index page and a feed page).
-    func write(_ store: DocumentStore, count: Int = 4_000) async throws {
+    func write(_ store: DocumentStore, count: Int = 4_000, prefix: String = "d") async throws {
         let text = String(repeating: "x", count: 1000)
-        for i in 0..<count { try await store.commit([.set(try DocumentPath("docs/d\(i)"), ["i": .int(Int64(i)), "text": .string(text)])]) }
+        for i in 0..<count { try await store.commit([.set(try DocumentPath("docs/\(prefix)\(i)"), ["i": .int(Int64(i)), "text": .string(text)])]) }
+    }
+
+    /// Reopens the file (after its stores closed): all 4,000 documents are there, `last` among them.
+    func expectReadsBack(_ path: String, last: [String] = ["d3999"]) async throws {
+        let reopened = try await DocumentStore.open(path: path, clock: SystemClock())
+        defer { reopened.close() }
+        #expect(try await reopened.count(QuerySpec(collection: try CollectionPath("docs"))) == 4_000)
+        for id in last {
+            let expected = Int64(id.dropFirst())
+            #expect(try await reopened.get(try DocumentPath("docs/\(id)"))?.fields["i"] == expected.map(Value.int), "docs/\(id)")
+        }
+    }
+
+    /// The store's checkpointer (background checkpoints are on by default).
+    func checkpointer(of store: DocumentStore) throws -> Checkpointer {
+        try #require((store.engine as? SQLiteEngine)?.checkpointer)
+    }
+
+    /// A store whose checkpoint thread is asked at 500 pages, so that a test sees many cycles.
+    func openSmallCycles(_ path: String) async throws -> DocumentStore {
+        var options = SQLiteEngine.Options()
+        options.checkpointThreshold = 500
+        return try await DocumentStore.open(path: path, options: options, clock: SystemClock())
     }
 
     @Test("the checkpointer thread keeps the WAL bounded while the writer commits; everything committed reads back after reopening")
@@ -30,21 +53,15 @@ struct CheckpointTests {
         // loaded machine.
         #expect(walBytes(p) < Int(checkpointer.limit) * (4096 + 24) + (8 << 20), "\(walBytes(p)) bytes of WAL")
         store.close()
-        let reopened = try await DocumentStore.open(path: p, clock: SystemClock())
-        #expect(try await reopened.count(QuerySpec(collection: try CollectionPath("docs"))) == 4_000)
-        #expect(try await reopened.get(try DocumentPath("docs/d3999"))?.fields["i"] == 3999)
-        reopened.close()
+        try await expectReadsBack(p)
     }
 
     @Test("under a steady stream of commits the WAL starts over every cycle: the thread is asked once, then the writer copies the tail")
     func cycles() async throws {
         let p = path()
         defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
-        var options = SQLiteEngine.Options()
-        options.checkpointThreshold = 500
-        let store = try await DocumentStore.open(path: p, options: options, clock: SystemClock())
-        let engine = try #require(store.engine as? SQLiteEngine)
-        let checkpointer = try #require(engine.checkpointer)
+        let store = try await openSmallCycles(p)
+        let checkpointer = try checkpointer(of: store)
         // About 22,000 WAL frames (five or six pages a commit), one commit after another: the
         // writer always commits again before the thread's checkpoint ends.
         try await write(store)
@@ -62,27 +79,18 @@ struct CheckpointTests {
         #expect(walBytes(p) < 8_000 * (4096 + 24), "\(walBytes(p)) bytes of WAL")
         #expect(checkpointer.inline.load(ordering: .relaxed) == 0)
         store.close()
-        let reopened = try await DocumentStore.open(path: p, clock: SystemClock())
-        #expect(try await reopened.count(QuerySpec(collection: try CollectionPath("docs"))) == 4_000)
-        #expect(try await reopened.get(try DocumentPath("docs/d3999"))?.fields["i"] == 3999)
-        reopened.close()
+        try await expectReadsBack(p)
     }
 
     @Test("two stores committing at once on one file, as hearth serve and a CLI command do: each has its own cycle, the WAL still starts over, nothing is lost")
     func twoWriters() async throws {
         let p = path()
         defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
-        var options = SQLiteEngine.Options()
-        options.checkpointThreshold = 500
-        let a = try await DocumentStore.open(path: p, options: options, clock: SystemClock())
-        let b = try await DocumentStore.open(path: p, options: options, clock: SystemClock())
-        let checkpointers = try [a, b].map { try #require(($0.engine as? SQLiteEngine)?.checkpointer) }
-        let text = String(repeating: "x", count: 1000)
-        func write(_ store: DocumentStore, _ prefix: String) async throws {
-            for i in 0..<2_000 { try await store.commit([.set(try DocumentPath("docs/\(prefix)\(i)"), ["i": .int(Int64(i)), "text": .string(text)])]) }
-        }
-        async let fromA: Void = write(a, "a")
-        async let fromB: Void = write(b, "b")
+        let a = try await openSmallCycles(p)
+        let b = try await openSmallCycles(p)
+        let checkpointers = try [a, b].map(checkpointer(of:))
+        async let fromA: Void = write(a, count: 2_000, prefix: "a")
+        async let fromB: Void = write(b, count: 2_000, prefix: "b")
         _ = try await (fromA, fromB)
         // Either writer's tail lets the next commit, by either, start the WAL over.
         let tails = checkpointers.map { $0.tails.load(ordering: .relaxed) }
@@ -93,11 +101,7 @@ struct CheckpointTests {
         #expect(checkpointers.allSatisfy { $0.inline.load(ordering: .relaxed) == 0 })
         a.close()
         b.close()
-        let reopened = try await DocumentStore.open(path: p, clock: SystemClock())
-        #expect(try await reopened.count(QuerySpec(collection: try CollectionPath("docs"))) == 4_000)
-        #expect(try await reopened.get(try DocumentPath("docs/a1999"))?.fields["i"] == 1999)
-        #expect(try await reopened.get(try DocumentPath("docs/b1999"))?.fields["i"] == 1999)
-        reopened.close()
+        try await expectReadsBack(p, last: ["a1999", "b1999"])
     }
 
     @Test("a reader holding a snapshot does not stop commits; its snapshot stays as it was; checkpoints resume once it ends")
