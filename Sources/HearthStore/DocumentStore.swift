@@ -39,6 +39,14 @@ public final class DocumentStore: Sendable {
         try await engine.commit(writes, validations: validations, enqueues: enqueues).0
     }
 
+    /// The same commit, answered through `done` (on the store's writer thread, right after the
+    /// COMMIT) instead of by resuming a task: for a caller whose answer is a message to send, such
+    /// as a unit's commit read from its worker's socket. `done` must not block.
+    public func commit(_ writes: [DocumentWrite], enqueues: [TaskEnqueue] = [],
+                       done: @escaping @Sendable (Result<CommitResult, any Error>) -> Void) {
+        engine.commit(writes, validations: [], enqueues: enqueues) { done($0.map(\.0)) }
+    }
+
     /// Runs `body` as a serializable transaction: its reads lock documents, its writes are buffered
     /// and committed together when it returns. On a conflict it is run again, up to `maxAttempts`
     /// times in all, then fails with `aborted`. Errors `body` throws roll it back and are rethrown.

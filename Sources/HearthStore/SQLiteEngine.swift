@@ -84,27 +84,42 @@ public final class SQLiteEngine: StorageEngine {
     /// Commits through the group commit queue (`CommitQueue`): alone at once, under load with the
     /// commits that arrive while the writer is busy.
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
-        let job = Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues)
-        if let outcome = await commitQueue.join(job) { return try outcome.get() }
-        // This caller leads: its commit and those waiting, in one transaction.
-        let waiting = commitQueue.take()
-        if waiting.isEmpty {
-            defer { commitQueue.handOff() }
-            let (result, changes) = try await writer.commit(writes, validations: validations, enqueues: enqueues)
-            announce([(job, changes)])
-            return (result, changes)
+        try await withCheckedThrowingContinuation { continuation in
+            commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues)) { continuation.resume(with: $0) }
         }
-        let jobs = [job] + waiting.map(\.job)
-        var outcomes: [Writer.CommitOutcome]
-        do {
-            outcomes = try await writer.commitGroup(jobs)
-        } catch {
-            outcomes = Array(repeating: .failure(error), count: jobs.count)
+    }
+
+    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue],
+                       done: @escaping @Sendable (Result<(CommitResult, [DocumentChange]), any Error>) -> Void) {
+        commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), done: done)
+    }
+
+    /// Queues `job` for the writer; `done` is called on the writer's thread after its group's
+    /// COMMIT (or its failure), before the writer starts anything else.
+    func commit(_ job: Writer.CommitJob, done: @escaping @Sendable (Writer.CommitOutcome) -> Void) {
+        if commitQueue.submit(CommitQueue.Waiting(job: job, done: done)) {
+            writer.onWriterThread { [self] in drainCommits($0) }
         }
-        announce(zip(jobs, outcomes).compactMap { job, outcome in (try? outcome.get()).map { (job, $0.1) } })
-        for (waiter, outcome) in zip(waiting, outcomes.dropFirst()) { waiter.continuation.resume(returning: outcome) }
-        commitQueue.handOff()
-        return try outcomes[0].get()
+    }
+
+    /// One group of the commits waiting, on the writer's thread: written in one transaction (a
+    /// lone commit without savepoints), announced, each caller answered; then the next group is
+    /// queued behind whatever else the writer has to do.
+    private func drainCommits(_ writer: isolated Writer) {
+        let group = commitQueue.take()
+        guard !group.isEmpty else { return }
+        let outcomes: [Writer.CommitOutcome]
+        if group.count == 1 {
+            let job = group[0].job
+            outcomes = [Result { try writer.commit(job.writes, validations: job.validations, enqueues: job.enqueues) }]
+        } else {
+            do { outcomes = try writer.commitGroup(group.map(\.job)) } catch {
+                outcomes = Array(repeating: .failure(error), count: group.count)
+            }
+        }
+        announce(zip(group, outcomes).compactMap { waiting, outcome in (try? outcome.get()).map { (waiting.job, $0.1) } })
+        for (waiting, outcome) in zip(group, outcomes) { waiting.done(outcome) }
+        writer.onWriterThread { [self] in drainCommits($0) }
     }
 
     /// Tells the feed's readers and the delivery engine what commits added: the feed's new end,

@@ -14,6 +14,11 @@ public protocol StorageEngine: Sendable {
     /// Applies writes atomically after checking `validations` (aborting on a mismatch), together with
     /// `enqueues` (tasks that commit with the writes or not at all).
     func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange])
+    /// The same commit, answered through `done` on a thread of the engine's choosing (the embedded
+    /// engine's writer thread, right after the COMMIT), with no task to resume. `done` must not
+    /// block.
+    func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue],
+                done: @escaping @Sendable (Result<(CommitResult, [DocumentChange]), any Error>) -> Void)
     func query(_ spec: QuerySpec) async throws -> [StoredDocument]
     func count(_ spec: QuerySpec) async throws -> Int
     /// Collections directly under a document (the root when nil) that hold documents at any depth.
@@ -76,6 +81,14 @@ extension StorageEngine {
 
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation]) async throws -> (CommitResult, [DocumentChange]) {
         try await commit(writes, validations: validations, enqueues: [])
+    }
+
+    /// For an engine with no completion path of its own: the async commit, in a task.
+    public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue],
+                       done: @escaping @Sendable (Result<(CommitResult, [DocumentChange]), any Error>) -> Void) {
+        Task {
+            do { done(.success(try await commit(writes, validations: validations, enqueues: enqueues))) } catch { done(.failure(error)) }
+        }
     }
 }
 

@@ -1,6 +1,8 @@
+import Dispatch
 import Foundation
 import HearthModel
 @testable import HearthStore
+import Synchronization
 import Testing
 
 /// Group commit: concurrent commits share one SQLite transaction, each in a savepoint of its own.
@@ -69,6 +71,72 @@ struct GroupCommitTests {
                 return all
             }
             #expect(results.filter { $0 }.count == 1, "exactly one read-validated write wins: \(results)")
+        }
+    }
+
+    @Test("the completion form answers each caller once, after its group's COMMIT: a reader on another connection already sees the document when `done` runs, and a failing commit fails alone")
+    func completionAfterCommit() async throws {
+        try await withStore { store, _ in
+            let engine = try #require(store.engine as? SQLiteEngine)
+            try await store.commit([.create(try doc("taken/t"), ["old": true])])
+            let n = 200
+            // (answers, of which visible to a reader when answered, failures naming the taken document)
+            let seen = Mutex((answers: 0, visible: 0, alreadyExists: 0))
+            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                for i in 0..<n {
+                    let path = try! doc("fresh/f\(i)")
+                    // Every tenth also creates the existing document, so it must fail, and alone.
+                    let writes: [DocumentWrite] = i % 10 == 0
+                        ? [.create(path, ["i": .int(Int64(i))]), .create(try! doc("taken/t"), ["new": true])]
+                        : [.create(path, ["i": .int(Int64(i))])]
+                    engine.commit(writes, validations: [], enqueues: []) { outcome in
+                        let visible = ((try? engine.getAll([path]))?.first ?? nil) != nil
+                        var failed = false, exists = false
+                        if case .failure(let error) = outcome {
+                            failed = true
+                            exists = (error as? HTTPSError)?.code == .alreadyExists
+                        }
+                        let done = seen.withLock { s -> Bool in
+                            s.answers += 1
+                            if visible && !failed { s.visible += 1 }
+                            if failed && exists && !visible { s.alreadyExists += 1 }
+                            return s.answers == n
+                        }
+                        if done { finished.resume() }
+                    }
+                }
+            }
+            let counts = seen.withLock { $0 }
+            #expect(counts.answers == n)
+            #expect(counts.visible == n - n / 10, "every successful commit is readable from another connection when it is answered")
+            #expect(counts.alreadyExists == n / 10, "each failing commit fails alone with already-exists and leaves nothing")
+            #expect(try await store.get(try doc("taken/t"))?.fields == ["old": true])
+            #expect(try await store.allChanges().count == 1 + (n - n / 10))
+        }
+    }
+
+    @Test("a stream of commits does not hold up the writer's other work: what was queued for the writer behind the first group runs before the second")
+    func drainYields() async throws {
+        try await withStore { store, _ in
+            let engine = try #require(store.engine as? SQLiteEngine)
+            let n = CommitQueue.maxGroup * 10
+            // Hold the writer's thread while everything is queued: the first drain, then the marker.
+            let gate = DispatchSemaphore(value: 0)
+            engine.writer.onWriterThread { _ in gate.wait() }
+            let answered = Mutex(0)
+            let all = AsyncStream<Void>.makeStream()
+            for i in 0..<n {
+                engine.commit([.create(try doc("items/i\(i)"), ["i": .int(Int64(i))])], validations: [], enqueues: []) { outcome in
+                    #expect((try? outcome.get()) != nil)
+                    if answered.withLock({ $0 += 1; return $0 }) == n { all.continuation.finish() }
+                }
+            }
+            let atMarker = Mutex(-1)
+            engine.writer.onWriterThread { _ in atMarker.withLock { $0 = answered.withLock { $0 } } }
+            gate.signal()
+            for await _ in all.stream {}
+            #expect(atMarker.withLock { $0 } == CommitQueue.maxGroup, "the marker ran after the first group of \(CommitQueue.maxGroup), not after all \(n)")
+            #expect(try await store.allChanges().count == n)
         }
     }
 }

@@ -1,52 +1,53 @@
 import HearthModel
 import Synchronization
 
-/// Group commit: concurrent commits wait here while one caller, the leader, runs them all in one
-/// SQLite transaction (`Writer.commitGroup`). A caller that finds no leader leads at once and
-/// commits alone, so a lone commit costs what it did without the queue; under load, the commits
-/// that arrive while a group is being written are the next group, led by the first of them. Each
-/// caller is answered only after its group's COMMIT.
+/// Group commit, driven by the writer's own thread. A caller submits its commit and waits; the
+/// first submission that finds the queue idle schedules a drain on the writer's thread
+/// (`Writer.onWriterThread`), which takes every commit waiting (up to `maxGroup`) into one SQLite
+/// transaction (`Writer.commitGroup`), answers each after the COMMIT, and schedules itself again
+/// while commits keep arriving. A lone commit is written alone, as `Writer.commit`.
+///
+/// The writer never waits for a caller to come back and lead the next group: under load the next
+/// group starts as soon as the last one is answered, with no thread wake-up in between. Each
+/// drain takes one group and then queues itself behind whatever else the writer was asked to do
+/// meanwhile (routing, deliveries, users), so a steady stream of commits does not starve them.
 final class CommitQueue: Sendable {
     struct Waiting {
         let job: Writer.CommitJob
-        /// Resumed with the commit's outcome, or with nil: this caller leads the next group.
-        let continuation: CheckedContinuation<Writer.CommitOutcome?, Never>
+        /// Called on the writer's thread with the commit's outcome, after its group's COMMIT.
+        let done: @Sendable (Writer.CommitOutcome) -> Void
     }
 
     /// The most commits one group takes (the rest wait for the next).
     static let maxGroup = 64
 
-    private let state = Mutex<(waiting: [Waiting], leading: Bool)>(([], false))
+    private let state = Mutex<(waiting: [Waiting], scheduled: Bool)>(([], false))
 
-    /// Nil when the caller leads (it must `run` a group and `handOff`), else its commit's outcome.
-    func join(_ job: Writer.CommitJob) async -> Writer.CommitOutcome? {
-        if state.withLock({ s in defer { s.leading = true }; return !s.leading }) { return nil }
-        return await withCheckedContinuation { continuation in
-            let leads = state.withLock { s -> Bool in
-                if !s.leading { s.leading = true; return true }  // the leader finished meanwhile
-                s.waiting.append(Waiting(job: job, continuation: continuation))
-                return false
-            }
-            if leads { continuation.resume(returning: nil) }
+    /// Queues a commit; true when the caller must schedule a drain (none was scheduled).
+    func submit(_ waiting: Waiting) -> Bool {
+        state.withLock { s in
+            s.waiting.append(waiting)
+            defer { s.scheduled = true }
+            return !s.scheduled
         }
     }
 
-    /// The commits waiting now, up to a group's worth.
+    /// The commits waiting now, up to a group's worth. Empty when none wait: the drain then ends,
+    /// and the next submission schedules another.
     func take() -> [Waiting] {
         state.withLock { s in
-            let n = min(s.waiting.count, CommitQueue.maxGroup - 1)
+            guard !s.waiting.isEmpty else {
+                s.scheduled = false
+                return []
+            }
+            let n = min(s.waiting.count, CommitQueue.maxGroup)
+            if n == s.waiting.count {
+                defer { s.waiting.removeAll(keepingCapacity: true) }
+                return s.waiting
+            }
             let group = Array(s.waiting.prefix(n))
             s.waiting.removeFirst(n)
             return group
         }
-    }
-
-    /// Ends a leader's turn: the first caller still waiting leads next, or nobody does.
-    func handOff() {
-        let next = state.withLock { s -> Waiting? in
-            if s.waiting.isEmpty { s.leading = false; return nil }
-            return s.waiting.removeFirst()
-        }
-        next?.continuation.resume(returning: nil)
     }
 }

@@ -39,6 +39,12 @@ actor Writer {
 
     nonisolated func close() { closed.store(true, ordering: .relaxed) }
 
+    /// Runs `body` on the writer's thread, isolated to the writer, without a task: the group
+    /// commit's drain (`CommitQueue`) answers its callers from there.
+    nonisolated func onWriterThread(_ body: @escaping @Sendable (isolated Writer) -> Void) {
+        executor.run { self.assumeIsolated { body($0) } }
+    }
+
     private func ensureOpen() throws {
         if closed.load(ordering: .relaxed) { throw StoreError.closed }
     }

@@ -21,7 +21,17 @@ final class WriterExecutor: SerialExecutor {
         queue.async { job.runSynchronously(on: executor) }
     }
 
+    /// Runs `block` on the writer's thread, in order with the actor's jobs.
+    func run(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Lets `Writer.assumeIsolated` check, from a block `run` queued, that it runs on this queue.
+    func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
     }
 }
