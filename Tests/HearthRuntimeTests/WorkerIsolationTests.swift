@@ -175,6 +175,31 @@ struct WorkerIsolationTests {
         Glibc.close(b)
     }
 
+    @Test("a send marked sendsWithoutBlocking (the store's writer answering a unit's commit) never waits for a peer that is not reading: the rest goes out in the background, every byte in order",
+          .timeLimit(.minutes(1)))
+    func sendWithoutBlocking() async throws {
+        let (a, b) = try FrameSocket.pair()
+        defer { Glibc.close(b) }
+        // A blocking send would wait the whole timeout for a peer that reads nothing (the test's limit).
+        let socket = FrameSocket(fd: a, sendTimeout: 120)
+        defer { Glibc.close(a) }
+        let chunks = (0..<64).map { i in [UInt8](repeating: UInt8(i), count: 64 << 10) }  // 4 MiB, far past the socket's buffer
+        for chunk in chunks {
+            #expect(FrameSocket.$sendsWithoutBlocking.withValue(true) { socket.send(chunk) })
+        }
+        // Only now does the peer read: everything arrives, in order.
+        let expected = chunks.flatMap { $0 }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while received.count < expected.count {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        #expect(received.count == expected.count)
+        #expect(received == expected)
+    }
+
     @Test("several workers for one unit share its calls")
     func severalWorkers() async throws {
         let runtime = try await processRuntime(["CrashUnit"]) { $0.units[0].workers = 2 }

@@ -8,8 +8,9 @@ enum DocumentServices {
         services.serve(Boundary.GetDocuments.self) { _, request in
             try await store.getAll(request.paths)
         }
-        services.serve(Boundary.Commit.self) { _, request in
-            try await store.commit(request.writes, enqueues: try tasks.check(request.enqueues))
+        // Answered from the writer's thread after the COMMIT (see `HostServices.Builder.complete`).
+        services.complete(Boundary.Commit.self) { _, request, done in
+            store.commit(request.writes, enqueues: try tasks.check(request.enqueues), done: done)
         }
         services.serve(Boundary.RunQuery.self) { _, request in
             try await store.query(request.query)

@@ -48,18 +48,44 @@ public final class HostServices: Sendable {
         /// a handler that outlives its timeout must not commit while its retry runs.
         public mutating func serve<R: Boundary.Request>(_ type: R.Type, _ body: @escaping @Sendable (ServiceCaller, R) async throws -> R.Reply) {
             precondition(!R.operation.isSynchronous && !R.operation.isSentByHost, "\(R.operation) is not an asynchronous host service")
-            let (tasks, isInFlight, recording) = (self.tasks, self.isInFlight, self.recording)
+            handlers[R.operation] = taskHandler(R.self, body)
+        }
+
+        /// A service started on the thread that read the request and answered through `done`,
+        /// wherever the work finishes (a commit: on the store's writer thread, right after the
+        /// COMMIT): no task, and no hop back to the pool to send the reply. The reply never blocks
+        /// that thread on a full socket. While recording, it runs as `serve` does, in a task.
+        public mutating func complete<R: Boundary.Request>(_ type: R.Type, _ body: @escaping @Sendable (ServiceCaller, R, _ done: @escaping @Sendable (Result<R.Reply, any Error>) -> Void) throws -> Void) {
+            precondition(!R.operation.isSynchronous && !R.operation.isSentByHost, "\(R.operation) is not an asynchronous host service")
+            let inTask = taskHandler(R.self) { caller, request in
+                try await withCheckedThrowingContinuation { continuation in
+                    do { try body(caller, request) { continuation.resume(with: $0) } } catch { continuation.resume(throwing: error) }
+                }
+            }
+            let (isInFlight, recording) = (self.isInFlight, self.recording)
             handlers[R.operation] = { caller, header, bytes, reply in
-                guard isInFlight(caller.invocation, caller.unit) else {
-                    reply.send(Boundary.failure(header, RemoteError(code: .cancelled,
-                        message: "\(header.operation): invocation \(Invoker.format(caller.invocation)) is no longer running (it finished, timed out or was cancelled)")))
-                    return
-                }
-                let request: R
-                do { request = try HostServices.decode(R.self, bytes) } catch {
+                if recording.recorder != nil { return inTask(caller, header, bytes, reply) }
+                guard let request = HostServices.admit(R.self, caller, header, bytes, reply, isInFlight: isInFlight) else { return }
+                do {
+                    try body(caller, request) { result in
+                        let frame: [UInt8]
+                        switch result {
+                        case .success(let answer): frame = Boundary.frame(header.answer(.reply), answer)
+                        case .failure(let error): frame = Boundary.failure(header, RemoteError(wrapping: error))
+                        }
+                        FrameSocket.$sendsWithoutBlocking.withValue(true) { reply.send(frame) }
+                    }
+                } catch {
                     reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
-                    return
                 }
+            }
+        }
+
+        /// `serve`'s handler: `body` in a task attributed to the invocation.
+        private func taskHandler<R: Boundary.Request>(_ type: R.Type, _ body: @escaping @Sendable (ServiceCaller, R) async throws -> R.Reply) -> FrameHandler {
+            let (tasks, isInFlight, recording) = (self.tasks, self.isInFlight, self.recording)
+            return { caller, header, bytes, reply in
+                guard let request = HostServices.admit(R.self, caller, header, bytes, reply, isInFlight: isInFlight) else { return }
                 // Writes go from here straight to the writer's queue: the task starts on the thread
                 // that read the request (a worker's socket reader) and first suspends there.
                 tasks.start(invocation: caller.invocation, inline: HostServices.startsInline(R.operation)) {
@@ -77,6 +103,22 @@ public final class HostServices: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// The request in `bytes`, or nil once a failure is sent: the invocation is no longer running
+    /// (finished, timed out or cancelled: a handler that outlives its timeout must not commit while
+    /// its retry runs), or the request does not decode.
+    static func admit<R: Boundary.Request>(_ type: R.Type, _ caller: ServiceCaller, _ header: Boundary.Header, _ bytes: UnsafeRawBufferPointer,
+                                           _ reply: HostReplyTarget, isInFlight: (UInt64, String) -> Bool) -> R? {
+        guard isInFlight(caller.invocation, caller.unit) else {
+            reply.send(Boundary.failure(header, RemoteError(code: .cancelled,
+                message: "\(header.operation): invocation \(Invoker.format(caller.invocation)) is no longer running (it finished, timed out or was cancelled)")))
+            return nil
+        }
+        do { return try HostServices.decode(R.self, bytes) } catch {
+            reply.send(Boundary.failure(header, RemoteError(wrapping: error)))
+            return nil
         }
     }
 

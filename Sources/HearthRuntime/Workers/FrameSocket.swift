@@ -35,6 +35,10 @@ final class FrameSocket: Sendable {
     /// until it is about to block in `read`, so replies to a batch of requests read at once go out
     /// in one `send(2)` (and wake the other side once).
     private let readerThreadID = Atomic<UInt>(0)
+    /// Set around a send from a thread that must never block on a full socket (the store's writer
+    /// answering a unit's commit): like the reader thread's sends, the rest goes to a background
+    /// writer.
+    @TaskLocal static var sendsWithoutBlocking = false
     /// Corked bytes past this are written at once.
     private static let corkLimit = 256 << 10
     /// The longest a corked frame waits while the reader handles more frames.
@@ -117,7 +121,7 @@ final class FrameSocket: Sendable {
     /// readers blocked writing to each other would never read again. When the socket is full it
     /// leaves the rest to a background writer, which may block, and goes back to reading.
     private func drain() -> Bool {
-        let nonBlocking = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self())
+        let nonBlocking = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || FrameSocket.sendsWithoutBlocking
         var ok = true
         while true {
             let (batch, shut) = outbox.withLock { o -> ([UInt8], Bool) in
