@@ -85,19 +85,23 @@ public final class SQLiteEngine: StorageEngine {
     /// commits that arrive while the writer is busy.
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
         try await withCheckedThrowingContinuation { continuation in
-            commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues)) { continuation.resume(with: $0) }
+            commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: true) { continuation.resume(with: $0) }
         }
     }
 
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue],
                        done: @escaping @Sendable (Result<(CommitResult, [DocumentChange]), any Error>) -> Void) {
-        commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), done: done)
+        commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: false, done: done)
     }
 
-    /// Queues `job` for the writer; `done` is called on the writer's thread after its group's
-    /// COMMIT (or its failure), before the writer starts anything else.
-    func commit(_ job: Writer.CommitJob, done: @escaping @Sendable (Writer.CommitOutcome) -> Void) {
-        if commitQueue.submit(CommitQueue.Waiting(job: job, done: done)) {
+    /// Queues `job` for the writer; `done` is called after its group's COMMIT (or its failure),
+    /// before the writer starts anything else, on the writer's thread, or with `here` on the
+    /// caller's own when the writer was idle (the commit then ran there, with no thread switch).
+    /// The completion form never commits `here`: its callers are a worker's socket reader, which
+    /// would read that worker's next commit only after this one, and no group would ever form.
+    func commit(_ job: Writer.CommitJob, here: Bool, done: @escaping @Sendable (Writer.CommitOutcome) -> Void) {
+        if commitQueue.submit(CommitQueue.Waiting(job: job, done: done)),
+           !(here && writer.onThisThreadIfIdle({ drainCommits($0) })) {
             writer.onWriterThread { [self] in drainCommits($0) }
         }
     }
@@ -107,7 +111,6 @@ public final class SQLiteEngine: StorageEngine {
     /// queued behind whatever else the writer has to do.
     private func drainCommits(_ writer: isolated Writer) {
         let group = commitQueue.take()
-        guard !group.isEmpty else { return }
         let outcomes: [Writer.CommitOutcome]
         if group.count == 1 {
             let job = group[0].job
@@ -119,7 +122,7 @@ public final class SQLiteEngine: StorageEngine {
         }
         announce(zip(group, outcomes).compactMap { waiting, outcome in (try? outcome.get()).map { (waiting.job, $0.1) } })
         for (waiting, outcome) in zip(group, outcomes) { waiting.done(outcome) }
-        writer.onWriterThread { [self] in drainCommits($0) }
+        if commitQueue.more() { writer.onWriterThread { [self] in drainCommits($0) } }
     }
 
     /// Tells the feed's readers and the delivery engine what commits added: the feed's new end,

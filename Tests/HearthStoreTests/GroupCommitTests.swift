@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 import HearthModel
 @testable import HearthStore
 import Synchronization
@@ -137,6 +138,41 @@ struct GroupCommitTests {
             for await _ in all.stream {}
             #expect(atMarker.withLock { $0 } == CommitQueue.maxGroup, "the marker ran after the first group of \(CommitQueue.maxGroup), not after all \(n)")
             #expect(try await store.allChanges().count == n)
+        }
+    }
+
+    @Test("a commit that may run here does when the writer is idle, on the caller's thread with no switch, and is queued for the writer's thread when it is busy; a completion-form commit never runs on its caller's thread")
+    func lonerRunsHere() async throws {
+        try await withStore { store, _ in
+            let engine = try #require(store.engine as? SQLiteEngine)
+            func job(_ id: String) throws -> Writer.CommitJob {
+                Writer.CommitJob(writes: [.create(try doc("items/\(id)"), ["id": .string(id)])], validations: [], enqueues: [])
+            }
+            let caller = UInt(pthread_self())
+            let idle = Mutex<UInt?>(nil)
+            engine.commit(try job("idle"), here: true) { outcome in
+                if (try? outcome.get()) != nil { idle.withLock { $0 = UInt(pthread_self()) } }
+            }
+            #expect(idle.withLock { $0 } == caller, "answered before commit returned, on the caller's thread")
+
+            // Busy: the writer's thread holds the queue, so the commit waits for it there.
+            let gate = DispatchSemaphore(value: 0)
+            engine.writer.onWriterThread { _ in gate.wait() }
+            let busy = AsyncStream<UInt>.makeStream()
+            engine.commit(try job("busy"), here: true) { _ in busy.continuation.yield(UInt(pthread_self())); busy.continuation.finish() }
+            gate.signal()
+            var busyThread: UInt?
+            for await t in busy.stream { busyThread = t }
+            #expect(busyThread != nil && busyThread != caller)
+
+            let completion = AsyncStream<UInt>.makeStream()
+            store.commit([.create(try doc("items/completion"), [:])]) { _ in completion.continuation.yield(UInt(pthread_self())); completion.continuation.finish() }
+            var completionThread: UInt?
+            for await t in completion.stream { completionThread = t }
+            #expect(completionThread != nil && completionThread != caller)
+            #expect(try await store.get(try doc("items/idle")) != nil)
+            #expect(try await store.get(try doc("items/busy")) != nil)
+            #expect(try await store.get(try doc("items/completion")) != nil)
         }
     }
 }

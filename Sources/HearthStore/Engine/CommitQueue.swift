@@ -2,9 +2,10 @@ import HearthModel
 import Synchronization
 
 /// Group commit, driven by the writer's own thread. A caller submits its commit and waits; the
-/// first submission that finds the queue idle schedules a drain on the writer's thread
-/// (`Writer.onWriterThread`), which takes every commit waiting (up to `maxGroup`) into one SQLite
-/// transaction (`Writer.commitGroup`), answers each after the COMMIT, and schedules itself again
+/// first submission that finds the queue idle starts a drain: queued on the writer's thread
+/// (`Writer.onWriterThread`), or, for an async caller when the writer is idle, on the caller's own
+/// thread (`Writer.onThisThreadIfIdle`: a lone commit then costs no thread switch). A drain takes
+/// every commit waiting (up to `maxGroup`) into one SQLite transaction (`Writer.commitGroup`), answers each after the COMMIT, and schedules itself again
 /// while commits keep arriving. A lone commit is written alone, as `Writer.commit`.
 ///
 /// The writer never waits for a caller to come back and lead the next group: under load the next
@@ -14,7 +15,7 @@ import Synchronization
 final class CommitQueue: Sendable {
     struct Waiting {
         let job: Writer.CommitJob
-        /// Called on the writer's thread with the commit's outcome, after its group's COMMIT.
+        /// Called on the writer's queue with the commit's outcome, after its group's COMMIT.
         let done: @Sendable (Writer.CommitOutcome) -> Void
     }
 
@@ -32,14 +33,9 @@ final class CommitQueue: Sendable {
         }
     }
 
-    /// The commits waiting now, up to a group's worth. Empty when none wait: the drain then ends,
-    /// and the next submission schedules another.
+    /// The commits waiting now, up to a group's worth.
     func take() -> [Waiting] {
         state.withLock { s in
-            guard !s.waiting.isEmpty else {
-                s.scheduled = false
-                return []
-            }
             let n = min(s.waiting.count, CommitQueue.maxGroup)
             if n == s.waiting.count {
                 defer { s.waiting.removeAll(keepingCapacity: true) }
@@ -48,6 +44,15 @@ final class CommitQueue: Sendable {
             let group = Array(s.waiting.prefix(n))
             s.waiting.removeFirst(n)
             return group
+        }
+    }
+
+    /// After a group: true when more commits wait (the drain goes on); false ends the drain, and
+    /// the next submission schedules another.
+    func more() -> Bool {
+        state.withLock { s in
+            if s.waiting.isEmpty { s.scheduled = false }
+            return s.scheduled
         }
     }
 }

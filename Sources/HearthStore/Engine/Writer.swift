@@ -45,6 +45,12 @@ actor Writer {
         executor.run { self.assumeIsolated { body($0) } }
     }
 
+    /// Runs `body` isolated to the writer on the calling thread when the writer is idle (see
+    /// `WriterExecutor.runHereIfIdle`); false, with nothing run, otherwise.
+    nonisolated func onThisThreadIfIdle(_ body: @Sendable (isolated Writer) -> Void) -> Bool {
+        executor.runHereIfIdle { self.assumeIsolated { body($0) } }
+    }
+
     private func ensureOpen() throws {
         if closed.load(ordering: .relaxed) { throw StoreError.closed }
     }

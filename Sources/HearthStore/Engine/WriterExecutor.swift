@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Where the writer actor runs: a serial dispatch queue of its own, not Swift's cooperative pool.
 /// Everything the writer does is synchronous SQLite work (page writes, index builds, a whole
@@ -10,20 +11,47 @@ import Dispatch
 /// for it by suspending.
 final class WriterExecutor: SerialExecutor {
     private let queue: DispatchQueue
+    /// Marks the queue's own thread (`DispatchQueue.getSpecific`).
+    private let onQueue = DispatchSpecificKey<Bool>()
+    /// Blocks queued or running: zero when the writer is idle.
+    private let pending = Atomic<Int>(0)
 
     init(label: String) {
         queue = DispatchQueue(label: label)
+        queue.setSpecific(key: onQueue, value: true)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        pending.add(1, ordering: .relaxed)
+        queue.async { [self] in
+            job.runSynchronously(on: executor)
+            pending.subtract(1, ordering: .relaxed)
+        }
     }
 
     /// Runs `block` on the writer's thread, in order with the actor's jobs.
     func run(_ block: @escaping @Sendable () -> Void) {
-        queue.async(execute: block)
+        pending.add(1, ordering: .relaxed)
+        queue.async { [self] in
+            block()
+            pending.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Runs `block` on the queue from the calling thread when the writer has nothing queued or
+    /// running: `DispatchQueue.sync` then runs it right here ("as a performance optimization, this
+    /// function executes blocks on the current thread whenever possible"), so a lone commit costs
+    /// no thread switch either way. False, with nothing run, when the writer is busy or the caller
+    /// is the writer. A job queued between the check and the `sync` runs first, and the caller
+    /// waits for it: a rare race, bounded by one job.
+    func runHereIfIdle(_ block: () -> Void) -> Bool {
+        guard DispatchQueue.getSpecific(key: onQueue) == nil,
+              pending.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged else { return false }
+        queue.sync(execute: block)
+        pending.subtract(1, ordering: .relaxed)
+        return true
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
