@@ -82,10 +82,12 @@ public final class SQLiteEngine: StorageEngine {
     }
 
     /// Commits through the group commit queue (`CommitQueue`): alone at once, under load with the
-    /// commits that arrive while the writer is busy.
+    /// commits that arrive while the writer is busy. A small one runs on the caller's thread when
+    /// the writer is idle (`CommitJob.mayRunHere`).
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
-        try await withCheckedThrowingContinuation { continuation in
-            commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: true) { continuation.resume(with: $0) }
+        let job = Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues)
+        return try await withCheckedThrowingContinuation { continuation in
+            commit(job, here: job.mayRunHere) { continuation.resume(with: $0) }
         }
     }
 

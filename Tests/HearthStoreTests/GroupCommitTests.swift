@@ -141,7 +141,7 @@ struct GroupCommitTests {
         }
     }
 
-    @Test("a commit that may run here does when the writer is idle, on the caller's thread with no switch, and is queued for the writer's thread when it is busy; a completion-form commit never runs on its caller's thread")
+    @Test("a commit that may run here does when the writer is idle, on the caller's thread with no switch, and is queued for the writer's thread when it is busy or the batch is large; a completion-form commit never runs on its caller's thread")
     func lonerRunsHere() async throws {
         try await withStore { store, _ in
             let engine = try #require(store.engine as? SQLiteEngine)
@@ -170,6 +170,19 @@ struct GroupCommitTests {
             var completionThread: UInt?
             for await t in completion.stream { completionThread = t }
             #expect(completionThread != nil && completionThread != caller)
+
+            // A batch larger than mayRunHere allows goes to the writer's thread even when it is idle.
+            let batch = Writer.CommitJob(writes: try (0..<17).map { .create(try doc("batch/b\($0)"), [:]) }, validations: [], enqueues: [])
+            #expect(try job("one").mayRunHere && !batch.mayRunHere)
+            let large = AsyncStream<UInt>.makeStream()
+            engine.commit(batch, here: batch.mayRunHere) { outcome in
+                if (try? outcome.get()) != nil { large.continuation.yield(UInt(pthread_self())) }
+                large.continuation.finish()
+            }
+            var largeThread: UInt?
+            for await t in large.stream { largeThread = t }
+            #expect(largeThread != nil && largeThread != caller)
+            #expect(try await store.get(try doc("batch/b16")) != nil)
             #expect(try await store.get(try doc("items/idle")) != nil)
             #expect(try await store.get(try doc("items/busy")) != nil)
             #expect(try await store.get(try doc("items/completion")) != nil)

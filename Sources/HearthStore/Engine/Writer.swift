@@ -136,6 +136,10 @@ actor Writer {
         var writes: [DocumentWrite]
         var validations: [ReadValidation]
         var enqueues: [TaskEnqueue]
+
+        /// Small enough to commit on the caller's thread (one of Swift's pool threads) when the
+        /// writer is idle; a larger batch goes to the writer's thread so it never holds the pool.
+        var mayRunHere: Bool { writes.count + enqueues.count <= 16 }
     }
 
     typealias CommitOutcome = Result<(CommitResult, [DocumentChange]), any Error>
