@@ -103,16 +103,17 @@ public final class SQLiteEngine: StorageEngine {
     /// would read that worker's next commit only after this one, and no group would ever form.
     func commit(_ job: Writer.CommitJob, here: Bool, done: @escaping @Sendable (Writer.CommitOutcome) -> Void) {
         if commitQueue.submit(CommitQueue.Waiting(job: job, done: done)),
-           !(here && writer.onThisThreadIfIdle({ drainCommits($0) })) {
+           !(here && writer.onThisThreadIfIdle({ drainCommits($0, small: true) })) {
             writer.onWriterThread { [self] in drainCommits($0) }
         }
     }
 
-    /// One group of the commits waiting, on the writer's thread: written in one transaction (a
-    /// lone commit without savepoints), announced, each caller answered; then the next group is
-    /// queued behind whatever else the writer has to do.
-    private func drainCommits(_ writer: isolated Writer) {
-        let group = commitQueue.take()
+    /// One group of the commits waiting, on the writer's thread (or, `small`, on a caller's: only
+    /// the small commits at the head, `CommitQueue.take`): written in one transaction (a lone
+    /// commit without savepoints), announced, each caller answered; then the next group is queued
+    /// on the writer's thread, behind whatever else the writer has to do.
+    private func drainCommits(_ writer: isolated Writer, small: Bool = false) {
+        let group = commitQueue.take(small: small)
         let outcomes: [Writer.CommitOutcome]
         if group.count == 1 {
             let job = group[0].job

@@ -159,33 +159,62 @@ struct GroupCommitTests {
             let gate = DispatchSemaphore(value: 0)
             engine.writer.onWriterThread { _ in gate.wait() }
             let busy = AsyncStream<UInt>.makeStream()
+            let busyCaller = UInt(pthread_self())
             engine.commit(try job("busy"), here: true) { _ in busy.continuation.yield(UInt(pthread_self())); busy.continuation.finish() }
             gate.signal()
             var busyThread: UInt?
             for await t in busy.stream { busyThread = t }
-            #expect(busyThread != nil && busyThread != caller)
+            #expect(busyThread != nil && busyThread != busyCaller)
 
             let completion = AsyncStream<UInt>.makeStream()
+            let completionCaller = UInt(pthread_self())
             store.commit([.create(try doc("items/completion"), [:])]) { _ in completion.continuation.yield(UInt(pthread_self())); completion.continuation.finish() }
             var completionThread: UInt?
             for await t in completion.stream { completionThread = t }
-            #expect(completionThread != nil && completionThread != caller)
+            #expect(completionThread != nil && completionThread != completionCaller)
 
             // A batch larger than mayRunHere allows goes to the writer's thread even when it is idle.
             let batch = Writer.CommitJob(writes: try (0..<17).map { .create(try doc("batch/b\($0)"), [:]) }, validations: [], enqueues: [])
             #expect(try job("one").mayRunHere && !batch.mayRunHere)
             let large = AsyncStream<UInt>.makeStream()
+            let largeCaller = UInt(pthread_self())
             engine.commit(batch, here: batch.mayRunHere) { outcome in
                 if (try? outcome.get()) != nil { large.continuation.yield(UInt(pthread_self())) }
                 large.continuation.finish()
             }
             var largeThread: UInt?
             for await t in large.stream { largeThread = t }
-            #expect(largeThread != nil && largeThread != caller)
+            #expect(largeThread != nil && largeThread != largeCaller)
             #expect(try await store.get(try doc("batch/b16")) != nil)
             #expect(try await store.get(try doc("items/idle")) != nil)
             #expect(try await store.get(try doc("items/busy")) != nil)
             #expect(try await store.get(try doc("items/completion")) != nil)
         }
+    }
+
+    @Test("a drain on a caller's thread takes only the small commits at the head, at most maxGroupHere: a batch or a transaction that read a query waits for the writer's thread")
+    func callerTakesOnlySmall() throws {
+        func waiting(writes n: Int, validations: [ReadValidation] = []) throws -> CommitQueue.Waiting {
+            CommitQueue.Waiting(job: Writer.CommitJob(writes: try (0..<n).map { .create(try doc("q/d\($0)"), [:]) }, validations: validations, enqueues: []), done: { _ in })
+        }
+        let queue = CommitQueue()
+        #expect(queue.submit(try waiting(writes: 1)), "the first submission schedules the drain")
+        #expect(!queue.submit(try waiting(writes: 2)))
+        #expect(!queue.submit(try waiting(writes: 500)))
+        #expect(!queue.submit(try waiting(writes: 1)))
+        #expect(queue.take(small: true).map(\.job.writes.count) == [1, 2])
+        #expect(queue.more())
+        #expect(queue.take().map(\.job.writes.count) == [500, 1], "the writer's thread takes the rest, batch and all")
+        #expect(!queue.more(), "empty: the drain ends")
+
+        #expect(queue.submit(try waiting(writes: 1)))
+        for _ in 0..<(CommitQueue.maxGroupHere + 3) { _ = queue.submit(try waiting(writes: 1)) }
+        #expect(queue.take(small: true).count == CommitQueue.maxGroupHere)
+        #expect(queue.more() && queue.take().count == 4 && !queue.more())
+
+        let query = ReadValidation.query(QuerySpec(collectionID: "q"), results: [:])
+        #expect(try waiting(writes: 1).job.mayRunHere)
+        #expect(!(try waiting(writes: 1, validations: [query]).job.mayRunHere), "a query to run again")
+        #expect(!(try waiting(writes: 10, validations: Array(repeating: .document(try doc("q/x"), updateTime: nil), count: 7)).job.mayRunHere))
     }
 }

@@ -21,6 +21,8 @@ final class CommitQueue: Sendable {
 
     /// The most commits one group takes (the rest wait for the next).
     static let maxGroup = 64
+    /// The most a drain on a caller's thread takes (the rest go to the writer's thread).
+    static let maxGroupHere = 8
 
     private let state = Mutex<(waiting: [Waiting], scheduled: Bool)>(([], false))
 
@@ -33,10 +35,13 @@ final class CommitQueue: Sendable {
         }
     }
 
-    /// The commits waiting now, up to a group's worth.
-    func take() -> [Waiting] {
+    /// The commits waiting now, up to a group's worth. On a caller's thread (`small`), at most
+    /// `maxGroupHere` of the small commits at the head (`CommitJob.mayRunHere`): a batch behind
+    /// them waits for the writer's thread, so a pool thread never commits someone else's batch.
+    func take(small: Bool = false) -> [Waiting] {
         state.withLock { s in
-            let n = min(s.waiting.count, CommitQueue.maxGroup)
+            var n = min(s.waiting.count, small ? CommitQueue.maxGroupHere : CommitQueue.maxGroup)
+            if small, let large = s.waiting.prefix(n).firstIndex(where: { !$0.job.mayRunHere }) { n = max(large, 1) }
             if n == s.waiting.count {
                 defer { s.waiting.removeAll(keepingCapacity: true) }
                 return s.waiting

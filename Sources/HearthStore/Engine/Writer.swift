@@ -138,8 +138,13 @@ actor Writer {
         var enqueues: [TaskEnqueue]
 
         /// Small enough to commit on the caller's thread (one of Swift's pool threads) when the
-        /// writer is idle; a larger batch goes to the writer's thread so it never holds the pool.
-        var mayRunHere: Bool { writes.count + enqueues.count <= 16 }
+        /// writer is idle: 16 writes, enqueues and document checks at most, and no query to run
+        /// again. A larger batch, or a transaction that read a query, goes to the writer's thread
+        /// so it never holds the pool for long.
+        var mayRunHere: Bool {
+            writes.count + enqueues.count + validations.count <= 16
+                && !validations.contains { if case .query = $0 { true } else { false } }
+        }
     }
 
     typealias CommitOutcome = Result<(CommitResult, [DocumentChange]), any Error>

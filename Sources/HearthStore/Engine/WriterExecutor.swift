@@ -44,8 +44,8 @@ final class WriterExecutor: SerialExecutor {
     /// running: `DispatchQueue.sync` then runs it right here ("as a performance optimization, this
     /// function executes blocks on the current thread whenever possible"), so a lone commit costs
     /// no thread switch either way. False, with nothing run, when the writer is busy or the caller
-    /// is the writer. A job queued between the check and the `sync` runs first, and the caller
-    /// waits for it: a rare race, bounded by one job.
+    /// is the writer. Jobs queued between the check and the `sync` run first while the caller
+    /// waits for them: a narrow window, but a preempted caller can wait for whatever arrived in it.
     func runHereIfIdle(_ block: () -> Void) -> Bool {
         guard DispatchQueue.getSpecific(key: onQueue) == nil,
               pending.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged else { return false }
