@@ -85,9 +85,8 @@ public final class SQLiteEngine: StorageEngine {
     /// commits that arrive while the writer is busy. A small one runs on the caller's thread when
     /// the writer is idle (`CommitJob.mayRunHere`).
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
-        let job = Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues)
-        return try await withCheckedThrowingContinuation { continuation in
-            commit(job, here: job.mayRunHere) { continuation.resume(with: $0) }
+        try await withCheckedThrowingContinuation { continuation in
+            commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: true) { continuation.resume(with: $0) }
         }
     }
 
@@ -98,12 +97,13 @@ public final class SQLiteEngine: StorageEngine {
 
     /// Queues `job` for the writer; `done` is called after its group's COMMIT (or its failure),
     /// before the writer starts anything else, on the writer's thread, or with `here` on the
-    /// caller's own when the writer was idle (the commit then ran there, with no thread switch).
+    /// caller's own when the writer was idle and the job small (`CommitJob.mayRunHere`): the
+    /// commit then ran there, with no thread switch.
     /// The completion form never commits `here`: its callers are a worker's socket reader, which
     /// would read that worker's next commit only after this one, and no group would ever form.
     func commit(_ job: Writer.CommitJob, here: Bool, done: @escaping @Sendable (Writer.CommitOutcome) -> Void) {
         if commitQueue.submit(CommitQueue.Waiting(job: job, done: done)),
-           !(here && writer.onThisThreadIfIdle({ drainCommits($0, small: true) })) {
+           !(here && job.mayRunHere && writer.onThisThreadIfIdle({ drainCommits($0, small: true) })) {
             writer.onWriterThread { [self] in drainCommits($0) }
         }
     }

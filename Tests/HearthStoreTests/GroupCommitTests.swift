@@ -173,12 +173,13 @@ struct GroupCommitTests {
             for await t in completion.stream { completionThread = t }
             #expect(completionThread != nil && completionThread != completionCaller)
 
-            // A batch larger than mayRunHere allows goes to the writer's thread even when it is idle.
+            // A batch larger than mayRunHere allows goes to the writer's thread even when it is
+            // idle and the caller allows running here.
             let batch = Writer.CommitJob(writes: try (0..<17).map { .create(try doc("batch/b\($0)"), [:]) }, validations: [], enqueues: [])
             #expect(try job("one").mayRunHere && !batch.mayRunHere)
             let large = AsyncStream<UInt>.makeStream()
             let largeCaller = UInt(pthread_self())
-            engine.commit(batch, here: batch.mayRunHere) { outcome in
+            engine.commit(batch, here: true) { outcome in
                 if (try? outcome.get()) != nil { large.continuation.yield(UInt(pthread_self())) }
                 large.continuation.finish()
             }

@@ -3,10 +3,11 @@ import Synchronization
 
 /// Group commit, driven by the writer's own thread. A caller submits its commit and waits; the
 /// first submission that finds the queue idle starts a drain: queued on the writer's thread
-/// (`Writer.onWriterThread`), or, for an async caller when the writer is idle, on the caller's own
-/// thread (`Writer.onThisThreadIfIdle`: a lone commit then costs no thread switch). A drain takes
-/// every commit waiting (up to `maxGroup`) into one SQLite transaction (`Writer.commitGroup`), answers each after the COMMIT, and schedules itself again
-/// while commits keep arriving. A lone commit is written alone, as `Writer.commit`.
+/// (`Writer.onWriterThread`), or, for a small async commit when the writer is idle, on the
+/// caller's own thread (`Writer.onThisThreadIfIdle`: a lone commit then costs no thread switch).
+/// A drain takes every commit waiting (up to `maxGroup`) into one SQLite transaction
+/// (`Writer.commitGroup`), answers each after the COMMIT, and schedules itself again while commits
+/// keep arriving. A lone commit is written alone, as `Writer.commit`.
 ///
 /// The writer never waits for a caller to come back and lead the next group: under load the next
 /// group starts as soon as the last one is answered, with no thread wake-up in between. Each
