@@ -29,10 +29,11 @@ enum RequestFraming {
             if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
                 return Problem(status: 400, message: "the value of header '\(Printable.quoted(name, limit: 60))' holds a control character")
             }
-            switch name.lowercased() {
-            case "content-length": lengths.append(value.trimmingASCIISpaces)
-            case "transfer-encoding": codings.append(value.trimmingASCIISpaces)
-            default: break
+            // Compared without a lower-cased copy of every name (this runs for every request).
+            if HTTPHeaders.sameName(name, "content-length") {
+                lengths.append(value.trimmingASCIISpaces)
+            } else if HTTPHeaders.sameName(name, "transfer-encoding") {
+                codings.append(value.trimmingASCIISpaces)
             }
         }
         if !lengths.isEmpty && !codings.isEmpty {

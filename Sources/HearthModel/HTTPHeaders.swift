@@ -16,7 +16,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// Header names compare ASCII case-insensitively (names are tokens: ASCII only), without
     /// allocating lower-cased copies on every lookup.
-    static func sameName(_ a: String, _ b: String) -> Bool {
+    public static func sameName(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in

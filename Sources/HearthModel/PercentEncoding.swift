@@ -4,6 +4,8 @@ public enum PercentEncoding {
     /// Decodes `%XX` escapes (a malformed one stays as written); with `plusAsSpace`, `+` is a space,
     /// as in query strings and form bodies.
     public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool) -> String {
+        // Most path segments and form values hold nothing to decode: no copy through bytes then.
+        if !s.utf8.contains(where: { $0 == UInt8(ascii: "%") || ($0 == UInt8(ascii: "+") && plusAsSpace) }) { return String(s) }
         var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count)
         var bytes = Array(s.utf8)[...]

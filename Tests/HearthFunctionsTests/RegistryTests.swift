@@ -114,6 +114,12 @@ struct HTTPMessageTests {
     func query() {
         #expect(PercentEncoding.decode("a%20b+c%2Fd%zz", plusAsSpace: true) == "a b c/d%zz")
         #expect(PercentEncoding.decode("%E2%9C%93", plusAsSpace: true) == "✓")
+        #expect(PercentEncoding.decode("plain-segment_1.json", plusAsSpace: false) == "plain-segment_1.json", "nothing to decode")
+        #expect(PercentEncoding.decode("a+b", plusAsSpace: false) == "a+b", "+ stays in a path")
+        #expect(PercentEncoding.decode("a+b", plusAsSpace: true) == "a b")
+        #expect(PercentEncoding.decode("✓é", plusAsSpace: true) == "✓é")
+        #expect(PercentEncoding.decode("x/y"[...], plusAsSpace: false) == "x/y")
+        #expect(PercentEncoding.decode("", plusAsSpace: true) == "")
     }
 
     @Test("JSON and error responses have the right status, type and body")

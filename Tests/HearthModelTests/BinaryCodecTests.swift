@@ -150,6 +150,10 @@ struct BinaryCodecTests {
         BinaryErrorCase(label: "invalid UTF-8 in a string", bytes: [6, 2, 0xC0, 0x80], offset: 2, message: "invalid UTF-8 in string"),
         BinaryErrorCase(label: "surrogate in a reference", bytes: [8, 3, 0xED, 0xA0, 0x80], offset: 2, message: "invalid UTF-8 in string"),
         BinaryErrorCase(label: "truncated UTF-8 in a map key", bytes: [11, 1, 1, 0xE2, 0], offset: 3, message: "invalid UTF-8 in string"),
+        // Past the first eight bytes, which the ASCII check reads as one word: a bad byte in the
+        // word and in the tail after the last whole word still fails.
+        BinaryErrorCase(label: "invalid UTF-8 inside a long ASCII string", bytes: [6, 12] + Array("abcde".utf8) + [0xFF] + Array("fghijk".utf8), offset: 2, message: "invalid UTF-8 in string"),
+        BinaryErrorCase(label: "invalid UTF-8 at the end of a long string", bytes: [6, 11] + Array("abcdefghij".utf8) + [0x80], offset: 2, message: "invalid UTF-8 in string"),
         BinaryErrorCase(label: "trailing bytes", bytes: [0, 0], offset: 1, message: "trailing bytes after value"),
         BinaryErrorCase(label: "trailing bytes after an array", bytes: [10, 1, 2, 2], offset: 3, message: "trailing bytes after value"),
     ])
@@ -158,6 +162,19 @@ struct BinaryCodecTests {
         #expect(error.offset == c.offset)
         #expect(error.message == c.message)
         #expect(error.description == "invalid encoded value at byte \(c.offset): \(c.message)")
+    }
+
+    @Test("strings of every length round-trip, ASCII and not, whichever byte of a word holds the non-ASCII character")
+    func stringsAcrossWords() throws {
+        for length in 0...40 {
+            let ascii = String(repeating: "x", count: length)
+            #expect(try BinaryValueCodec.decode(BinaryValueCodec.encode(.string(ascii))) == .string(ascii))
+            for position in 0...length {
+                var s = ascii
+                s.insert(contentsOf: "é✓", at: s.index(s.startIndex, offsetBy: position))
+                #expect(try BinaryValueCodec.decode(BinaryValueCodec.encode(.string(s))) == .string(s))
+            }
+        }
     }
 
     @Test("every truncation of a valid encoding fails cleanly")

@@ -215,6 +215,21 @@ struct TimeLimitTests {
         #expect(Duration.seconds(double: -0.25) == .milliseconds(-250))
     }
 
+    @Test("secondsDouble is the duration in seconds, either side of zero and beyond Int64 seconds")
+    func durationInSeconds() {
+        #expect(Duration.zero.secondsDouble == 0)
+        #expect(Duration.milliseconds(1500).secondsDouble == 1.5)
+        #expect(Duration.milliseconds(-250).secondsDouble == -0.25)
+        #expect(Duration.nanoseconds(1).secondsDouble == 1e-9)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 1).secondsDouble == 1e-18)
+        #expect(Duration.seconds(-3).secondsDouble == -3)
+        #expect(Duration.seconds(Int64.max).secondsDouble == 9.223372036854775807e18)
+        #expect(Duration.seconds(Int64.min).secondsDouble == -9.223372036854775808e18)
+        #expect(TimeLimitTests.huge.secondsDouble == 2 * 9.223372036854775807e18)
+        #expect((Duration.zero - TimeLimitTests.huge).secondsDouble == -2 * 9.223372036854775807e18)
+        #expect(abs(Duration.microseconds(123_456_789).secondsDouble - 123.456789) < 1e-12)
+    }
+
     @Test("a timestamp decoded or built with nanos outside the second is normalized, and encodes without trapping")
     func normalized() throws {
         let decoded = try JSONDecoder().decode(Timestamp.self, from: Data(#"{"seconds": 10, "nanos": -1}"#.utf8))

@@ -18,9 +18,21 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// Counters' keys as fields, not joined into one string: no string is built per request.
+    struct RequestKey: Hashable {
+        var route: String
+        var status: Int
+    }
+
+    struct InvocationKey: Hashable {
+        var function: String
+        var outcome: String
+        var code: String
+    }
+
     struct State {
-        var requests: [String: Int] = [:]          // route|status
-        var invocations: [String: Int] = [:]       // function|outcome|code
+        var requests: [RequestKey: Int] = [:]
+        var invocations: [InvocationKey: Int] = [:]
         var latency: [String: Histogram] = [:]     // function
         var requestLatency: [String: Histogram] = [:]  // route
     }
@@ -33,21 +45,21 @@ public final class Metrics: Sendable {
 
     func request(route: String, status: Int, seconds: Double) {
         state.withLock { s in
-            s.requests["\(route)|\(status)", default: 0] += 1
+            s.requests[RequestKey(route: route, status: status), default: 0] += 1
             s.requestLatency[route, default: Histogram()].observe(seconds)
         }
     }
 
     func invocation(function: String, outcome: String, code: String, seconds: Double) {
         state.withLock { s in
-            s.invocations["\(function)|\(outcome)|\(code)", default: 0] += 1
+            s.invocations[InvocationKey(function: function, outcome: outcome, code: code), default: 0] += 1
             s.latency[function, default: Histogram()].observe(seconds)
         }
     }
 
     /// Counts of invocations of `function` by outcome (for tests and the admin API).
     public func invocationCount(function: String, outcome: String) -> Int {
-        state.withLock { s in s.invocations.filter { $0.key.hasPrefix("\(function)|\(outcome)|") }.values.reduce(0, +) }
+        state.withLock { s in s.invocations.filter { $0.key.function == function && $0.key.outcome == outcome }.values.reduce(0, +) }
     }
 
     static func label(_ s: String) -> String {
@@ -62,18 +74,16 @@ public final class Metrics: Sendable {
         func number(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v) }
 
         header("hearth_http_requests_total", "HTTP requests by route and status.", "counter")
-        for (key, n) in s.requests.sorted(by: { $0.key < $1.key }) {
-            let p = key.split(separator: "|", omittingEmptySubsequences: false)
-            out += "hearth_http_requests_total{route=\"\(Metrics.label(String(p[0])))\",status=\"\(p[1])\"} \(n)\n"
+        for (key, n) in s.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
+            out += "hearth_http_requests_total{route=\"\(Metrics.label(key.route))\",status=\"\(key.status)\"} \(n)\n"
         }
         header("hearth_http_requests_in_flight", "HTTP requests being handled.", "gauge")
         out += "hearth_http_requests_in_flight \(httpInFlight.load(ordering: .relaxed))\n"
         histogram(&out, "hearth_http_request_duration_seconds", "HTTP request latency by route.", "route", s.requestLatency)
 
         header("hearth_invocations_total", "Function invocations by function, outcome and error code.", "counter")
-        for (key, n) in s.invocations.sorted(by: { $0.key < $1.key }) {
-            let p = key.split(separator: "|", omittingEmptySubsequences: false)
-            out += "hearth_invocations_total{function=\"\(Metrics.label(String(p[0])))\",outcome=\"\(p[1])\",code=\"\(p[2])\"} \(n)\n"
+        for (key, n) in s.invocations.sorted(by: { ($0.key.function, $0.key.outcome, $0.key.code) < ($1.key.function, $1.key.outcome, $1.key.code) }) {
+            out += "hearth_invocations_total{function=\"\(Metrics.label(key.function))\",outcome=\"\(key.outcome)\",code=\"\(key.code)\"} \(n)\n"
         }
         header("hearth_invocations_in_flight", "Function invocations running.", "gauge")
         out += "hearth_invocations_in_flight \(invocationsInFlight.load(ordering: .relaxed))\n"
