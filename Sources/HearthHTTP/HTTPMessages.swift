@@ -20,7 +20,7 @@ public struct HTTPServerRequest: Sendable {
 
     /// The path split into percent-decoded segments (`/a/b%20c` → `["a", "b c"]`).
     public var pathSegments: [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map { PercentEncoding.decode($0, plusAsSpace: false) }
+        path.slashSeparated.map { PercentEncoding.decode($0, plusAsSpace: false) }
     }
 
     /// Query parameters, decoded, in order.
@@ -42,7 +42,7 @@ public struct HTTPRequestHead: Sendable {
     public var hasBody: Bool { contentLength.map { $0 > 0 } ?? true }
 
     public var pathSegments: [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map { PercentEncoding.decode($0, plusAsSpace: false) }
+        path.slashSeparated.map { PercentEncoding.decode($0, plusAsSpace: false) }
     }
 }
 

@@ -512,7 +512,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
 }
 
 func splitURI(_ uri: String) -> (path: String, query: String) {
-    guard let q = uri.firstIndex(of: "?") else { return (uri, "") }
+    guard let q = uri.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (uri, "") }
     return (String(uri[..<q]), String(uri[uri.index(after: q)...]))
 }
 

@@ -82,7 +82,8 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
 
     public var id: String { segments[segments.count - 1] }
     public var collection: CollectionPath {
-        let slash = description.lastIndex(of: "/")!
+        // On the UTF-8 bytes: `lastIndex(of:)` on the string walks graphemes.
+        let slash = description.utf8.lastIndex(of: UInt8(ascii: "/"))!
         return CollectionPath(segments: Array(segments.dropLast()), description: String(description[..<slash]))
     }
     public var collectionID: String { segments[segments.count - 2] }

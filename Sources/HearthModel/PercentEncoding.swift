@@ -4,11 +4,14 @@ public enum PercentEncoding {
     /// Decodes `%XX` escapes (a malformed one stays as written); with `plusAsSpace`, `+` is a space,
     /// as in query strings and form bodies.
     public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool) -> String {
+        // A concrete string first: this generic function is not specialized for callers in other
+        // modules, and each byte read through `S.UTF8View` would go through its witness table.
+        let text = String(s)
         // Most path segments and form values hold nothing to decode: no copy through bytes then.
-        if !s.utf8.contains(where: { $0 == UInt8(ascii: "%") || ($0 == UInt8(ascii: "+") && plusAsSpace) }) { return String(s) }
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "%") || ($0 == UInt8(ascii: "+") && plusAsSpace) }) { return text }
         var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count)
-        var bytes = Array(s.utf8)[...]
+        out.reserveCapacity(text.utf8.count)
+        var bytes = Array(text.utf8)[...]
         while let c = bytes.popFirst() {
             if c == UInt8(ascii: "+") && plusAsSpace {
                 out.append(0x20)
@@ -52,5 +55,27 @@ public enum PercentEncoding {
         case 97...102: return c - 87
         default: return nil
         }
+    }
+}
+
+extension String {
+    /// The non-empty pieces between slashes, found on the UTF-8 bytes: a split on `Character`s
+    /// breaks the text into graphemes first, ~1.5% of the host's CPU per callable. (A request
+    /// target is ASCII, refused otherwise, so the two agree on every path the server routes.)
+    /// On `String` only, so that it is compiled for it and not generically.
+    public var slashSeparated: [Substring] {
+        var out: [Substring] = []
+        let bytes = utf8
+        var start = bytes.startIndex
+        var i = start
+        while i != bytes.endIndex {
+            if bytes[i] == UInt8(ascii: "/") {
+                if start != i { out.append(self[start..<i]) }
+                start = bytes.index(after: i)
+            }
+            i = bytes.index(after: i)
+        }
+        if start != bytes.endIndex { out.append(self[start..<bytes.endIndex]) }
+        return out
     }
 }

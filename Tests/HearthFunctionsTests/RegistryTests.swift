@@ -120,6 +120,12 @@ struct HTTPMessageTests {
         #expect(PercentEncoding.decode("✓é", plusAsSpace: true) == "✓é")
         #expect(PercentEncoding.decode("x/y"[...], plusAsSpace: false) == "x/y")
         #expect(PercentEncoding.decode("", plusAsSpace: true) == "")
+        #expect("/a//b/c/".slashSeparated == ["a", "b", "c"], "empty pieces dropped, as a path's split")
+        #expect("".slashSeparated.isEmpty && "///".slashSeparated.isEmpty)
+        #expect("x".slashSeparated == ["x"])
+        #expect("v1/projects/p/databases/(default)/documents/café/✓".slashSeparated
+                == ["v1", "projects", "p", "databases", "(default)", "documents", "café", "✓"])
+        #expect("/é́/x".slashSeparated == ["é́", "x"], "split on bytes: a combining mark does not join a slash")
     }
 
     @Test("JSON and error responses have the right status, type and body")

@@ -209,7 +209,7 @@ public final class FrontDoor: Sendable {
     }
 
     func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {
-        let raw = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        let raw = request.path.slashSeparated
         let segments = raw.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
         switch target(segments) {
         case .health: return ("health", health())
