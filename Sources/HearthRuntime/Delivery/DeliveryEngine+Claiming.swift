@@ -20,10 +20,17 @@ extension DeliveryEngine {
         }
     }
 
+    /// Reads each dirty lane's earliest claimable due time. A read that fails leaves the lane dirty
+    /// with the due time it had, so the next pass reads again: taking the failure for "nothing
+    /// due" would leave its deliveries waiting until something else marks the lane.
     func refreshDirtyLanes() {
         for (name, lane) in lanes where lane.dirty {
-            lanes[name]?.nextDue = (try? deliveries.nextClaimableDue(function: name)) ?? nil
-            lanes[name]?.dirty = false
+            do {
+                lanes[name]?.nextDue = try deliveries.nextClaimableDue(function: name)
+                lanes[name]?.dirty = false
+            } catch {
+                log.error("reading a function's next due delivery failed", ["function": .string(name), "error": .string("\(error)")])
+            }
         }
     }
 
@@ -99,7 +106,7 @@ extension DeliveryEngine {
 
     /// Records a claimed delivery as dead without running it.
     private func deadLetter(_ delivery: Delivery, reason: String) {
-        completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: 500))
+        completions.append((delivery.function, .dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: 500)))
         stats.finished(delivery.function, .dead)
         log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id), "error": .string(reason)])
         recordDead(delivery, reason)
@@ -117,7 +124,7 @@ extension DeliveryEngine {
         // Its function went away, or the engine is stopping, while it was being claimed: pending
         // again (recorded with the next outcomes), not held under a lease nobody runs.
         guard var lane = lanes[delivery.function], !stopping else {
-            completions.append(.released(id: delivery.id, attempt: delivery.attempts))
+            completions.append((delivery.function, .released(id: delivery.id, attempt: delivery.attempts)))
             return
         }
         let event: Boundary.Event
@@ -162,7 +169,7 @@ extension DeliveryEngine {
         let now = clock.now()
         switch outcome.result {
         case .success:
-            completions.append(.succeeded(id: delivery.id, attempt: delivery.attempts))
+            completions.append((delivery.function, .succeeded(id: delivery.id, attempt: delivery.attempts)))
             stats.finished(delivery.function, .succeeded)
         case .failure(let error):
             let status = error.code.httpStatus
@@ -173,11 +180,11 @@ extension DeliveryEngine {
             let random = self.random
             let due = now + lane.retry.backoff(afterAttempt: delivery.attempts, random: { random.unit() })
             if lane.retry.allowsRetry(afterAttempts: delivery.attempts, firstAttempt: delivery.firstAttemptTime ?? now, next: due) {
-                completions.append(.retry(id: delivery.id, attempt: delivery.attempts, due: due, error: reason, status: status))
+                completions.append((delivery.function, .retry(id: delivery.id, attempt: delivery.attempts, due: due, error: reason, status: status)))
                 lane.nextDue = lane.nextDue.map { min($0, due) } ?? due
                 stats.finished(delivery.function, .failed)
             } else {
-                completions.append(.dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: status))
+                completions.append((delivery.function, .dead(id: delivery.id, attempt: delivery.attempts, error: reason, status: status)))
                 stats.finished(delivery.function, .dead)
                 log.warning("delivery dead-lettered", ["function": .string(delivery.function), "delivery": .int(delivery.id),
                                                         "event": .string(delivery.eventID), "attempts": .int(Int64(delivery.attempts)), "error": .string(reason)])
@@ -196,7 +203,10 @@ extension DeliveryEngine {
         let batch = completions
         completions = []
         do {
-            try await deliveries.complete(batch, owner: node.id)
+            try await deliveries.complete(batch.map(\.outcome), owner: node.id)
+            // What the lanes read from the store before this was recorded is out of date: a retry is
+            // pending again at its new due time, a success lets the next change of its document go.
+            for function in Set(batch.map(\.function)) { markDirty(function, due: nil) }
         } catch {
             // The attempts ran; their rows stay running until the lease ends, then run again.
             log.error("recording delivery outcomes failed", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])

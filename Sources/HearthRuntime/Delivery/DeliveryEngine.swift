@@ -124,7 +124,9 @@ public actor DeliveryEngine {
     var documentRoutes: [DocumentRoute] = []
     var userRoutes: [UserRoute] = []
     var schedules: [String: ScheduleState] = [:]
-    var completions: [DeliveryOutcome] = []
+    /// Attempts ended and not yet recorded in the store, with their functions (whose lanes are
+    /// read again once they are).
+    var completions: [(function: String, outcome: DeliveryOutcome)] = []
     var running: [Int64: Task<Void, Never>] = [:]
     var stopping = false
     var started = false
