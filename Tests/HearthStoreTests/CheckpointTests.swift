@@ -75,8 +75,9 @@ struct CheckpointTests {
         #expect(asked <= bound, "the thread was asked \(asked) times for \(tails) cycles")
         #expect(passes <= asked * Checkpointer.passes, "\(passes) passes for \(asked) requests")
         // The file keeps its largest size: the WAL started over long before holding all 22,000
-        // frames (with room for a checkpoint thread slow to start on a loaded machine).
-        #expect(walBytes(p) < 8_000 * (4096 + 24), "\(walBytes(p)) bytes of WAL")
+        // frames. Half of them is the bound, as with two writers below: a checkpoint thread slow to
+        // start on a loaded machine (CI, with the whole suite beside) let it reach 8,430 frames.
+        #expect(walBytes(p) < 11_000 * (4096 + 24), "\(walBytes(p)) bytes of WAL")
         #expect(checkpointer.inline.load(ordering: .relaxed) == 0)
         store.close()
         try await expectReadsBack(p)
