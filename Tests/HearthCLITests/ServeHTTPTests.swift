@@ -43,12 +43,13 @@ struct ServeHTTPTests {
     @Test("SIGTERM: stop accepting, finish the in-flight request, exit 0")
     func drainsOnSIGTERM() async throws {
         let dir = TempDir()
-        let (child, base) = try await serve(dir)
+        // The grace period is long so that only the gate decides when the in-flight request ends.
+        let (child, base) = try await serve(dir, extra: "shutdown_grace_seconds = 120")
         let health = try await client.send(HTTPClientRequest(url: base + "/healthz", timeout: .seconds(120)))
         #expect(health.status == 200)
-        // Long enough that a loaded machine still sees it in flight before it ends (EchoUnit's sleep
-        // allows 5 s; the grace period is 10 s).
-        let inFlight = Task { try await call(base, "sleep", 4.0) }
+        // In flight until the test opens the gate, so the signal always finds it running.
+        let gate = dir.path + "/gate-open"
+        let inFlight = Task { try await call(base, "gate", .string(gate), timeout: .seconds(150)) }
         try await waitForInFlight(base, 1)
         child.signal(SIGTERM)
         try await child.waitFor("shutting down")
@@ -60,9 +61,10 @@ struct ServeHTTPTests {
         } catch {
             #expect(error.kind == .connection)
         }
+        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
         let r = try await inFlight.value
         #expect(r.status == 200)
-        #expect(try JSONParser.parse(r.body) == ["result": "woke"])
+        #expect(try JSONParser.parse(r.body) == ["result": "opened"])
         #expect(try await child.waitForExit() == 0)
         #expect(child.stderrText.contains("inFlight=1"))
     }

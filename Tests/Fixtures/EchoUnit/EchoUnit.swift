@@ -1,3 +1,4 @@
+import Foundation
 import HearthFunctions
 
 /// A unit for tests: one function of every trigger kind, and callables that exercise errors,
@@ -47,6 +48,15 @@ public enum EchoUnit: FunctionModule {
         }
 
         // A long sleep on the host clock, for tests that need a request to stay in flight.
+        // Holds until the file named by its argument exists (a test's gate: in flight for as long as the
+        // test needs, whatever the machine's load), then answers "opened".
+        fn.onCall("gate", .init(timeout: .seconds(300))) { (req: CallableRequest<String>) -> String in
+            while !FileManager.default.fileExists(atPath: req.data) {
+                try await req.context.clock.sleep(for: .milliseconds(20))
+            }
+            return "opened"
+        }
+
         fn.onCall("nap", .init(timeout: .seconds(300))) { (req: CallableRequest<Double>) -> String in
             try await req.context.clock.sleep(for: .seconds(double: req.data))
             return "woke"
