@@ -107,8 +107,8 @@ public struct RuntimeUsers: Sendable {
         do {
             let verified = try await auth.verifyIDToken(idToken)
             return CallerAuth(uid: verified.uid, claims: verified.claims, rawToken: idToken)
-        } catch let rejection as TokenRejection {
-            throw HTTPSError(.unauthenticated, rejection.description)
+        } catch {
+            throw HTTPSError(.unauthenticated, error.description)
         }
     }
 

@@ -84,7 +84,7 @@ public final class FCMClient: Sendable {
                     method: "POST", url: "\(baseURL)/v1/projects/\(account.projectID)/messages:send",
                     headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer \(bearer)")]),
                     body: JSONWriter.encode(["message": FCMClient.wire(message)]), timeout: .seconds(30)))
-            } catch let error as HTTPClientError where error.kind == .timeout {
+            } catch where error.kind == .timeout {
                 // The request may have reached FCM: callers must not assume it was not sent.
                 throw HTTPSError(.deadlineExceeded, "FCM did not answer in time (the push may have been delivered)")
             } catch {

@@ -121,7 +121,6 @@ enum MessageText {
     /// A service request in a canonical text (map keys sorted, transforms in order of field), so
     /// equal requests read the same and a diff shows only what differs.
     static func request(_ op: Boundary.Operation, _ bytes: [UInt8]) -> String {
-        let r = Redactor()
         let text: String?
         switch op {
         case .commit:
