@@ -47,7 +47,6 @@ public enum EchoUnit: FunctionModule {
             return "done"
         }
 
-        // A long sleep on the host clock, for tests that need a request to stay in flight.
         // Holds until the file named by its argument exists (a test's gate: in flight for as long as the
         // test needs, whatever the machine's load), then answers "opened".
         fn.onCall("gate", .init(timeout: .seconds(300))) { (req: CallableRequest<String>) -> String in
@@ -57,6 +56,7 @@ public enum EchoUnit: FunctionModule {
             return "opened"
         }
 
+        // A long sleep on the host clock, for tests that need a request to stay in flight.
         fn.onCall("nap", .init(timeout: .seconds(300))) { (req: CallableRequest<Double>) -> String in
             try await req.context.clock.sleep(for: .seconds(double: req.data))
             return "woke"
