@@ -47,7 +47,7 @@ final class SyncReplyBox: Sendable {
 let replyTrampoline: hearth_reply_fn = { context, bytes, length in
     let box = Unmanaged<ReplyBox>.fromOpaque(context!).takeRetainedValue()
     let copy = bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
-    box.continuation.resume(returning: copy)
+    ReplyDelivery.deliver { box.continuation.resume(returning: copy) }
 }
 
 let syncReplyTrampoline: hearth_reply_fn = { context, bytes, length in

@@ -110,8 +110,9 @@ final class UnitDispatcher: Sendable {
         let context = FunctionContext(functionName: message.function, channel: channel)
         let event = message.event
         // The handler starts on this thread and runs until it first suspends (a handler that never
-        // does, like most callables, answers without a hop to another thread).
-        let task = Task.immediate {
+        // does, like most callables, answers without a hop to another thread); in a worker it goes
+        // on where each of its service replies arrives (`HandlerExecutor`).
+        let task = Task.immediate(executorPreference: HandlerExecutor.shared) {
             let bytes: [UInt8]
             do {
                 bytes = Boundary.frame(header.answer(.reply), try await function.invoke(event, context))

@@ -149,6 +149,38 @@ struct WorkerIsolationTests {
         #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
     }
 
+    @Test("a handler in a worker goes on where its service reply arrives, on the reader thread; a synchronous call from there is answered, many at once")
+    func handlerGoesOnOnReaderThread() async throws {
+        let clock = ManualClock()
+        let runtime = try await processRuntime(["EchoUnit"], clock: clock)
+        defer { runtime.stopUnits() }
+        clock.advance(by: .seconds(99))
+        // One at a time: each handler starts on the reader thread (where its invocation arrives)
+        // and goes on there once its read is answered.
+        for _ in 0..<5 {
+            let outcome = await runtime.call("threads", data: .null)
+            let value = try #require(outcome.value, "\(String(describing: outcome.error))")
+            #expect(value["before"] == value["after"], "\(value)")
+            #expect(value["now"] == .timestamp(clock.now()))
+        }
+        // Many at once: a handler that reads the clock on the reader thread reads the other replies
+        // that arrive meanwhile itself; theirs go on on Swift's pool. Every call is answered.
+        let started = ContinuousClock.now
+        let answers = await withTaskGroup(of: InvocationOutcome.self) { group in
+            for _ in 0..<40 { group.addTask { await runtime.call("threads", data: .null) } }
+            return await group.reduce(into: [InvocationOutcome]()) { $0.append($1) }
+        }
+        #expect(answers.count == 40)
+        #expect(answers.allSatisfy { $0.value?["now"] == .timestamp(clock.now()) }, "\(answers.prefix(2).map { String(describing: $0.result) })")
+        #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
+
+        // In the host's own process a reply can arrive on the store's writer thread: there the
+        // handler is queued for Swift's pool instead, and answers all the same.
+        let local = try await startRuntime(units: ["EchoUnit"], clock: clock)
+        let outcome = await local.call("threads", data: .null)
+        #expect(outcome.value?["now"] == .timestamp(clock.now()), "\(String(describing: outcome.error))")
+    }
+
     @Test("frames a worker could send its host that are out of range end the connection, never the host", arguments: [
         [0xff, 0xff, 0xff, 0x7f] as [UInt8],  // 2 GiB announced
         [0x05, 0x00, 0x00, 0x00, 1, 2, 3, 4, 5],  // shorter than a header

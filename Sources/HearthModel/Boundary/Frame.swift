@@ -21,6 +21,13 @@ public enum Boundary {
     /// naming both.
     public static let version: UInt32 = 2
 
+    /// Set in a worker process's environment (`hearth worker`) before it loads its unit: every
+    /// reply from the host then arrives on the worker's one socket reader thread, and the unit's
+    /// handlers go on there (see `HandlerExecutor` in HearthFunctions). A unit that does not find
+    /// it queues resumed handlers on Swift's pool. Not part of the frames: a unit of either kind
+    /// speaks to a host of either kind.
+    public static let workerProcessVariable = "HEARTH_WORKER_PROCESS"
+
     /// Bytes of a frame header, the length field included.
     public static let headerSize = 23
     /// The largest frame either side accepts (a batch of 500 documents of 1 MiB each, with room).

@@ -51,6 +51,8 @@ public enum WorkerMain {
         // Lines reach the host's log as they are written, not when a buffer fills.
         hearth_line_buffer_stdout()
         let connection = WorkerConnection(socket: FrameSocket(fd: options.fd))
+        // Before the unit loads: its handlers go on where the replies arrive, on the reader thread.
+        setenv(Boundary.workerProcessVariable, "1", 1)
         let exports: UnsafePointer<hearth_unit_exports>
         do { exports = try load(options.library, host: connection.table) } catch {
             FileHandle.standardError.write(Data("hearth worker: unit \(options.unit): \(error)\n".utf8))
@@ -136,7 +138,9 @@ final class WorkerConnection: Sendable {
         guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else { return }
         if header.kind == .request {
             // The unit starts the handler here, on the reader thread, and runs it until its first
-            // suspension (a synchronous service it calls meanwhile is read by `pump`).
+            // suspension (a synchronous service it calls meanwhile is read by `pump`); each service
+            // reply delivered here lets the handler waiting for it go on here too (`HandlerExecutor`
+            // in HearthFunctions, told by `Boundary.workerProcessVariable`).
             guard let exports = UnsafePointer<hearth_unit_exports>(bitPattern: exports) else { return }
             frame.withUnsafeBufferPointer { p in
                 exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, Unmanaged.passUnretained(socket).toOpaque(), workerReplyTrampoline)

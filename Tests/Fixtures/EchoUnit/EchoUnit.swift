@@ -64,6 +64,16 @@ public enum EchoUnit: FunctionModule {
 
         fn.onCall("now") { (req: CallableRequest<Value>) in req.context.clock.now() }
 
+        // The thread the handler runs on before and after a service call, then the host clock read
+        // synchronously from where it went on: where a handler continues once a reply arrives.
+        fn.onCall("threads") { (req: CallableRequest<Value>) -> Value in
+            func thread() -> Value { .int(Int64(bitPattern: UInt64(pthread_self()))) }
+            let before = thread()
+            _ = try await req.documents.collection("threads").document("probe").get([String: Value].self)
+            let after = thread()
+            return ["before": before, "after": after, "now": .timestamp(req.context.clock.now())]
+        }
+
         fn.onCall("log") { (req: CallableRequest<String>) in
             req.logger.info(req.data, ["source": "EchoUnit"])
         }
