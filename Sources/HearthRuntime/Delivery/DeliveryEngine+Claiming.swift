@@ -140,14 +140,30 @@ extension DeliveryEngine {
         lane.running += 1
         lanes[delivery.function] = lane
         stats.started(delivery.function, latency: triggerLatency(delivery, event))
-        let entry = lane.entry
-        let timeout = lane.timeout(dispatchDeadline: delivery.dispatchDeadline)
-        let invoker = self.invoker
-        running[delivery.id] = Task { [weak self] in
-            let outcome = await invoker.invoke(entry, event: event, timeout: timeout, delivery: delivery.id,
-                                               logFields: ["delivery": .int(delivery.id), "attempt": .int(Int64(delivery.attempts))])
-            await self?.finished(delivery, outcome)
+        running.insert(delivery.id)
+        // Sent to the unit from here; the outcome comes back on the thread that reads the unit's
+        // answer and waits in `ended` for the engine's next pass.
+        invoker.invoke(lane.entry, event: event, timeout: lane.timeout(dispatchDeadline: delivery.dispatchDeadline), delivery: delivery.id,
+                       logFields: ["delivery": .int(delivery.id), "attempt": .int(Int64(delivery.attempts))]) { [weak self] outcome in
+            self?.attemptEnded(delivery, outcome)
         }
+    }
+
+    /// An attempt's end, from whichever thread had it: kept for the engine's next pass, which the
+    /// work signal starts (and `settle`, waiting on the invoker's progress, notices).
+    private nonisolated func attemptEnded(_ delivery: Delivery, _ outcome: InvocationOutcome) {
+        ended.withLock { $0.append((delivery, outcome)) }
+        work.notify()
+        invoker.progress.notify()
+    }
+
+    /// Records the attempts that ended since the last pass (see `finished`).
+    func takeEnded() {
+        let batch = ended.withLock { all in
+            defer { all = [] }
+            return all
+        }
+        for (delivery, outcome) in batch { finished(delivery, outcome) }
     }
 
     /// Commit (or enqueue) to start of a trigger's first attempt: what the latency benchmark reads.
@@ -156,12 +172,11 @@ extension DeliveryEngine {
         return clock.now() - time
     }
 
+    /// Takes in one attempt's end: the lane's count, the outcome to record (`flushCompletions`), and
+    /// the retry or dead letter it makes.
     private func finished(_ delivery: Delivery, _ outcome: InvocationOutcome) {
-        running[delivery.id] = nil
-        defer {
-            work.notify()
-            invoker.progress.notify()
-        }
+        running.remove(delivery.id)
+        defer { invoker.progress.notify() }
         let draining = lanes[delivery.function] == nil
         guard var lane = lanes[delivery.function] ?? drainingLanes[delivery.function] else { return }
         lane.running -= 1

@@ -127,7 +127,12 @@ public actor DeliveryEngine {
     /// Attempts ended and not yet recorded in the store, with their functions (whose lanes are
     /// read again once they are).
     var completions: [(function: String, outcome: DeliveryOutcome)] = []
-    var running: [Int64: Task<Void, Never>] = [:]
+    /// Deliveries this engine started whose attempt's end it has not taken in yet (`takeEnded`).
+    var running: Set<Int64> = []
+    /// Attempts that ended, in the order the invoker reported them, on the thread that read the
+    /// unit's answer (or the deadline's timer): the engine takes them in at its next pass, with no
+    /// task waiting per attempt and no hop onto the engine per attempt.
+    nonisolated let ended = Mutex<[(delivery: Delivery, outcome: InvocationOutcome)]>([])
     var stopping = false
     var started = false
     var lastPrune: Timestamp?
@@ -196,10 +201,11 @@ public actor DeliveryEngine {
         await driver?.value
         driver = nil
         let deadline = ContinuousClock.now + grace
+        takeEnded()
         while !running.isEmpty, ContinuousClock.now < deadline {
             await invoker.progress.wait(atMost: deadline - ContinuousClock.now)
+            takeEnded()
         }
-        for task in running.values { task.cancel() }
         await flushCompletions()
     }
 
@@ -274,8 +280,10 @@ public actor DeliveryEngine {
         }
     }
 
-    /// Marks the lanes whose queues the store reported changed as needing a fresh look.
+    /// Takes in the attempts that ended, then marks the lanes whose queues the store reported
+    /// changed as needing a fresh look.
     func absorbWork() {
+        takeEnded()
         let (names, all) = work.take()
         if all { markAllDirty() } else { for name in names { markDirty(name, due: nil) } }
     }
