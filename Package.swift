@@ -82,7 +82,7 @@ let package = Package(
         // them, jemalloc 5% (README, Performance).
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], linkerSettings: [.linkedLibrary("jemalloc")]),
         .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "HearthHTTP", "CSQLite", "HearthTesting", "HearthRules"],
-                          path: "Scripts/bench/Sources/hearth-bench"),
+                          path: "Scripts/bench/Sources/hearth-bench", linkerSettings: [.linkedLibrary("jemalloc")]),  // as hearth
         .executableTarget(name: "hearth-testkit", dependencies: ["HearthModel", "HearthStore", "HearthHTTP"], path: "Tests/Tools/hearth-testkit"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthModel", "HearthStore", "HearthRuntime", "HearthTesting"],
