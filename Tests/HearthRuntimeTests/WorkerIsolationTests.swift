@@ -131,6 +131,14 @@ struct WorkerIsolationTests {
         #expect(logged.contains("\"invocation\":\"\(Invoker.format(outcome.id))\""))
     }
 
+    /// `times` calls of `function` (with null data) at once; their outcomes in the order they end.
+    static func callAtOnce(_ runtime: Runtime, _ function: String, times: Int) async -> [InvocationOutcome] {
+        await withTaskGroup(of: InvocationOutcome.self) { group in
+            for _ in 0..<times { group.addTask { await runtime.call(function, data: .null) } }
+            return await group.reduce(into: [InvocationOutcome]()) { $0.append($1) }
+        }
+    }
+
     @Test("synchronous services (the host's clock, logs) answer a handler in a worker before its first suspension, many at once")
     func synchronousServicesFromWorker() async throws {
         let clock = ManualClock()
@@ -140,10 +148,7 @@ struct WorkerIsolationTests {
         let started = ContinuousClock.now
         // `now` reads the host clock synchronously at once: the worker's reader thread runs the
         // handler and must read the clock's reply itself.
-        let answers = await withTaskGroup(of: Value?.self) { group in
-            for _ in 0..<50 { group.addTask { await runtime.call("now", data: .null).value } }
-            return await group.reduce(into: [Value?]()) { $0.append($1) }
-        }
+        let answers = await Self.callAtOnce(runtime, "now", times: 50).map(\.value)
         #expect(answers.count == 50)
         #expect(answers.allSatisfy { $0 == .timestamp(clock.now()) }, "\(answers.prefix(3))")
         #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
@@ -166,10 +171,7 @@ struct WorkerIsolationTests {
         // Many at once: a handler that reads the clock on the reader thread reads the other replies
         // that arrive meanwhile itself; theirs go on on Swift's pool. Every call is answered.
         let started = ContinuousClock.now
-        let answers = await withTaskGroup(of: InvocationOutcome.self) { group in
-            for _ in 0..<40 { group.addTask { await runtime.call("threads", data: .null) } }
-            return await group.reduce(into: [InvocationOutcome]()) { $0.append($1) }
-        }
+        let answers = await Self.callAtOnce(runtime, "threads", times: 40)
         #expect(answers.count == 40)
         #expect(answers.allSatisfy { $0.value?["now"] == .timestamp(clock.now()) }, "\(answers.prefix(2).map { String(describing: $0.result) })")
         #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
