@@ -11,14 +11,17 @@ import HearthModel
 /// `UnitDispatcher.invoke`) and runs there until it first waits for the host. What happens when the
 /// host's reply comes back depends on where the unit runs:
 ///
-/// - In a worker process (`hearth worker`, which sets `Boundary.workerProcessVariable`), every
-///   reply arrives on the worker's one socket reader thread. The handler goes on there, inside the
-///   reply's delivery, instead of being queued for one of Swift's pool threads: a service call then
-///   costs the worker no thread wake-up at all. One handler at a time runs so on that thread: a
-///   task the resumed handler wakes in turn is queued as usual.
+/// - In a worker process (`hearth worker`, started by a host that names itself in
+///   `Boundary.workerProcessVariable`), every reply arrives on the worker's one socket reader
+///   thread. The handler goes on there, inside the reply's delivery, instead of being queued for
+///   one of Swift's pool threads: a service call then costs the worker no thread wake-up at all.
+///   Only a delivery from the reader's own loop runs a handler so, one at a time: while a handler
+///   runs on the reader thread (its first part, or a part resumed there) and waits for a
+///   synchronous answer (the clock, a secret), the replies it reads meanwhile queue theirs for the
+///   pool, and so does any task the running one wakes.
 /// - In the host's own process (in-process units, tests), a reply may arrive on the store's writer
-///   thread or on a thread serving HTTP, which must not run unit code: the handler is queued for
-///   Swift's pool as any task is.
+///   thread or on a thread serving HTTP, which must not run unit code: the handler's task has no
+///   executor of its own and goes where any task goes.
 ///
 /// The price in a worker: while a handler runs on the reader thread, the worker reads nothing
 /// else. A handler that computes for long between two service calls holds up the replies of the
@@ -38,8 +41,16 @@ final class HandlerExecutor: TaskExecutor {
 
 /// The state of the reply being delivered on the current thread, kept per thread.
 enum ReplyDelivery {
-    /// Whether this process is a worker, whose replies all arrive on its reader thread.
-    static let inWorker: Bool = getenv(Boundary.workerProcessVariable) != nil
+    /// Whether this process is a worker, whose replies all arrive on its reader thread: its parent
+    /// is the host that set the variable (a process the unit starts inherits the variable, not the
+    /// parent). Read when the unit is exported, before any handler runs.
+    static let inWorker: Bool = {
+        guard let value = getenv(Boundary.workerProcessVariable), let host = Int32(String(cString: value)) else { return false }
+        return host == getppid()
+    }()
+
+    /// The executor a handler's task prefers: `HandlerExecutor` in a worker, none elsewhere.
+    static var handlerExecutor: (any TaskExecutor)? { inWorker ? HandlerExecutor.shared : nil }
 
     private enum State: Int {
         /// No reply is being delivered on this thread.
@@ -69,6 +80,16 @@ enum ReplyDelivery {
         state = .open
         resume()
         state = .none
+    }
+
+    /// Runs `start` (which starts a handler on this thread) with the thread taken: replies the
+    /// handler reads here meanwhile (a synchronous call's) do not run other handlers nested in it.
+    static func starting<T>(_ start: () -> T) -> T {
+        guard inWorker else { return start() }
+        let before = state
+        state = .taken
+        defer { state = before }
+        return start()
     }
 
     /// Claims the current thread for one job of a resumed handler; false when no reply is being

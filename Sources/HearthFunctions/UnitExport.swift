@@ -15,6 +15,8 @@ public let unitABIVersion: UInt32 = hearth_unit_abi_version()
 /// with the same host table); `M.register` runs once, on the first call from a host of this version.
 public func exportUnit<M: FunctionModule>(_ module: M.Type, host: UnsafeRawPointer) -> UnsafeRawPointer? {
     let services = host.assumingMemoryBound(to: hearth_host_services.self)
+    // Where handlers go on after a reply is settled now, before any runs (`ReplyDelivery.inWorker`).
+    _ = ReplyDelivery.inWorker
     return UnitDispatcher.install(host: services, speaksHostVersion: services.pointee.abi_version == unitABIVersion) {
         var registry = FunctionRegistry(unit: M.name)
         M.register(&registry)
@@ -112,7 +114,7 @@ final class UnitDispatcher: Sendable {
         // The handler starts on this thread and runs until it first suspends (a handler that never
         // does, like most callables, answers without a hop to another thread); in a worker it goes
         // on where each of its service replies arrives (`HandlerExecutor`).
-        let task = Task.immediate(executorPreference: HandlerExecutor.shared) {
+        let task = ReplyDelivery.starting { Task.immediate(executorPreference: ReplyDelivery.handlerExecutor) {
             let bytes: [UInt8]
             do {
                 bytes = Boundary.frame(header.answer(.reply), try await function.invoke(event, context))
@@ -121,7 +123,7 @@ final class UnitDispatcher: Sendable {
             }
             self.running.withLock { r in if r.tasks.removeValue(forKey: id) == nil { r.finishedEarly.insert(id) } }
             reply.send(bytes)
-        }
+        } }
         running.withLock { r in
             if r.finishedEarly.remove(id) == nil { r.tasks[id] = task }
         }

@@ -42,6 +42,12 @@ struct ServeHTTPTests {
 
     @Test("the server and its unit workers allocate with jemalloc (linked ahead of libc), and a callable answers through a worker")
     func jemallocIsTheAllocator() async throws {
+        // The dynamic linker binds `malloc` and `free` to jemalloc's, never to libc's.
+        let probe = try Subprocess(buildDirectory + "/hearth", ["--help"], environment: ["LD_DEBUG": "bindings"], stdout: .discard, stderr: .capture)
+        _ = try await probe.wait()
+        let bindings = probe.stderrText.split(separator: "\n").filter { $0.contains("symbol `malloc'") || $0.contains("symbol `free'") }
+        #expect(!bindings.isEmpty, "no bindings of malloc or free reported")
+        #expect(bindings.allSatisfy { $0.contains("libjemalloc") }, "\(bindings.filter { !$0.contains("libjemalloc") }.prefix(3))")
         let dir = TempDir()
         let (child, base) = try await serve(dir)
         let answer = try await call(base, "echo", "through a worker")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HearthModel
+import HearthTesting
 @_spi(Internals) @testable import HearthRuntime
 import Synchronization
 import Testing
@@ -131,11 +132,15 @@ struct WorkerIsolationTests {
         #expect(logged.contains("\"invocation\":\"\(Invoker.format(outcome.id))\""))
     }
 
-    /// `times` calls of `function` (with null data) at once; their outcomes in the order they end.
-    static func callAtOnce(_ runtime: Runtime, _ function: String, times: Int) async -> [InvocationOutcome] {
-        await withTaskGroup(of: InvocationOutcome.self) { group in
-            for _ in 0..<times { group.addTask { await runtime.call(function, data: .null) } }
-            return await group.reduce(into: [InvocationOutcome]()) { $0.append($1) }
+    /// Calls each of `functions` (with null data) at once; their outcomes in the order they end.
+    /// Bounded in wall time: these runtimes run on a ManualClock, so the calls' own timeouts never
+    /// come, and a worker that stopped answering would otherwise hang the test.
+    static func callAtOnce(_ runtime: Runtime, _ functions: [String]) async throws -> [InvocationOutcome] {
+        try await withTimeout(seconds: 60) {
+            await withTaskGroup(of: InvocationOutcome.self) { group in
+                for function in functions { group.addTask { await runtime.call(function, data: .null) } }
+                return await group.reduce(into: [InvocationOutcome]()) { $0.append($1) }
+            }
         }
     }
 
@@ -148,7 +153,7 @@ struct WorkerIsolationTests {
         let started = ContinuousClock.now
         // `now` reads the host clock synchronously at once: the worker's reader thread runs the
         // handler and must read the clock's reply itself.
-        let answers = await Self.callAtOnce(runtime, "now", times: 50).map(\.value)
+        let answers = try await Self.callAtOnce(runtime, Array(repeating: "now", count: 50)).map(\.value)
         #expect(answers.count == 50)
         #expect(answers.allSatisfy { $0 == .timestamp(clock.now()) }, "\(answers.prefix(3))")
         #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
@@ -163,7 +168,7 @@ struct WorkerIsolationTests {
         // One at a time: each handler starts on the reader thread (where its invocation arrives)
         // and goes on there once its read is answered.
         for _ in 0..<5 {
-            let outcome = await runtime.call("threads", data: .null)
+            let outcome = try #require(try await Self.callAtOnce(runtime, ["threads"]).first)
             let value = try #require(outcome.value, "\(String(describing: outcome.error))")
             #expect(value["before"] == value["after"], "\(value)")
             #expect(value["now"] == .timestamp(clock.now()))
@@ -171,15 +176,22 @@ struct WorkerIsolationTests {
         // Many at once: a handler that reads the clock on the reader thread reads the other replies
         // that arrive meanwhile itself; theirs go on on Swift's pool. Every call is answered.
         let started = ContinuousClock.now
-        let answers = await Self.callAtOnce(runtime, "threads", times: 40)
+        let answers = try await Self.callAtOnce(runtime, Array(repeating: "threads", count: 40))
         #expect(answers.count == 40)
         #expect(answers.allSatisfy { $0.value?["now"] == .timestamp(clock.now()) }, "\(answers.prefix(2).map { String(describing: $0.result) })")
+        // Handlers that read the clock before their first suspension (`now`) beside ones that read
+        // it after a reply (`threads`): a reply read while a handler waits for its clock on the
+        // reader thread never runs another handler nested there, whose own wait would read the
+        // first one's answer and leave it waiting forever.
+        let mixed = try await Self.callAtOnce(runtime, (0..<80).map { $0 % 2 == 0 ? "now" : "threads" }).map(\.value)
+        #expect(mixed.count == 80)
+        #expect(mixed.allSatisfy { $0 == .timestamp(clock.now()) || $0?["now"] == .timestamp(clock.now()) }, "\(mixed.prefix(4))")
         #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
 
         // In the host's own process a reply can arrive on the store's writer thread: there the
         // handler is queued for Swift's pool instead, and answers all the same.
         let local = try await startRuntime(units: ["EchoUnit"], clock: clock)
-        let outcome = await local.call("threads", data: .null)
+        let outcome = try #require(try await Self.callAtOnce(local, ["threads"]).first)
         #expect(outcome.value?["now"] == .timestamp(clock.now()), "\(String(describing: outcome.error))")
     }
 

@@ -21,11 +21,12 @@ public enum Boundary {
     /// naming both.
     public static let version: UInt32 = 2
 
-    /// Set in a worker process's environment (`hearth worker`) before it loads its unit: every
-    /// reply from the host then arrives on the worker's one socket reader thread, and the unit's
-    /// handlers go on there (see `HandlerExecutor` in HearthFunctions). A unit that does not find
-    /// it queues resumed handlers on Swift's pool. Not part of the frames: a unit of either kind
-    /// speaks to a host of either kind.
+    /// In a worker process's environment (`hearth worker`), the id of the host process that
+    /// started it. A unit whose parent process has that id runs in a worker, where every reply from
+    /// the host arrives on the worker's one socket reader thread, and its handlers go on there (see
+    /// `HandlerExecutor` in HearthFunctions); any other process (one the unit starts, say) queues
+    /// resumed handlers on Swift's pool. Not part of the frames: a unit of either kind speaks to a
+    /// host of either kind.
     public static let workerProcessVariable = "HEARTH_WORKER_PROCESS"
 
     /// Bytes of a frame header, the length field included.

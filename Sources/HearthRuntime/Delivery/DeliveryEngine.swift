@@ -271,8 +271,10 @@ public actor DeliveryEngine {
             try await recoverLapsedLeases(now: now)
             try await housekeeping(now: now)
             guard !stopping else { return }
-            // Attempts that ended during the steps above: recorded first, so the database's count
-            // of running deliveries (which limits hold across processes) is current.
+            // Attempts that ended during the steps above: taken in and recorded first, so the
+            // lanes' counts and the database's count of running deliveries (which limits hold
+            // across processes) are current.
+            takeEnded()
             await flushCompletions()
             try await claimAndStart(now: now)
         } catch {
@@ -288,6 +290,7 @@ public actor DeliveryEngine {
         if all { markAllDirty() } else { for name in names { markDirty(name, due: nil) } }
     }
 
-    /// Whether deliveries are running now (tests).
+    /// Deliveries started and not taken in as ended (tests): one whose attempt ended since the
+    /// engine's last pass still counts.
     public var runningCount: Int { running.count }
 }

@@ -247,10 +247,11 @@ final class FrameSocket: Sendable {
     /// arrives and returns it (nil when the stream ends first). Frames `wanted` refuses are given
     /// to `other` when they are replies, and kept for the reader's loop when they are requests, so
     /// nothing runs nested but replies. A worker whose handler calls a synchronous host service
-    /// before its first suspension (on the reader thread) waits for the answer this way.
-    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void) -> [UInt8]? {
+    /// on the reader thread waits for the answer this way. Should what `other` ran have read the
+    /// wanted frame itself (a nested pump), `answered` has it: checked after each frame handed on.
+    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void, answered: () -> [UInt8]? = { nil }) -> [UInt8]? {
         guard let reader = readerState.withLock({ $0?.reader }) else { return nil }
-        return reader.pump(until: wanted, other: other)
+        return reader.pump(until: wanted, other: other, answered: answered)
     }
 }
 
@@ -290,12 +291,17 @@ final class FrameReader: @unchecked Sendable {  // touched by the reader thread 
         return read()
     }
 
-    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void) -> [UInt8]? {
+    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void, answered: () -> [UInt8]?) -> [UInt8]? {
         while true {
             guard case .frame(let frame) = read() else { return nil }
             guard let header = try? frame.withUnsafeBytes({ try Boundary.header($0) }) else { continue }
             if wanted(header) { return frame }
-            if header.kind == .request { deferred.append(frame) } else { other(frame) }
+            if header.kind == .request {
+                deferred.append(frame)
+            } else {
+                other(frame)
+                if let answer = answered() { return answer }
+            }
         }
     }
 

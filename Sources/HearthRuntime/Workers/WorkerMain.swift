@@ -51,8 +51,6 @@ public enum WorkerMain {
         // Lines reach the host's log as they are written, not when a buffer fills.
         hearth_line_buffer_stdout()
         let connection = WorkerConnection(socket: FrameSocket(fd: options.fd))
-        // Before the unit loads: its handlers go on where the replies arrive, on the reader thread.
-        setenv(Boundary.workerProcessVariable, "1", 1)
         let exports: UnsafePointer<hearth_unit_exports>
         do { exports = try load(options.library, host: connection.table) } catch {
             FileHandle.standardError.write(Data("hearth worker: unit \(options.unit): \(error)\n".utf8))
@@ -140,7 +138,7 @@ final class WorkerConnection: Sendable {
             // The unit starts the handler here, on the reader thread, and runs it until its first
             // suspension (a synchronous service it calls meanwhile is read by `pump`); each service
             // reply delivered here lets the handler waiting for it go on here too (`HandlerExecutor`
-            // in HearthFunctions, told by `Boundary.workerProcessVariable`).
+            // in HearthFunctions, told by `Boundary.workerProcessVariable`, which the host set).
             guard let exports = UnsafePointer<hearth_unit_exports>(bitPattern: exports) else { return }
             frame.withUnsafeBufferPointer { p in
                 exports.pointee.handle(exports.pointee.context, p.baseAddress!, p.count, Unmanaged.passUnretained(socket).toOpaque(), workerReplyTrampoline)
@@ -197,7 +195,7 @@ final class WorkerConnection: Sendable {
                 // other replies on and keeping requests for later.
                 answer = socket.pump(until: { $0.kind != .request && $0.call == call }, other: { [self] frame in
                     if let h = try? frame.withUnsafeBytes({ try Boundary.header($0) }) { deliverReply(h, frame) }
-                })
+                }, answered: { wait.poll() })
                 _ = state.withLock { $0.waiting.removeValue(forKey: call) }
             } else {
                 // The host answers synchronous services at once; a host gone quiet for this long is gone.
@@ -224,6 +222,9 @@ final class SyncWait: Sendable {
         guard semaphore.wait(timeout: .now() + seconds) == .success else { return nil }
         return bytes.withLock { $0 }
     }
+
+    /// The reply if it is in already (handed over by a nested read), without waiting.
+    func poll() -> [UInt8]? { wait(seconds: 0) }
 }
 
 /// The host table's `call`: the unit sends a service request.

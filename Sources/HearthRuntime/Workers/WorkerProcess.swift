@@ -224,10 +224,12 @@ final class WorkerProcess: Sendable {
         return status
     }
 
-    /// What a worker's environment holds of the host's: locale, time zone, paths.
+    /// What a worker's environment holds of the host's: locale, time zone, paths; and the host's
+    /// process id under `Boundary.workerProcessVariable`, which tells the unit it runs in a worker.
     static func environment() -> [String] {
         let keep: Set<String> = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER"]
-        return ProcessInfo.processInfo.environment.filter { keep.contains($0.key) }.map { "\($0.key)=\($0.value)" }.sorted()
+        return (ProcessInfo.processInfo.environment.filter { keep.contains($0.key) }.map { "\($0.key)=\($0.value)" }
+            + ["\(Boundary.workerProcessVariable)=\(getpid())"]).sorted()
     }
 
     /// "exited with status 0", "killed by signal 4 (SIGILL: a trap …)".
