@@ -28,6 +28,14 @@ let fixtureUnits = directories("Tests/Fixtures")
 
 let unitLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]
 
+// jemalloc (Debian's libjemalloc-dev) is the process's allocator, for the host and its workers (the
+// same binary) and the units they load: ahead of libc among the binary's libraries, its malloc and
+// free are the ones every library calls. Objects made on one thread and freed on another are the
+// rule here (a request read by libmicrohttpd's thread, answered from a socket reader's); glibc's
+// allocator spent 14% of write + trigger's CPU on them, jemalloc 5% (README, Performance).
+// hearth-bench links it too, so its figures measure the allocator hearth runs with.
+let allocatorLinkerSettings: [LinkerSetting] = [.linkedLibrary("jemalloc")]
+
 func unitTarget(_ name: String, path: String, extra: [Target.Dependency] = []) -> Target {
     .target(name: name, dependencies: ["HearthFunctions"] + extra, path: path, linkerSettings: unitLinkerSettings,
             plugins: ["HearthUnitEntry"])
@@ -74,15 +82,9 @@ let package = Package(
         // The CLI and the testing library use the runtime's facade only: nothing below it.
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "CHearthSystem"]),
         .target(name: "HearthCLI", dependencies: ["HearthRuntime", "HearthModel", "HearthRules"]),
-        // jemalloc (Debian's libjemalloc-dev) is the process's allocator, for the host and its
-        // workers (the same binary) and the units they load: ahead of libc among the binary's
-        // libraries, its malloc and free are the ones every library calls. Objects made on one
-        // thread and freed on another are the rule here (a request read by libmicrohttpd's thread,
-        // answered from a socket reader's); glibc's allocator spent 14% of write + trigger's CPU on
-        // them, jemalloc 5% (README, Performance).
-        .executableTarget(name: "hearth", dependencies: ["HearthCLI"], linkerSettings: [.linkedLibrary("jemalloc")]),
+        .executableTarget(name: "hearth", dependencies: ["HearthCLI"], linkerSettings: allocatorLinkerSettings),
         .executableTarget(name: "hearth-bench", dependencies: ["HearthModel", "HearthRuntime", "HearthFunctions", "HearthStore", "HearthAuth", "HearthHTTP", "CSQLite", "HearthTesting", "HearthRules"],
-                          path: "Scripts/bench/Sources/hearth-bench", linkerSettings: [.linkedLibrary("jemalloc")]),  // as hearth
+                          path: "Scripts/bench/Sources/hearth-bench", linkerSettings: allocatorLinkerSettings),
         .executableTarget(name: "hearth-testkit", dependencies: ["HearthModel", "HearthStore", "HearthHTTP"], path: "Tests/Tools/hearth-testkit"),
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthModel", "HearthStore", "HearthRuntime", "HearthTesting"],

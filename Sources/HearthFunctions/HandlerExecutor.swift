@@ -32,7 +32,6 @@ final class HandlerExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         if ReplyDelivery.takeInlineSlot() {
             job.runSynchronously(on: asUnownedTaskExecutor())
-            ReplyDelivery.releaseInlineSlot()
         } else {
             globalConcurrentExecutor.enqueue(job)
         }
@@ -44,10 +43,15 @@ enum ReplyDelivery {
     /// Whether this process is a worker, whose replies all arrive on its reader thread: its parent
     /// is the host that set the variable (a process the unit starts inherits the variable, not the
     /// parent). Read when the unit is exported, before any handler runs.
-    static let inWorker: Bool = {
-        guard let value = getenv(Boundary.workerProcessVariable), let host = Int32(String(cString: value)) else { return false }
-        return host == getppid()
-    }()
+    static let inWorker: Bool = isWorker(variable: getenv(Boundary.workerProcessVariable).map { String(cString: $0) }, parent: getppid())
+
+    /// Whether `variable` (the value of `Boundary.workerProcessVariable`, nil when unset) names
+    /// `parent`: a process id in decimal and nothing else. Anything else means not a worker.
+    static func isWorker(variable: String?, parent: pid_t) -> Bool {
+        guard let variable, variable.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let host = pid_t(variable), host > 0 else { return false }
+        return host == parent
+    }
 
     /// The executor a handler's task prefers: `HandlerExecutor` in a worker, none elsewhere.
     static var handlerExecutor: (any TaskExecutor)? { inWorker ? HandlerExecutor.shared : nil }
@@ -57,7 +61,8 @@ enum ReplyDelivery {
         case none = 0
         /// A reply is being delivered: the task it resumes may run here.
         case open = 1
-        /// That task runs here now: anything else is queued.
+        /// That task runs here (or ran, during this delivery), or a handler's first part does:
+        /// anything else is queued.
         case taken = 2
     }
 
@@ -92,13 +97,11 @@ enum ReplyDelivery {
         return start()
     }
 
-    /// Claims the current thread for one job of a resumed handler; false when no reply is being
-    /// delivered here, or its one job already runs.
+    /// Claims the current thread for the one job a delivery may run here; false when no reply is
+    /// being delivered here, or its job already ran or runs.
     static func takeInlineSlot() -> Bool {
         guard state == .open else { return false }
         state = .taken
         return true
     }
-
-    static func releaseInlineSlot() { state = .open }
 }

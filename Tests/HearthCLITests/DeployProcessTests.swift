@@ -165,7 +165,7 @@ struct DeployProcessTests {
         #expect(active["functions"]?.arrayValue?.contains("swapAudit") == true)
         #expect(try await call(base, "swapVersion").1["result"] == "v2", "the next start runs the last deploy")
         // A server killed outright: its workers go with it, and its registry entry is known stale.
-        let workers = Self.workers(of: server.process.pid)
+        let workers = server.workers
         #expect(!workers.isEmpty)
         server.signal(SIGKILL)
         _ = try await server.waitForExit(seconds: 60)
@@ -205,15 +205,6 @@ extension DeployProcessTests {
             \(more)
             """)
         return dir
-    }
-
-    /// The worker processes of a server (its children).
-    static func workers(of pid: Int32) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return entries.flatMap { task -> [Int32] in
-            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
-            return text.split(separator: " ").compactMap { Int32($0) }
-        }
     }
 }
 

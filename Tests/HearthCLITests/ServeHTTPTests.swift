@@ -52,7 +52,7 @@ struct ServeHTTPTests {
         let (child, base) = try await serve(dir)
         let answer = try await call(base, "echo", "through a worker")
         #expect(answer.status == 200 && answer.text.contains("through a worker"), "\(answer.text)")
-        let workers = Self.children(of: child.process.pid)
+        let workers = child.workers
         #expect(!workers.isEmpty, "hearth serve runs its units in worker processes")
         for pid in [child.process.pid] + workers {
             // Read to its end: /proc files report no size, and a sized read stops at the first page.
@@ -61,15 +61,6 @@ struct ServeHTTPTests {
         }
         child.signal(SIGTERM)
         #expect(try await child.waitForExit() == 0)
-    }
-
-    /// The processes whose parent is `pid` (from /proc/<pid>/task/*/children).
-    static func children(of pid: pid_t) -> [pid_t] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.flatMap { task -> [pid_t] in
-            let text = String(decoding: (try? FileHandle(forReadingAtPath: "/proc/\(pid)/task/\(task)/children")?.readToEnd()) ?? Data(), as: UTF8.self)
-            return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        }
     }
 
     @Test("SIGTERM: stop accepting, finish the in-flight request, exit 0")

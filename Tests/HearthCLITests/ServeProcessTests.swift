@@ -44,6 +44,16 @@ final class ChildProcess: Sendable {
         return port
     }
 
+    /// The process's worker processes (its children), from /proc/<pid>/task/*/children.
+    var workers: [pid_t] {
+        let pid = process.pid
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task -> [pid_t] in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { pid_t($0) }
+        }
+    }
+
     deinit { process.signal(SIGKILL) }
 }
 

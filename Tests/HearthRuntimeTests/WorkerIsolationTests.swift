@@ -132,6 +132,14 @@ struct WorkerIsolationTests {
         #expect(logged.contains("\"invocation\":\"\(Invoker.format(outcome.id))\""))
     }
 
+    /// EchoUnit in a worker, on a ManualClock moved `by` from its start (the `now` the calls read).
+    func echoWorker(clockAdvancedBy by: Duration) async throws -> (Runtime, ManualClock) {
+        let clock = ManualClock()
+        let runtime = try await processRuntime(["EchoUnit"], clock: clock)
+        clock.advance(by: by)
+        return (runtime, clock)
+    }
+
     /// Calls each of `functions` (with null data) at once; their outcomes in the order they end.
     /// Bounded in wall time: these runtimes run on a ManualClock, so the calls' own timeouts never
     /// come, and a worker that stopped answering would otherwise hang the test.
@@ -146,10 +154,8 @@ struct WorkerIsolationTests {
 
     @Test("synchronous services (the host's clock, logs) answer a handler in a worker before its first suspension, many at once")
     func synchronousServicesFromWorker() async throws {
-        let clock = ManualClock()
-        let runtime = try await processRuntime(["EchoUnit"], clock: clock)
+        let (runtime, clock) = try await echoWorker(clockAdvancedBy: .seconds(1234))
         defer { runtime.stopUnits() }
-        clock.advance(by: .seconds(1234))
         let started = ContinuousClock.now
         // `now` reads the host clock synchronously at once: the worker's reader thread runs the
         // handler and must read the clock's reply itself.
@@ -161,10 +167,8 @@ struct WorkerIsolationTests {
 
     @Test("a handler in a worker goes on where its service reply arrives, on the reader thread; a synchronous call from there is answered, many at once")
     func handlerGoesOnOnReaderThread() async throws {
-        let clock = ManualClock()
-        let runtime = try await processRuntime(["EchoUnit"], clock: clock)
+        let (runtime, clock) = try await echoWorker(clockAdvancedBy: .seconds(99))
         defer { runtime.stopUnits() }
-        clock.advance(by: .seconds(99))
         // One at a time: each handler starts on the reader thread (where its invocation arrives)
         // and goes on there once its read is answered.
         for _ in 0..<5 {
