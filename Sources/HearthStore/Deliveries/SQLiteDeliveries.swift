@@ -166,18 +166,23 @@ final class SQLiteDeliveries: DeliveryStorage {
         var values: [SQLiteValue] = [.text(d.function), .text(d.eventID), d.orderingKey.map { .text($0) } ?? .null, .blob(payload),
                                      .integer(RowEncoding.micros(d.dueTime)), d.dispatchDeadline.map { .real($0.secondsDouble) } ?? .null,
                                      .integer(createTime)]
-        var leaseColumns = ""
         if let lease {
-            leaseColumns = ", state, attempts, first_attempt_time, lease_owner, lease_until"
             values += [.integer(Self.running), .integer(1), .integer(RowEncoding.micros(lease.now)), .text(lease.owner),
                        .integer(RowEncoding.micros(lease.until))]
         }
-        let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        try db.run("""
-            INSERT \(ifNew ? "OR IGNORE " : "")INTO deliveries(function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time\(leaseColumns))
-            VALUES (\(placeholders))
-            """, values)
+        try db.run(insertSQL[ifNew ? 1 : 0][lease == nil ? 0 : 1], values)
         return db.changes > 0
+    }
+
+    /// `insertRow`'s four statements, built once (every routed delivery runs one): indexed by
+    /// `ifNew`, then by whether the row starts under a lease.
+    private static let insertSQL: [[String]] = [false, true].map { ifNew in
+        [false, true].map { leased in
+            let columns = "function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time"
+                + (leased ? ", state, attempts, first_attempt_time, lease_owner, lease_until" : "")
+            let placeholders = Array(repeating: "?", count: leased ? 12 : 7).joined(separator: ", ")
+            return "INSERT \(ifNew ? "OR IGNORE " : "")INTO deliveries(\(columns)) VALUES (\(placeholders))"
+        }
     }
 
     /// Removes a task that has not started yet; false when the queue has no such pending task.
