@@ -97,6 +97,31 @@ struct BoundaryTests {
         }
     }
 
+    @Test("an invocation carrying its event's stored encoding frames those bytes, decodes to the same message, and drops them when its event is replaced")
+    func invokeWithEncodedEvent() throws {
+        let seed = RandomSeed(high: 3, low: 4)
+        for event in BoundarySamples.events {
+            // A stored payload: the event decoded from it and the payload travel together.
+            let payload = event.wireBytes
+            let carried = Boundary.Invoke(function: "f", event: try Boundary.Event(wireBytes: payload), now: BoundarySamples.t, seed: seed,
+                                          encodedEvent: payload)
+            let plain = Boundary.Invoke(function: "f", event: event, now: BoundarySamples.t, seed: seed)
+            #expect(carried == plain)
+            #expect(carried.hashValue == plain.hashValue)
+            #expect(carried.wireBytes == plain.wireBytes)
+            try roundTrip(carried, .invoke)
+        }
+        // The bytes are what is framed, so they must go when the event changes (a recording's
+        // redaction replaces it): the frame then holds the new event, not the stored one.
+        let stored = BoundarySamples.events[0]
+        var invoke = Boundary.Invoke(function: "f", event: stored, now: BoundarySamples.t, seed: seed, encodedEvent: stored.wireBytes)
+        let replacement = Boundary.Event.callable(.init(data: "[redacted]"))
+        invoke.event = replacement
+        #expect(invoke.encodedEvent == nil)
+        let decoded = try Boundary.Invoke(wireBytes: invoke.wireBytes)
+        #expect(decoded.event == replacement)
+    }
+
     @Test("document events with random documents come back unchanged from their stored payload (a trigger's first attempt runs on the event in memory, its retries on the payload)")
     func documentEventPayloads() throws {
         var gen = ValueGenerator(seed: 0xE7_0015, jsonOnly: false)

@@ -194,15 +194,32 @@ extension Boundary {
         public typealias Reply = InvocationResult
         public static let operation = Operation.invoke
         public var function: String
-        public var event: Event
+        /// Setting it drops `encodedEvent`, which no longer says the same.
+        public var event: Event { didSet { encodedEvent = nil } }
         public var now: Timestamp
         public var seed: RandomSeed
+        /// `event` already in the wire encoding (a delivery's stored payload), written into the
+        /// frame as it is instead of encoding the event again. Not part of the message's identity:
+        /// it decodes to `event`.
+        public private(set) var encodedEvent: [UInt8]?
 
-        public init(function: String, event: Event, now: Timestamp, seed: RandomSeed) {
+        public init(function: String, event: Event, now: Timestamp, seed: RandomSeed, encodedEvent: [UInt8]? = nil) {
             self.function = function
             self.event = event
             self.now = now
             self.seed = seed
+            self.encodedEvent = encodedEvent
+        }
+
+        public static func == (a: Invoke, b: Invoke) -> Bool {
+            a.function == b.function && a.event == b.event && a.now == b.now && a.seed == b.seed
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(function)
+            hasher.combine(event)
+            hasher.combine(now)
+            hasher.combine(seed)
         }
     }
 
@@ -408,7 +425,7 @@ extension Boundary.Event: WireCodable {
 extension Boundary.Invoke {
     public func encode(to w: inout WireWriter) {
         w.string(function)
-        w.write(event)
+        if let encodedEvent { w.raw(encodedEvent) } else { w.write(event) }
         w.write(now)
         w.write(seed)
     }

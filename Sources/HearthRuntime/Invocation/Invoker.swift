@@ -102,7 +102,9 @@ public final class Invoker: Sendable {
     /// the one that reads the unit's reply, or the deadline's timer. No task waits in between, so
     /// an HTTP response can be finished from there (one thread hand-off less per call).
     /// `completion` runs exactly once, after the invocation is logged and recorded.
-    public func invoke(_ entry: FunctionEntry, event: Boundary.Event, timeout: Duration? = nil,
+    /// `encodedEvent` is `event` in the boundary's encoding when the caller has it (a delivery's
+    /// stored payload): a worker's frame then carries those bytes instead of encoding it again.
+    public func invoke(_ entry: FunctionEntry, event: Boundary.Event, encodedEvent: [UInt8]? = nil, timeout: Duration? = nil,
                        stream: StreamSink? = nil, delivery: Int64? = nil, logFields: [String: Value] = [:],
                        completion: @escaping @Sendable (InvocationOutcome) -> Void) {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -112,7 +114,7 @@ public final class Invoker: Sendable {
         inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline) }
         metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
         let started = ContinuousClock.now
-        let message = Boundary.Invoke(function: entry.name, event: event, now: now, seed: planned ?? random.seed())
+        let message = Boundary.Invoke(function: entry.name, event: event, now: now, seed: planned ?? random.seed(), encodedEvent: encodedEvent)
         let unit = entry.unit
         let recorder = recording.recorder
         recorder?.begin(id, function: entry.name, unit: unit.name, version: unit.version, external: event.isExternalInput, delivery: delivery,
