@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HearthModel
 @_spi(Internals) @testable import HearthRuntime
 import Testing
@@ -166,5 +167,22 @@ struct InvocationTests {
         }
         #expect(results.count == 500)
         for (i, v) in results { #expect(v == ["sum": .int(Int64(i + 1))]) }
+    }
+
+    @Test("a system replay's seed planner is consulted by every invocation and stays the closure it was set to (a closure kept bare in a Mutex gained a thunk per read, and a replay of 40,000 invocations overflowed the stack)")
+    func plannerStaysOneClosure() async throws {
+        let runtime = try await startRuntime(units: ["EchoUnit"])
+        let consulted = Mutex(0)
+        runtime.invoker.planner.set { _, _, _ in
+            consulted.withLock { $0 += 1 }
+            return nil
+        }
+        func context() throws -> UInt { unsafeBitCast(try #require(runtime.invoker.planner.value), to: (UInt, UInt).self).1 }
+        let before = try context()
+        for i in 0..<2_000 {
+            #expect(await runtime.call("add", data: ["a": .int(Int64(i)), "b": 1]).value == ["sum": .int(Int64(i + 1))])
+        }
+        #expect(consulted.withLock { $0 } == 2_000)
+        #expect(try context() == before)
     }
 }

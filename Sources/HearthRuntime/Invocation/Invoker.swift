@@ -52,7 +52,7 @@ public final class Invoker: Sendable {
     let recording: RecordingSwitch
     /// Chooses an invocation's seed before it starts (a system replay gives each the recorded one,
     /// moving its clock to the recorded time); nil: the runtime's random source.
-    let planner = Mutex<(@Sendable (_ function: String, _ event: Boundary.Event, _ delivery: Int64?) -> RandomSeed?)?>(nil)
+    let planner = ClosureSlot<@Sendable (_ function: String, _ event: Boundary.Event, _ delivery: Int64?) -> RandomSeed?>()
 
     public init(clock: any Clock, random: any RandomSource = SystemRandom(), log: RuntimeLog, recording: RecordingSwitch = RecordingSwitch(),
                 onFinish: @escaping @Sendable (UInt64) -> Void = { _ in }) {
@@ -108,7 +108,7 @@ public final class Invoker: Sendable {
                        stream: StreamSink? = nil, delivery: Int64? = nil, logFields: [String: Value] = [:],
                        completion: @escaping @Sendable (InvocationOutcome) -> Void) {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let planned = planner.withLock { $0 }?(entry.name, event, delivery)
+        let planned = planner.value?(entry.name, event, delivery)
         let now = clock.now()
         let deadline = timeout.map { now + $0 }
         inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline) }

@@ -90,7 +90,7 @@ public enum SystemReplayer {
         await runtime.engine.setFiresSchedules(false)
         await runtime.engine.setSerial(true)
         let planner = SeedPlanner(recording)
-        runtime.invoker.planner.withLock { $0 = { function, event, delivery in planner.seed(function, event, delivery) } }
+        runtime.invoker.planner.set { function, event, delivery in planner.seed(function, event, delivery) }
 
         // The timeline of external inputs.
         enum Step { case invoke(RecordedInvocation), schedule(RecordedInvocation), input(RecordedInput) }

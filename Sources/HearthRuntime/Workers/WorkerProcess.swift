@@ -310,7 +310,7 @@ let socketReplyTrampoline: hearth_reply_fn = { context, bytes, length in
 /// A deferred action set after its owner is built (the socket's write-failure hook needs the
 /// worker that owns the socket).
 final class KillSwitch: Sendable {
-    private let action = Mutex<(@Sendable () -> Void)?>(nil)
-    func arm(_ body: @escaping @Sendable () -> Void) { action.withLock { $0 = body } }
-    func fire() { action.withLock { $0 }?() }
+    private let action = ClosureSlot<@Sendable () -> Void>()
+    func arm(_ body: @escaping @Sendable () -> Void) { action.set(body) }
+    func fire() { action.value?() }
 }
