@@ -18,7 +18,7 @@ func runExportBenchmark() async throws {
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     for (name, data) in [("source.toml", "source"), ("target.toml", "target"), ("inprocess.toml", "inprocess")] {
-        FileManager.default.createFile(atPath: dir + "/" + name, contents: Data("data_dir = \"\(data)\"\nunits = []\n[log]\nlevel = \"warning\"\n".utf8))
+        try Data("data_dir = \"\(data)\"\nunits = []\n[log]\nlevel = \"warning\"\n".utf8).write(to: URL(fileURLWithPath: dir + "/" + name))
     }
 
     // The documents, through the store's batch commits (500 a commit).
