@@ -105,11 +105,12 @@ final class SQLiteDeliveries: DeliveryStorage {
 
     /// Whether a delivery of the same function and ordering key is pending or running (a new one
     /// waits its turn behind it).
+    private static let earlierSQL =
+        "SELECT 1 FROM deliveries WHERE function = ? AND ordering_key = ? AND state IN (\(pending), \(running)) LIMIT 1"
+
     static func hasEarlier(_ db: Connection, _ d: NewDelivery) throws -> Bool {
         guard let key = d.orderingKey else { return false }
-        return try db.scalarInt("""
-            SELECT 1 FROM deliveries WHERE function = ? AND ordering_key = ? AND state IN (\(Self.pending), \(Self.running)) LIMIT 1
-            """, [.text(d.function), .text(key)]) != nil
+        return try db.scalarInt(earlierSQL, [.text(d.function), .text(key)]) != nil
     }
 
     /// Inserts one delivery already claimed: running under `owner`'s lease, its first attempt
@@ -290,34 +291,43 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// the lease ended) changes nothing.
     func complete(_ outcomes: [DeliveryOutcome], owner: String) async throws {
         guard !outcomes.isEmpty else { return }
-        let mine = "id = ? AND state = \(Self.running) AND lease_owner = ? AND attempts = ?"
         try await writer.withTransaction { db in
             for outcome in outcomes {
                 switch outcome {
                 case .succeeded(let id, let attempt):
-                    try db.run("DELETE FROM deliveries WHERE \(mine)", [.integer(id), .text(owner), .integer(Int64(attempt))])
+                    try db.run(OutcomeSQL.succeeded, [.integer(id), .text(owner), .integer(Int64(attempt))])
                 case .retry(let id, let attempt, let due, let error, let status):
-                    try db.run("""
-                        UPDATE deliveries SET state = \(Self.pending), due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
-                            executions = executions + ?
-                        WHERE \(mine)
-                        """, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(Self.executed(status)),
-                              .integer(id), .text(owner), .integer(Int64(attempt))])
+                    try db.run(OutcomeSQL.retry, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(Self.executed(status)),
+                                                  .integer(id), .text(owner), .integer(Int64(attempt))])
                 case .dead(let id, let attempt, let error, let status):
-                    try db.run("""
-                        UPDATE deliveries SET state = \(Self.dead), last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
-                            executions = executions + ?
-                        WHERE \(mine)
-                        """, [.text(error), .integer(Int64(status)), .integer(Self.executed(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
+                    try db.run(OutcomeSQL.dead, [.text(error), .integer(Int64(status)), .integer(Self.executed(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
                 case .released(let id, let attempt):
-                    try db.run("""
-                        UPDATE deliveries SET state = \(Self.pending), attempts = attempts - 1, lease_owner = NULL, lease_until = NULL,
-                            first_attempt_time = CASE WHEN attempts = 1 THEN NULL ELSE first_attempt_time END
-                        WHERE \(mine)
-                        """, [.integer(id), .text(owner), .integer(Int64(attempt))])
+                    try db.run(OutcomeSQL.released, [.integer(id), .text(owner), .integer(Int64(attempt))])
                 }
             }
         }
+    }
+
+    /// `complete`'s statements, built once (a succeeded delivery runs one each): each changes only
+    /// the row still running the attempt under the owner's lease.
+    private enum OutcomeSQL {
+        static let mine = "id = ? AND state = \(SQLiteDeliveries.running) AND lease_owner = ? AND attempts = ?"
+        static let succeeded = "DELETE FROM deliveries WHERE \(mine)"
+        static let retry = """
+            UPDATE deliveries SET state = \(SQLiteDeliveries.pending), due_time = ?, last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
+                executions = executions + ?
+            WHERE \(mine)
+            """
+        static let dead = """
+            UPDATE deliveries SET state = \(SQLiteDeliveries.dead), last_error = ?, last_status = ?, lease_owner = NULL, lease_until = NULL,
+                executions = executions + ?
+            WHERE \(mine)
+            """
+        static let released = """
+            UPDATE deliveries SET state = \(SQLiteDeliveries.pending), attempts = attempts - 1, lease_owner = NULL, lease_until = NULL,
+                first_attempt_time = CASE WHEN attempts = 1 THEN NULL ELSE first_attempt_time END
+            WHERE \(mine)
+            """
     }
 
     /// Whether a failed attempt with this status counts as an execution (Cloud Tasks leaves out 5xx).
@@ -370,10 +380,12 @@ final class SQLiteDeliveries: DeliveryStorage {
         }
     }
 
+    private static let leaseEndSQL = "SELECT min(lease_until) FROM deliveries WHERE state = \(running)"
+
     /// The earliest end of a lease among running deliveries.
     func nextLeaseEnd() throws -> Timestamp? {
         try readers.withReader { db in
-            try db.scalarInt("SELECT min(lease_until) FROM deliveries WHERE state = \(Self.running)").map(RowEncoding.time)
+            try db.scalarInt(SQLiteDeliveries.leaseEndSQL).map(RowEncoding.time)
         }
     }
 
