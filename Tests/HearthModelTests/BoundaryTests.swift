@@ -111,6 +111,26 @@ struct BoundaryTests {
             #expect(carried.wireBytes == plain.wireBytes)
             try roundTrip(carried, .invoke)
         }
+        // What goes out is the stored bytes, not a fresh encoding of `event`: carrying another
+        // event's bytes (which the engine never does) shows which one the frame holds.
+        let other = BoundarySamples.events[3]
+        let mismatched = Boundary.Invoke(function: "f", event: BoundarySamples.events[0], now: BoundarySamples.t, seed: seed, encodedEvent: other.wireBytes)
+        #expect(try Boundary.Invoke(wireBytes: mismatched.wireBytes).event == other)
+        // A delivery offers its payload for the frame unless its attempt rebuilds the event (a
+        // task's attempt counts come from the row).
+        for event in BoundarySamples.events {
+            let delivery = Delivery(id: 1, function: "f", eventID: "e", orderingKey: nil, payload: event.wireBytes, attempts: 3,
+                                    firstAttemptTime: BoundarySamples.t, dueTime: BoundarySamples.t, state: .running, lastError: "503",
+                                    lastStatus: 503, dispatchDeadline: nil, createTime: BoundarySamples.t, executions: 1)
+            let attempt = try delivery.eventForAttempt()
+            if case .task = event {
+                #expect(delivery.payloadForAttempt(of: attempt) == nil)
+                #expect(attempt != event, "a task's attempt has its counts from the row")
+            } else {
+                #expect(delivery.payloadForAttempt(of: attempt) == delivery.payload)
+                #expect(attempt == event)
+            }
+        }
         // The bytes are what is framed, so they must go when the event changes (a recording's
         // redaction replaces it): the frame then holds the new event, not the stored one.
         let stored = BoundarySamples.events[0]

@@ -101,6 +101,14 @@ public struct Delivery: Sendable, Hashable {
         return .task(task)
     }
 
+    /// The stored payload when it is this attempt's event as it is (`eventForAttempt` leaves it
+    /// unchanged), for a frame to carry instead of encoding the event again; nil for a task, whose
+    /// attempt fields come from the row. `event` is this delivery's event (known or decoded).
+    public func payloadForAttempt(of event: Boundary.Event) -> [UInt8]? {
+        if case .task = event { return nil }
+        return payload
+    }
+
     /// As the admin API and `hearth deliveries list` show it.
     public var summary: Value {
         var m: [String: Value] = [

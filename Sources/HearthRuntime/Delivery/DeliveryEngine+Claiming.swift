@@ -144,10 +144,7 @@ extension DeliveryEngine {
         // Sent to the unit from here; the outcome comes back on the thread that reads the unit's
         // answer and waits in `ended` for the engine's next pass. A worker's socket that is full
         // never holds the engine up: what does not fit goes out in the background.
-        // The stored payload is the event's encoding, except for a task's, whose attempt counts are
-        // filled in from the row (`eventForAttempt`).
-        let encoded: [UInt8]?
-        if case .task = event { encoded = nil } else { encoded = delivery.payload }
+        let encoded = delivery.payloadForAttempt(of: event)
         FrameSocket.$sendsWithoutBlocking.withValue(true) {
             invoker.invoke(lane.entry, event: event, encodedEvent: encoded, timeout: lane.timeout(dispatchDeadline: delivery.dispatchDeadline), delivery: delivery.id,
                            logFields: ["delivery": .int(delivery.id), "attempt": .int(Int64(delivery.attempts))]) { [weak self] outcome in
