@@ -172,17 +172,21 @@ struct InvocationTests {
     @Test("a system replay's seed planner is consulted by every invocation and stays the closure it was set to (a closure kept bare in a Mutex gained a thunk per read, and a replay of 40,000 invocations overflowed the stack)")
     func plannerStaysOneClosure() async throws {
         let runtime = try await startRuntime(units: ["EchoUnit"])
-        let consulted = Mutex(0)
+        // Each call notes how deep the stack is where the planner runs: one thunk more per read
+        // would put every invocation one frame deeper than the one before.
+        let depths = Mutex<[Int]>([])
         runtime.invoker.planner.set { _, _, _ in
-            consulted.withLock { $0 += 1 }
+            let depth = Thread.callStackReturnAddresses.count
+            depths.withLock { $0.append(depth) }
             return nil
         }
-        func context() throws -> UInt { unsafeBitCast(try #require(runtime.invoker.planner.value), to: (UInt, UInt).self).1 }
-        let before = try context()
         for i in 0..<200 {
             #expect(await runtime.call("add", data: ["a": .int(Int64(i)), "b": 1]).value == ["sum": .int(Int64(i + 1))])
         }
-        #expect(consulted.withLock { $0 } == 200)
-        #expect(try context() == before)
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 200)
+        #expect((seen.max() ?? 0) < 110, "a stack shallow enough to see growth in (backtraces stop at 128): \(seen.max() ?? 0)")
+        // The same path each time, give or take how the task's job was started.
+        #expect((seen.max() ?? 0) - (seen.min() ?? 0) <= 8, "planner stack depths from \(seen.min() ?? 0) to \(seen.max() ?? 0)")
     }
 }
