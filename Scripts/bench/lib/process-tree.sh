@@ -1,5 +1,5 @@
 # Sourced by the benchmarks: CPU time and memory of a server and every process under it (hearth's
-# workers, gunicorn's master and workers), read from /proc.
+# workers, gunicorn's master and workers), read from /proc; and wrk's latencies in milliseconds.
 
 # The process and all its descendants, one pid per line.
 process_tree() { local pid; echo "$1"; for pid in $(pgrep -P "$1" || true); do process_tree "$pid"; done; }
@@ -45,3 +45,7 @@ tree_context_switches() {
         cat /proc/"$pid"/task/*/status 2>/dev/null || true
     done | awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ {s += $2} END {print s + 0}'
 }
+
+# A latency as wrk prints it (850.00us, 1.32ms, 2.01s) in milliseconds, so that figures in
+# different units compare and take medians as numbers.
+to_ms() { awk '{v = $1 + 0; if ($1 ~ /us$/) v /= 1000; else if ($1 ~ /ms$/) v += 0; else if ($1 ~ /s$/) v *= 1000; printf "%.2f\n", v}'; }
