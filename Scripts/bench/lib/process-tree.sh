@@ -49,3 +49,11 @@ tree_context_switches() {
 # A latency as wrk prints it (850.00us, 1.32ms, 2.01s) in milliseconds, so that figures in
 # different units compare and take medians as numbers.
 to_ms() { awk '{v = $1 + 0; if ($1 ~ /us$/) v /= 1000; else if ($1 ~ /ms$/) v += 0; else if ($1 ~ /s$/) v *= 1000; printf "%.2f\n", v}'; }
+
+# Deliveries of a hearth server on 127.0.0.1:PORT pending or running, from its /metrics: those of
+# FUNCTION, or of every function without one (0 once the triggers have caught up).
+deliveries_waiting() {
+    local filter='\{'
+    [[ -n "${2:-}" ]] && filter="\\{function=\"$2\"\\}"
+    curl -s "http://127.0.0.1:$1/metrics" | awk "/^hearth_deliveries_(pending|in_flight)$filter/ {s += \$2} END {print s + 0}"
+}

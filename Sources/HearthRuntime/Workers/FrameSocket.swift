@@ -249,7 +249,7 @@ final class FrameSocket: Sendable {
     /// nothing runs nested but replies. A worker whose handler calls a synchronous host service
     /// on the reader thread waits for the answer this way. Should what `other` ran have read the
     /// wanted frame itself (a nested pump), `answered` has it: checked after each frame handed on.
-    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void, answered: () -> [UInt8]? = { nil }) -> [UInt8]? {
+    func pump(until wanted: (Boundary.Header) -> Bool, other: ([UInt8]) -> Void, answered: () -> [UInt8]?) -> [UInt8]? {
         guard let reader = readerState.withLock({ $0?.reader }) else { return nil }
         return reader.pump(until: wanted, other: other, answered: answered)
     }

@@ -171,19 +171,20 @@ final class SQLiteDeliveries: DeliveryStorage {
             values += [.integer(Self.running), .integer(1), .integer(RowEncoding.micros(lease.now)), .text(lease.owner),
                        .integer(RowEncoding.micros(lease.until))]
         }
-        try db.run(insertSQL[ifNew ? 1 : 0][lease == nil ? 0 : 1], values)
+        try db.run(lease == nil ? (ifNew ? InsertSQL.newPending : InsertSQL.pending) : (ifNew ? InsertSQL.newLeased : InsertSQL.leased), values)
         return db.changes > 0
     }
 
-    /// `insertRow`'s four statements, built once (every routed delivery runs one): indexed by
-    /// `ifNew`, then by whether the row starts under a lease.
-    private static let insertSQL: [[String]] = [false, true].map { ifNew in
-        [false, true].map { leased in
-            let columns = "function, event_id, ordering_key, payload, due_time, dispatch_deadline, create_time"
-                + (leased ? ", state, attempts, first_attempt_time, lease_owner, lease_until" : "")
-            let placeholders = Array(repeating: "?", count: leased ? 12 : 7).joined(separator: ", ")
-            return "INSERT \(ifNew ? "OR IGNORE " : "")INTO deliveries(\(columns)) VALUES (\(placeholders))"
+    /// `insertRow`'s statements, built once (every routed delivery runs one): a pending row or one
+    /// under a lease, and each with `OR IGNORE` for `ifNew`. The placeholders follow the columns.
+    private enum InsertSQL {
+        static let columns = ["function", "event_id", "ordering_key", "payload", "due_time", "dispatch_deadline", "create_time"]
+        static let leaseColumns = ["state", "attempts", "first_attempt_time", "lease_owner", "lease_until"]
+        static func sql(_ columns: [String], ignoring: Bool) -> String {
+            "INSERT \(ignoring ? "OR IGNORE " : "")INTO deliveries(\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         }
+        static let pending = sql(columns, ignoring: false), newPending = sql(columns, ignoring: true)
+        static let leased = sql(columns + leaseColumns, ignoring: false), newLeased = sql(columns + leaseColumns, ignoring: true)
     }
 
     /// Removes a task that has not started yet; false when the queue has no such pending task.
