@@ -1,9 +1,17 @@
 import HearthModel
 
 /// One function the host can run: its manifest entry and the unit that holds it.
-public struct FunctionEntry: Sendable {
+///
+/// A class, not a struct: every request takes its function's entry out of the table and hands it
+/// along, and a reference moves as one word where a copy of the spec retained each of its fields.
+public final class FunctionEntry: Sendable {
     public let spec: FunctionSpec
     public let unit: LoadedUnit
+
+    init(spec: FunctionSpec, unit: LoadedUnit) {
+        self.spec = spec
+        self.unit = unit
+    }
 
     public var name: String { spec.name }
     public var trigger: Trigger { spec.trigger }
