@@ -39,7 +39,7 @@ enum RequestFraming {
         if !lengths.isEmpty && !codings.isEmpty {
             return Problem(status: 400, message: "a request may not carry both Content-Length and Transfer-Encoding")
         }
-        if Set(lengths).count > 1 {
+        if let first = lengths.first, lengths.contains(where: { $0 != first }) {
             return Problem(status: 400, message: "the request carries different Content-Length values")
         }
         if let length = lengths.first, length.isEmpty || !length.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
