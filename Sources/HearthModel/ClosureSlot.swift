@@ -11,11 +11,22 @@ import Synchronization
 public final class ClosureSlot<F: Sendable>: Sendable {
     private struct Held: Sendable { let value: F }
     private let held = Mutex<Held?>(nil)
+    /// Whether a closure is set: read without the lock, so the common empty slot (every invocation
+    /// outside a replay asks the planner) costs one atomic load and no contended lock.
+    private let isSet = Atomic<Bool>(false)
 
     public init() {}
 
     /// The closure last set, or nil.
-    public var value: F? { held.withLock { $0 }?.value }
+    public var value: F? {
+        guard isSet.load(ordering: .acquiring) else { return nil }
+        return held.withLock { $0 }?.value
+    }
 
-    public func set(_ value: F?) { held.withLock { $0 = value.map(Held.init) } }
+    public func set(_ value: F?) {
+        held.withLock { held in
+            held = value.map(Held.init)
+            isSet.store(value != nil, ordering: .releasing)
+        }
+    }
 }
