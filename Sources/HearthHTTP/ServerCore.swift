@@ -137,7 +137,7 @@ final class ServerCore: Sendable {
     let buffered = Atomic<Int>(0)
     private let accepting = Atomic<Bool>(true)
     /// Requests being handled or streamed, for timeouts and shutdown.
-    private let live = Mutex<[ObjectIdentifier: RequestState]>([:])
+    private let live = LiveRequests()
     /// Every 50 ms: handlers past their timeout, connections past their deadlines.
     private let watchdog = Mutex<RepeatingTimer?>(nil)
 
@@ -160,9 +160,12 @@ final class ServerCore: Sendable {
     func startWatchdog() {
         watchdog.withLock { timer in
             guard timer == nil else { return }
-            timer = RepeatingTimer(every: .milliseconds(50)) { [weak self] in
-                self?.expire()
-                self?.connections.sweep()
+            // The timer holds what it sweeps, not the core: a weak reference to the core would give
+            // it a side table, and every retain and release of it (several per request) would take
+            // the runtime's slow path. The core owns the timer, and the timer stops when it goes.
+            timer = RepeatingTimer(every: .milliseconds(50)) { [live, connections, timeout = configuration.requestTimeout] in
+                live.expire(timeout: timeout)
+                connections.sweep()
             }
         }
     }
@@ -186,7 +189,7 @@ final class ServerCore: Sendable {
     // MARK: running handlers
 
     func start(_ request: RequestState, connection: ConnectionHandle, _ input: HTTPServerRequest) {
-        live.withLock { $0[ObjectIdentifier(request)] = request }
+        live.requests.withLock { $0[ObjectIdentifier(request)] = request }
         inFlight.wrappingAdd(1, ordering: .relaxed)
         let handler = self.handler
         request.state.withLock { s in
@@ -213,27 +216,10 @@ final class ServerCore: Sendable {
         }
     }
 
-    func expire() {
-        let now = ContinuousClock.now
-        let overdue = live.withLock { $0.values.filter { r in r.state.withLock { s in
-            if case .running = s.phase, let d = s.deadline { return d <= now }
-            return false
-        } } }
-        for request in overdue {
-            let task: Task<Void, Never>? = request.state.withLock { s in
-                if case .running(let t) = s.phase { return t }
-                return nil
-            }
-            if request.finish(with: .error(.deadlineExceeded, "the request took longer than \(configuration.requestTimeout)")) {
-                task?.cancel()
-            }
-        }
-    }
-
     /// At shutdown: cancel running handlers (answering 503) and end streams, so that every
     /// suspended connection is resumed before the daemon stops.
     func abandonInFlight() {
-        let all = live.withLock { Array($0.values) }
+        let all = live.requests.withLock { Array($0.values) }
         for request in all {
             let task: Task<Void, Never>? = request.state.withLock { s in
                 if case .running(let t) = s.phase { return t }
@@ -245,7 +231,7 @@ final class ServerCore: Sendable {
     }
 
     func completed(_ request: RequestState) {
-        live.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(request)) }
+        live.requests.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(request)) }
         let (counted, stream, reserved) = request.state.withLock { s -> (Bool, StreamState?, Int) in
             defer { s.counted = false; s.reserved = 0; s.body = [] }
             s.phase = .responded
@@ -279,7 +265,7 @@ final class ServerCore: Sendable {
             producer = produce
             mhd = MHD_create_response_from_callback(UInt64.max, 16 * 1024, streamReader, Unmanaged.passRetained(state).toOpaque(), streamFree)
             request.state.withLock { $0.stream = state }
-            live.withLock { $0[ObjectIdentifier(request)] = request }
+            live.requests.withLock { $0[ObjectIdentifier(request)] = request }
         }
         guard let mhd else { return MHD_Result.NO }
         for (name, value) in response.headers where !ServerCore.skippedHeaders.contains(name.lowercased()) {
@@ -521,5 +507,29 @@ extension HTTPServerResponse {
         var r = self
         r.status = status
         return r
+    }
+}
+
+/// The requests a server is handling or streaming, by identity: what its watchdog times out and its
+/// shutdown abandons.
+final class LiveRequests: Sendable {
+    let requests = Mutex<[ObjectIdentifier: RequestState]>([:])
+
+    /// Answers every handler running past `timeout` with deadline-exceeded and cancels its task.
+    func expire(timeout: Duration) {
+        let now = ContinuousClock.now
+        let overdue = requests.withLock { $0.values.filter { r in r.state.withLock { s in
+            if case .running = s.phase, let d = s.deadline { return d <= now }
+            return false
+        } } }
+        for request in overdue {
+            let task: Task<Void, Never>? = request.state.withLock { s in
+                if case .running(let t) = s.phase { return t }
+                return nil
+            }
+            if request.finish(with: .error(.deadlineExceeded, "the request took longer than \(timeout)")) {
+                task?.cancel()
+            }
+        }
     }
 }
