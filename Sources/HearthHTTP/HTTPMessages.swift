@@ -113,15 +113,24 @@ public protocol HTTPResponseWriter: Sendable {
 
 /// Helpers for header values (percent-decoding and forms are `PercentEncoding`, in HearthModel).
 public enum HTTPText {
-    /// The media type of a Content-Type value, lower-cased, without parameters or surrounding
-    /// blanks: `Application/JSON; charset=utf-8` → `application/json`.
-    public static func mediaType(_ contentType: String?) -> String? {
-        guard let contentType else { return nil }
+    /// Whether a Content-Type value's media type (before its parameters, without surrounding
+    /// blanks, in any case) is `expected`, given lower-cased:
+    /// `isMediaType("Application/JSON; charset=utf-8", "application/json")` is true. Compared in
+    /// place, since every callable request asks.
+    public static func isMediaType(_ contentType: String?, _ expected: String) -> Bool {
+        guard let contentType else { return false }
+        return mediaTypeBytes(contentType).lazy.map(lowerASCII).elementsEqual(expected.utf8)
+    }
+
+    /// The bytes before the first `;`, without surrounding blanks.
+    private static func mediaTypeBytes(_ contentType: String) -> Substring.UTF8View {
         let bytes = contentType.utf8
         let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
         var part = bytes[bytes.startIndex..<end]
         while let first = part.first, first == 32 || first == 9 { part = part.dropFirst() }
         while let last = part.last, last == 32 || last == 9 { part = part.dropLast() }
-        return String(decoding: part.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        return part
     }
+
+    private static func lowerASCII(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20 : byte }
 }

@@ -43,7 +43,7 @@ extension FrontDoor {
 
     /// A JSON object body (Identity Toolkit takes JSON; the token endpoint also takes a form).
     static func jsonBody(_ request: HTTPServerRequest) -> [String: Value]? {
-        if HTTPText.mediaType(request.headers["content-type"]) == "application/x-www-form-urlencoded" {
+        if HTTPText.isMediaType(request.headers["content-type"], "application/x-www-form-urlencoded") {
             var out: [String: Value] = [:]
             for (k, v) in PercentEncoding.formItems(String(decoding: request.body, as: UTF8.self)) { out[k] = .string(v) }
             return out

@@ -24,7 +24,7 @@ extension FrontDoor {
             }
         }
         guard request.method == "POST" else { return respond(FrontDoor.badRequest) }
-        guard HTTPText.mediaType(request.headers["content-type"]) == "application/json" else { return respond(FrontDoor.badRequest) }
+        guard HTTPText.isMediaType(request.headers["content-type"], "application/json") else { return respond(FrontDoor.badRequest) }
         guard case .map(let body)? = try? JSONParser.parse(request.body, options: .callable), body.count == 1, let data = body["data"] else {
             return respond(FrontDoor.badRequest)
         }
