@@ -142,7 +142,10 @@ struct WorkerIsolationTests {
 
     /// Calls each of `functions` (with null data) at once; their outcomes in the order they end.
     /// Bounded in wall time: these runtimes run on a ManualClock, so the calls' own timeouts never
-    /// come, and a worker that stopped answering would otherwise hang the test.
+    /// come, and a worker that stopped answering would otherwise hang the test. A synchronous
+    /// service the host left unanswered fails its call (`unavailable`, after 60 s), so the tests'
+    /// checks of every value also prove that none waited; they assert no wall-clock duration,
+    /// which the whole suite's load stretches.
     static func callAtOnce(_ runtime: Runtime, _ functions: [String]) async throws -> [InvocationOutcome] {
         try await withTimeout(seconds: 60) {
             await withTaskGroup(of: InvocationOutcome.self) { group in
@@ -156,13 +159,11 @@ struct WorkerIsolationTests {
     func synchronousServicesFromWorker() async throws {
         let (runtime, clock) = try await echoWorker(clockAdvancedBy: .seconds(1234))
         defer { runtime.stopUnits() }
-        let started = ContinuousClock.now
         // `now` reads the host clock synchronously at once: the worker's reader thread runs the
         // handler and must read the clock's reply itself.
         let answers = try await Self.callAtOnce(runtime, Array(repeating: "now", count: 50)).map(\.value)
         #expect(answers.count == 50)
         #expect(answers.allSatisfy { $0 == .timestamp(clock.now()) }, "\(answers.prefix(3))")
-        #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
     }
 
     @Test("a handler in a worker goes on where its service reply arrives, on the reader thread; a synchronous call from there is answered, many at once")
@@ -179,7 +180,6 @@ struct WorkerIsolationTests {
         }
         // Many at once: a handler that reads the clock on the reader thread reads the other replies
         // that arrive meanwhile itself; theirs go on on Swift's pool. Every call is answered.
-        let started = ContinuousClock.now
         let answers = try await Self.callAtOnce(runtime, Array(repeating: "threads", count: 40))
         #expect(answers.count == 40)
         #expect(answers.allSatisfy { $0.value?["now"] == .timestamp(clock.now()) }, "\(answers.prefix(2).map { String(describing: $0.result) })")
@@ -190,7 +190,6 @@ struct WorkerIsolationTests {
         let mixed = try await Self.callAtOnce(runtime, (0..<80).map { $0 % 2 == 0 ? "now" : "threads" }).map(\.value)
         #expect(mixed.count == 80)
         #expect(mixed.allSatisfy { $0 == .timestamp(clock.now()) || $0?["now"] == .timestamp(clock.now()) }, "\(mixed.prefix(4))")
-        #expect(ContinuousClock.now - started < .seconds(20), "no call waited out a timeout")
 
         // In the host's own process a reply can arrive on the store's writer thread: there the
         // handler is queued for Swift's pool instead, and answers all the same.
