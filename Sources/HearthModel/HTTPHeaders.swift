@@ -14,6 +14,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         fields.filter { HTTPHeaders.sameName($0.name, name) }.map(\.value)
     }
 
+    /// A header name lower-cased, the same string when it has no upper-case letter (names are
+    /// ASCII tokens; most clients send them lower-cased already).
+    public static func lowercasedName(_ name: String) -> String {
+        name.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } ? name.lowercased() : name
+    }
+
     /// Header names compare ASCII case-insensitively (names are tokens: ASCII only), without
     /// allocating lower-cased copies on every lookup.
     public static func sameName(_ a: String, _ b: String) -> Bool {

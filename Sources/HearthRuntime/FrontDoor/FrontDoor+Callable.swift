@@ -54,7 +54,8 @@ extension FrontDoor {
             return respond(.error(.unauthenticated, "Unauthenticated"))
         }
         event.instanceIDToken = request.headers["firebase-instance-id-token"]
-        for (name, value) in request.headers { event.headers[name.lowercased()] = value }
+        event.headers.reserveCapacity(request.headers.fields.count)
+        for (name, value) in request.headers { event.headers[HTTPHeaders.lowercasedName(name)] = value }
         event.acceptsStreaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
 
         if event.acceptsStreaming {
