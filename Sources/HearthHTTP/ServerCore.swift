@@ -244,7 +244,9 @@ final class ServerCore: Sendable {
 
     // MARK: responses
 
-    static let skippedHeaders: Set<String> = ["content-length", "transfer-encoding", "connection"]
+    /// Framing headers libmicrohttpd writes itself; a handler's own are dropped (compared without
+    /// case, in place: this runs for every header of every response).
+    static let skippedHeaders = ["content-length", "transfer-encoding", "connection"]
 
     /// Hands a response to libmicrohttpd (a stream starts its producer).
     func queue(_ response: HTTPServerResponse, on connection: ConnectionHandle, for request: RequestState) -> MHD_Result {
@@ -268,7 +270,7 @@ final class ServerCore: Sendable {
             live.requests.withLock { $0[ObjectIdentifier(request)] = request }
         }
         guard let mhd else { return MHD_Result.NO }
-        for (name, value) in response.headers where !ServerCore.skippedHeaders.contains(name.lowercased()) {
+        for (name, value) in response.headers where !ServerCore.skippedHeaders.contains(where: { HTTPHeaders.sameName($0, name) }) {
             _ = MHD_add_response_header(mhd, name, value)
         }
         let result = MHD_queue_response(connection.pointer, UInt32(response.status), mhd)

@@ -43,6 +43,24 @@ struct ServerTests {
         }
     }
 
+    @Test("a handler's own framing headers (any case) are dropped, so libmicrohttpd frames the body; its other headers are sent")
+    func framingHeadersDropped() async throws {
+        let body = Array("twelve bytes".utf8)
+        try await withServer(handler: { _ in
+            HTTPServerResponse(status: 200, headers: HTTPHeaders([("CONTENT-LENGTH", "999"), ("Transfer-Encoding", "chunked"), ("connection", "close"), ("X-Kept", "yes")]), body: .bytes(body))
+        }) { _, base in
+            for _ in 0..<2 {
+                let r = try await client.send(HTTPClientRequest(url: base + "/", timeout: .seconds(120)))
+                #expect(r.status == 200)
+                #expect(r.body == body)
+                #expect(r.headers["content-length"] == "12")
+                #expect(r.headers["transfer-encoding"] == nil)
+                #expect(r.headers["connection"] != "close")
+                #expect(r.headers["x-kept"] == "yes")
+            }
+        }
+    }
+
     @Test("bodies over the limit get 413 with a JSON error, and the connection still works")
     func bodyLimit() async throws {
         try await withServer({ $0.maxBodyBytes = 1000 }, handler: echo) { _, base in
