@@ -214,7 +214,10 @@ final class FrameSocket: Sendable {
     func startReading(name: String, maxFrame: Int = Boundary.maxFrameBytes, onFrame: @escaping @Sendable ([UInt8]) -> Void,
                       onClose: @escaping @Sendable (String?) -> Void) {
         let thread = Thread { [self] in
-            let reader = FrameReader(fd: fd, maxFrame: maxFrame, beforeBlocking: { [weak self] in self?.flushCorked() })
+            // Strong, as the thread itself holds the socket while it reads: the reader goes with
+            // `readerState` when the loop ends. A weak reference would give the socket a side table,
+            // and every retain and release of it (several per frame) the runtime's slow path.
+            let reader = FrameReader(fd: fd, maxFrame: maxFrame, beforeBlocking: { [self] in flushCorked() })
             readerState.withLock { $0 = (pthread_self(), reader) }
             readerThreadID.store(UInt(pthread_self()), ordering: .relaxed)
             while case .frame(let frame) = reader.next() {
