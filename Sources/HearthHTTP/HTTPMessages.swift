@@ -95,6 +95,12 @@ public struct HTTPServerResponse: Sendable {
         return HTTPServerResponse(status: status, headers: h, body: .bytes(JSONWriter.encode(value, options: .callable)))
     }
 
+    /// `{"key": value}` as JSON: the same bytes as `json([key: value])`, without building the map.
+    public static func json(member key: String, _ value: Value, status: Int = 200) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json; charset=utf-8")]),
+                           body: .bytes(JSONWriter.encode(member: key, value, options: .callable)))
+    }
+
     public static func text(_ text: String, status: Int = 200) -> HTTPServerResponse {
         HTTPServerResponse(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]), body: .bytes(Array(text.utf8)))
     }

@@ -65,6 +65,24 @@ public struct JSONWriter: ~Copyable {
         return writer.bytes
     }
 
+    /// `{"key": value}`, as `encode(.map([key: value]))` writes it, without building the map: every
+    /// callable's answer is one (`{"result": …}` or `{"error": …}`).
+    public static func encode(member key: String, _ value: Value, options: JSONWriteOptions = .plain) -> [UInt8] {
+        var writer = JSONWriter(options: options)
+        if options.style == .tagged, key.utf8.first == UInt8(ascii: "$") {
+            writer.write(.map([key: value]))  // wrapped as a tag, as writeMap does
+        } else {
+            writer.append(UInt8(ascii: "{"))
+            writer.indent += 1
+            var first = true
+            writer.writeMember(key, value, first: &first)
+            writer.indent -= 1
+            if options.pretty { writer.newline() }
+            writer.append(UInt8(ascii: "}"))
+        }
+        return writer.bytes
+    }
+
     public static func string(_ value: Value, options: JSONWriteOptions = .plain) -> String {
         var writer = JSONWriter(options: options)
         writer.write(value)

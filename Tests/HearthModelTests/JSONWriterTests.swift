@@ -212,4 +212,18 @@ struct JSONWriterTests {
         writer.writeString("x")
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "1\"x\"")
     }
+
+    @Test("a one-member object written from its key and value is what writing the map gives, in every style", arguments: [
+        JSONWriteOptions.plain, .callable, .tagged, .pretty,
+    ])
+    func member(options: JSONWriteOptions) {
+        let values: [Value] = [.null, 7, "a \"quoted\" line\n", ["nested": ["list": [1, 2.5, true]]], .timestamp(Timestamp(seconds: 1, nanos: 5)),
+                               .bytes([0, 255]), [:], []]
+        for key in ["result", "error", "$tag", ""] {
+            for value in values {
+                #expect(JSONWriter.encode(member: key, value, options: options) == JSONWriter.encode(.map([key: value]), options: options),
+                        "\(key): \(value)")
+            }
+        }
+    }
 }

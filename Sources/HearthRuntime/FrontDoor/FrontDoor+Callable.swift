@@ -93,10 +93,10 @@ extension FrontDoor {
             runtime.invokeCallable(entry, call) { outcome in
                 switch outcome.result {
                 case .success(let result):
-                    answer(.json(["result": result.value]))
+                    answer(.json(member: "result", result.value))
                 case .failure(let error):
                     let visible = error.httpsError
-                    answer(.json(["error": visible.callableBody], status: visible.code.httpStatus))
+                    answer(.json(member: "error", visible.callableBody, status: visible.code.httpStatus))
                 }
             }
         })
