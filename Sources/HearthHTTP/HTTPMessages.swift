@@ -124,18 +124,18 @@ public enum HTTPText {
     /// `isMediaType("Application/JSON; charset=utf-8", "application/json")` is true. Compared in
     /// place, since every callable request asks.
     public static func isMediaType(_ contentType: String?, _ expected: String) -> Bool {
-        guard let contentType else { return false }
-        return mediaTypeBytes(contentType).lazy.map(lowerASCII).elementsEqual(expected.utf8)
-    }
-
-    /// The bytes before the first `;`, without surrounding blanks.
-    private static func mediaTypeBytes(_ contentType: String) -> Substring.UTF8View {
-        let bytes = contentType.utf8
-        let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
-        var part = bytes[bytes.startIndex..<end]
-        while let first = part.first, first == 32 || first == 9 { part = part.dropFirst() }
-        while let last = part.last, last == 32 || last == 9 { part = part.dropLast() }
-        return part
+        guard var value = contentType else { return false }
+        var expected = expected
+        return value.withUTF8 { bytes in
+            var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            while start < end, bytes[start] == 32 || bytes[start] == 9 { start += 1 }
+            while end > start, bytes[end - 1] == 32 || bytes[end - 1] == 9 { end -= 1 }
+            return expected.withUTF8 { wanted in
+                guard wanted.count == end - start else { return false }
+                for i in 0..<wanted.count where lowerASCII(bytes[start + i]) != wanted[i] { return false }
+                return true
+            }
+        }
     }
 
     private static func lowerASCII(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20 : byte }
