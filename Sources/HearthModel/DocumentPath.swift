@@ -24,27 +24,27 @@ public enum PathRules {
         if bytes == 0 { throw .invalidArgument("invalid path: empty") }
         var parts: [String] = []
         parts.reserveCapacity(4)
-        var start = path.utf8.startIndex
-        var index = start
-        let end = path.utf8.endIndex
-        while true {
-            if index == end || path.utf8[index] == UInt8(ascii: "/") {
-                let segment = Substring(path.utf8[start..<index])
-                let n = path.utf8.distance(from: start, to: index)
-                if n == 0 || n <= 2 && (segment == "." || segment == "..") || n >= 4 && segment.utf8.first == 95 {
-                    try validateID(segment, in: path)
+        // Over the contiguous bytes with integer offsets: a String.Index walk cost more than the
+        // work (every document reference in a unit and every write in the host parses one).
+        var text = path
+        let problem: HTTPSError? = text.withUTF8 { bytes in
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "/") {
+                let segment = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                let n = segment.count
+                let id = String(decoding: segment, as: UTF8.self)
+                if n == 0 || n <= 2 && segment.allSatisfy({ $0 == UInt8(ascii: ".") }) || n >= 4 && segment[0] == 95 {
+                    do throws(HTTPSError) { try validateID(Substring(id), in: path) } catch { return error }
                 }
-                parts.append(String(segment))
+                parts.append(id)
                 if parts.count > maxSegments {
-                    throw .invalidArgument("invalid path '\(path.prefix(80))…': more than \(maxSegments) segments")
+                    return .invalidArgument("invalid path '\(path.prefix(80))…': more than \(maxSegments) segments")
                 }
-                if index == end { break }
-                index = path.utf8.index(after: index)
-                start = index
-            } else {
-                index = path.utf8.index(after: index)
+                start = index + 1
             }
+            return nil
         }
+        if let problem { throw problem }
         if let document {
             let isDocument = parts.count % 2 == 0
             if document && !isDocument {
