@@ -19,7 +19,14 @@ final class Connection {
         var busyTimeoutMilliseconds: Int32 = 5000
     }
 
+    /// Process-wide settings made once, before the first connection initializes SQLite: no memory
+    /// statistics (nothing reads them, and with them every allocation SQLite makes takes one global
+    /// mutex, shared by the writer and every reader; Debian's build has no lookaside allocator, so
+    /// a statement allocates often).
+    private static let configured: Void = { _ = hearth_sqlite3_disable_memstatus() }()
+
     init(path: String, options: Options) throws(SQLiteError) {
+        _ = Connection.configured
         var db: OpaquePointer?
         let flags = (options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
