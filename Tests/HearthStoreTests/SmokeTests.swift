@@ -9,6 +9,14 @@ func temporaryStorePath() -> String {
 
 @Suite("Store smoke")
 struct SmokeTests {
+    @Test("SQLite keeps no memory statistics once the store has opened (they cost a global lock per allocation)")
+    func noMemoryStatistics() async throws {
+        let store = try await DocumentStore.open(path: temporaryStorePath(), clock: ManualClock())
+        try await store.commit([.create(try DocumentPath("a/b"), ["n": 1])])
+        #expect(try await store.get(try DocumentPath("a/b"))?.fields["n"] == 1)
+        #expect(!Connection.memoryStatisticsKept)
+    }
+
     @Test("create, read, query, update, delete, and the change feed records each")
     func basics() async throws {
         let clock = ManualClock()

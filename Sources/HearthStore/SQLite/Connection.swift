@@ -25,6 +25,12 @@ final class Connection {
     /// a statement allocates often).
     private static let configured: Void = { _ = hearth_sqlite3_disable_memstatus() }()
 
+    /// Whether SQLite counts the memory it uses (it should not, once a connection has opened).
+    static var memoryStatisticsKept: Bool {
+        var current: sqlite3_int64 = 0, highest: sqlite3_int64 = 0
+        return sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highest, 0) == SQLITE_OK && current > 0
+    }
+
     init(path: String, options: Options) throws(SQLiteError) {
         _ = Connection.configured
         var db: OpaquePointer?

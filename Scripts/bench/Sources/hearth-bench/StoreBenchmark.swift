@@ -9,6 +9,8 @@ final class RawSQLite {
     var insert: OpaquePointer?
 
     init(path: String) {
+        // SQLite's process-wide settings as the store makes them (this may open SQLite first).
+        _ = hearth_sqlite3_disable_memstatus()
         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         exec("PRAGMA journal_mode = WAL")
         exec("PRAGMA synchronous = NORMAL")
