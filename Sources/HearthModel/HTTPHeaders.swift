@@ -14,10 +14,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         fields.filter { HTTPHeaders.sameName($0.name, name) }.map(\.value)
     }
 
-    /// A header name lower-cased, the same string when it has no upper-case letter (names are
-    /// ASCII tokens; most clients send them lower-cased already).
+    /// A header name with its ASCII letters lower-cased, as `sameName` compares them (names are
+    /// ASCII tokens); the same string when it has none upper-case, as most clients send them.
     public static func lowercasedName(_ name: String) -> String {
-        name.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } ? name.lowercased() : name
+        guard name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return name }
+        return String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Header names compare ASCII case-insensitively (names are tokens: ASCII only), without
