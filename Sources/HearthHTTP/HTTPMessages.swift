@@ -124,6 +124,7 @@ public enum HTTPText {
     /// `isMediaType("Application/JSON; charset=utf-8", "application/json")` is true. Compared in
     /// place, since every callable request asks.
     public static func isMediaType(_ contentType: String?, _ expected: String) -> Bool {
+        assert(expected == expected.lowercased(), "isMediaType takes the expected type lower-cased")
         guard var value = contentType else { return false }
         var expected = expected
         return value.withUTF8 { bytes in

@@ -143,9 +143,10 @@ struct WorkerIsolationTests {
     /// Calls each of `functions` (with null data) at once; their outcomes in the order they end.
     /// Bounded in wall time: these runtimes run on a ManualClock, so the calls' own timeouts never
     /// come, and a worker that stopped answering would otherwise hang the test. A synchronous
-    /// service the host left unanswered fails its call (`unavailable`, after 60 s), so the tests'
-    /// checks of every value also prove that none waited; they assert no wall-clock duration,
-    /// which the whole suite's load stretches.
+    /// service the host left unanswered hangs its call (read on the reader thread) or fails it
+    /// (`unavailable` after 60 s, elsewhere): either fails the test, through this bound or the
+    /// tests' checks of every answer. They assert no shorter wall-clock duration, which the whole
+    /// suite's load stretches.
     static func callAtOnce(_ runtime: Runtime, _ functions: [String]) async throws -> [InvocationOutcome] {
         try await withTimeout(seconds: 60) {
             await withTaskGroup(of: InvocationOutcome.self) { group in
