@@ -2,8 +2,12 @@ import HearthModel
 import Synchronization
 
 /// Collection paths and their row ids. Documents and index rows refer to collections by id, so a
-/// path is resolved once and then served from memory. Rows are only ever added, which makes the
-/// cache safe to share between the writer and readers without invalidation.
+/// path is resolved once and then served from memory. Committed rows are only ever added, which
+/// makes the cache safe to share between the writer and readers without invalidation; so only
+/// what a committed state shows is cached. A lookup on a connection inside a write transaction may
+/// find a row that transaction inserted, which a rollback takes away and whose rowid then goes to
+/// the next new collection (two paths would share one id): the writer remembers such ids itself
+/// once its transaction commits (`remember`).
 final class CollectionRegistry: Sendable {
     private let cache = Mutex<[String: Int64]>([:])
 
@@ -12,7 +16,7 @@ final class CollectionRegistry: Sendable {
         let key = path.description
         if let id = cache.withLock({ $0[key] }) { return id }
         guard let id = try db.scalarInt("SELECT id FROM collections WHERE path = ?", [.text(key)]) else { return nil }
-        cache.withLock { $0[key] = id }
+        if !db.isInWriteTransaction { cache.withLock { $0[key] = id } }
         return id
     }
 

@@ -216,7 +216,7 @@ actor Writer {
         let result: CommitResult = try {
             let commitTime = nextCommitTime()
             sequence = lastSequence
-            for validation in validations { try check(validation) }
+            for validation in validations { try check(validation, learned: &newCollections) }
             var pending: [DocumentPath: Pending] = [:]
             pending.reserveCapacity(writes.count)
             var order: [DocumentPath] = []
@@ -228,6 +228,9 @@ actor Writer {
                 if let known = collectionIDs[key.description] { return known }
                 let id = try collections.id(of: key, on: db)
                 collectionIDs[key.description] = id
+                // The registry caches nothing read inside this transaction (it may be a row an
+                // earlier commit of the group inserted and a rollback removes): remembered after.
+                if let id { newCollections.append((key, id)) }
                 return id
             }
             for write in writes {
@@ -239,7 +242,7 @@ actor Writer {
                     state = Pending(collection: try collectionID(write.path), unread: true)
                     order.append(write.path)
                 } else {
-                    state = try load(write.path)
+                    state = try load(write.path, learned: &newCollections)
                     order.append(write.path)
                 }
                 let outcome = try WriteApplication.apply(write, to: state.fields, updateTime: state.updateTime, commitTime: commitTime)
@@ -272,8 +275,11 @@ actor Writer {
         return (result, changes)
     }
 
-    private func load(_ path: DocumentPath) throws -> Pending {
+    /// A document as stored, for a write to apply to; the id of its collection goes to `learned`
+    /// (remembered once the transaction commits).
+    private func load(_ path: DocumentPath, learned: inout [(CollectionPath, Int64)]) throws -> Pending {
         guard let collection = try collections.id(of: path.collection, on: db) else { return Pending() }
+        learned.append((path.collection, collection))
         let s = hot.select
         s.reset()
         defer { s.reset() }
@@ -393,10 +399,10 @@ actor Writer {
         ])
     }
 
-    private func check(_ validation: ReadValidation) throws {
+    private func check(_ validation: ReadValidation, learned: inout [(CollectionPath, Int64)]) throws {
         switch validation {
         case .document(let path, let expected):
-            let current = try load(path).original?.updateTime
+            let current = try load(path, learned: &learned).original?.updateTime
             if current != expected {
                 throw HTTPSError(.aborted, "transaction conflict: \(path) changed since it was read")
             }

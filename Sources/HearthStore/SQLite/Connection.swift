@@ -127,6 +127,9 @@ final class Connection {
     /// The rowid of the last row this connection inserted.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    /// Whether a write transaction is open: what this connection reads may then be its own
+    /// uncommitted rows.
+    var isInWriteTransaction: Bool { sqlite3_txn_state(handle, nil) == SQLITE_TXN_WRITE }
 
     /// Runs `body` in a transaction; commits when it returns, rolls back and rethrows its error
     /// (the first one) when it throws.
