@@ -52,6 +52,45 @@ struct GroupCommitTests {
         }
     }
 
+    @Test("a group is written without savepoints until a commit in it fails; then again with one per commit, only the failed commit undone, and the next groups keep savepoints for a while")
+    func savepointsOnlyAfterAFailure() async throws {
+        try await withStore { store, _ in
+            let engine = try #require(store.engine as? SQLiteEngine)
+            let writer = engine.writer
+            func job(_ writes: [DocumentWrite]) -> Writer.CommitJob { Writer.CommitJob(writes: writes, validations: [], enqueues: []) }
+            func landed(_ outcomes: [Writer.CommitOutcome]) -> [Bool] { outcomes.map { (try? $0.get()) != nil } }
+            // Straight to the writer (not announced), so the feed below is read from the database.
+            #expect(landed(try await writer.commitGroup([job([.create(try doc("taken/t"), ["old": true])]), job([.create(try doc("a/1"), [:])])])) == [true, true])
+            #expect(await writer.carefulGroups == 0, "no commit failed: no savepoints next time either")
+
+            // The middle commit writes a document, then fails on its second write.
+            let mixed = try await writer.commitGroup([
+                job([.create(try doc("b/1"), [:])]),
+                job([.create(try doc("b/2"), [:]), .create(try doc("taken/t"), ["new": true])]),
+                job([.create(try doc("b/3"), [:])]),
+            ])
+            #expect(landed(mixed) == [true, false, true])
+            let failure = try #require(mixed[1].failureError as? HTTPSError)
+            #expect(failure.code == .alreadyExists)
+            #expect(try await store.get(try doc("b/2")) == nil, "the failed commit's first write is undone")
+            #expect(try await store.get(try doc("taken/t"))?.fields == ["old": true])
+            #expect(try await store.get(try doc("b/1")) != nil)
+            #expect(try await store.get(try doc("b/3")) != nil)
+            #expect(await writer.carefulGroups == Writer.carefulGroupsAfterFailure)
+            let changes = try await store.allChanges()
+            #expect(changes.map(\.path.description) == ["taken/t", "a/1", "b/1", "b/3"])
+            #expect(changes.map(\.sequence) == [1, 2, 3, 4], "the failed attempt left no gap in the feed")
+
+            // The careful groups count down, one per group, then groups go without savepoints again.
+            for i in 0..<Writer.carefulGroupsAfterFailure {
+                let outcomes = try await writer.commitGroup([job([.create(try doc("c/\(i)"), [:])]), job([.create(try doc("d/\(i)"), [:])])])
+                #expect(landed(outcomes) == [true, true], "group \(i): \(outcomes.compactMap(\.failureError))")
+            }
+            #expect(await writer.carefulGroups == 0)
+            #expect(try await store.allChanges().count == 4 + 2 * Writer.carefulGroupsAfterFailure)
+        }
+    }
+
     @Test("transactions validate against commits earlier in the same group: a conflict aborts only the stale one")
     func validationsInAGroup() async throws {
         try await withStore { store, _ in
@@ -217,5 +256,13 @@ struct GroupCommitTests {
         #expect(try waiting(writes: 1).job.mayRunHere)
         #expect(!(try waiting(writes: 1, validations: [query]).job.mayRunHere), "a query to run again")
         #expect(!(try waiting(writes: 10, validations: Array(repeating: .document(try doc("q/x"), updateTime: nil), count: 7)).job.mayRunHere))
+    }
+}
+
+extension Result {
+    /// The error of a failure, nil for a success.
+    var failureError: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -31,6 +31,9 @@ actor Writer {
     /// were committed to the database by any other connection in the interim" (its own commits do
     /// not change it): https://www.sqlite.org/pragma.html#pragma_data_version
     private var seenDataVersion: Int64 = 0
+    /// Groups still to write with a savepoint per commit since a commit failed (`commitGroup`).
+    private(set) var carefulGroups = 0
+    static let carefulGroupsAfterFailure = 64
     /// The statements every commit runs, prepared once.
     private let hot: HotStatements
     /// Set by `close()`: every later write is refused with `StoreError.closed`, so nothing is written
@@ -158,13 +161,36 @@ actor Writer {
     }
 
     /// Commits several callers' commits in one SQLite transaction (group commit: one BEGIN, one
-    /// COMMIT and one WAL append for all of them), each in a savepoint of its own, in order: a
-    /// commit that fails (a precondition, a conflict, a bad value) is rolled back alone and the
-    /// others stand. Each sees the ones before it, as if they had committed one by one, and gets
-    /// its own commit time and feed sequences. Nothing is answered before the COMMIT: a failing
-    /// COMMIT fails them all.
+    /// COMMIT and one WAL append for all of them), in order: a commit that fails (a precondition,
+    /// a conflict, a bad value) is rolled back alone and the others stand. Each sees the ones
+    /// before it, as if they had committed one by one, and gets its own commit time and feed
+    /// sequences. Nothing is answered before the COMMIT: a failing COMMIT fails them all.
+    ///
+    /// Commits rarely fail, so a group is first written without savepoints: a savepoint makes
+    /// SQLite copy every page a commit touches into its statement journal, and the commits of a
+    /// group all touch the same last page of the feed. Should one fail, that transaction is rolled
+    /// back whole and the group written again with a savepoint per commit, which undoes the failed
+    /// one alone; the next `carefulGroupsAfterFailure` groups then go straight to savepoints, so a
+    /// load where commits keep failing does not pay for each group twice.
     func commitGroup(_ jobs: [CommitJob]) throws -> [CommitOutcome] {
-        try committing { newCollections in
+        if carefulGroups == 0 {
+            var commitFailed = false
+            do {
+                return try committing { newCollections in
+                    try jobs.map { job -> CommitOutcome in
+                        do { return .success(try apply(job, newCollections: &newCollections)) } catch {
+                            commitFailed = true
+                            throw error
+                        }
+                    }
+                }
+            } catch where commitFailed {
+                carefulGroups = Writer.carefulGroupsAfterFailure
+            }
+        } else {
+            carefulGroups -= 1
+        }
+        return try committing { newCollections in
             var outcomes: [CommitOutcome] = []
             outcomes.reserveCapacity(jobs.count)
             for job in jobs {
