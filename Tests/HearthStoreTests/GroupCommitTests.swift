@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Foundation
 import Glibc
@@ -59,9 +60,12 @@ struct GroupCommitTests {
             let writer = engine.writer
             func job(_ writes: [DocumentWrite]) -> Writer.CommitJob { Writer.CommitJob(writes: writes, validations: [], enqueues: []) }
             func landed(_ outcomes: [Writer.CommitOutcome]) -> [Bool] { outcomes.map { (try? $0.get()) != nil } }
+            let statements = StatementLog()
+            await writer.trace(into: statements)
             // Straight to the writer (not announced), so the feed below is read from the database.
             #expect(landed(try await writer.commitGroup([job([.create(try doc("taken/t"), ["old": true])]), job([.create(try doc("a/1"), [:])])])) == [true, true])
             #expect(await writer.carefulGroups == 0, "no commit failed: no savepoints next time either")
+            #expect(statements.take() == ["BEGIN IMMEDIATE": 1, "COMMIT": 1, "SAVEPOINT": 0, "ROLLBACK TO": 0, "ROLLBACK": 0], "one transaction, no savepoint")
 
             // The middle commit writes a document, then fails on its second write.
             let mixed = try await writer.commitGroup([
@@ -70,6 +74,8 @@ struct GroupCommitTests {
                 job([.create(try doc("b/3"), [:])]),
             ])
             #expect(landed(mixed) == [true, false, true])
+            #expect(statements.take() == ["BEGIN IMMEDIATE": 2, "COMMIT": 1, "SAVEPOINT": 3, "ROLLBACK TO": 1, "ROLLBACK": 1],
+                    "written without savepoints and rolled back, then again with one per commit")
             let failure = try #require(mixed[1].failureError as? HTTPSError)
             #expect(failure.code == .alreadyExists)
             #expect(try await store.get(try doc("b/2")) == nil, "the failed commit's first write is undone")
@@ -80,14 +86,23 @@ struct GroupCommitTests {
             let changes = try await store.allChanges()
             #expect(changes.map(\.path.description) == ["taken/t", "a/1", "b/1", "b/3"])
             #expect(changes.map(\.sequence) == [1, 2, 3, 4], "the failed attempt left no gap in the feed")
+            // What the callers were told is what the second attempt wrote.
+            let told = try [mixed[0].get(), mixed[2].get()]
+            #expect(told.map(\.1.first?.sequence) == [3, 4])
+            #expect(told.map(\.0.commitTime) == [changes[2].commitTime, changes[3].commitTime])
+            #expect(changes[1].commitTime < changes[2].commitTime && changes[2].commitTime < changes[3].commitTime)
 
             // The careful groups count down, one per group, then groups go without savepoints again.
+            _ = statements.take()
             for i in 0..<Writer.carefulGroupsAfterFailure {
                 let outcomes = try await writer.commitGroup([job([.create(try doc("c/\(i)"), [:])]), job([.create(try doc("d/\(i)"), [:])])])
                 #expect(landed(outcomes) == [true, true], "group \(i): \(outcomes.compactMap(\.failureError))")
             }
             #expect(await writer.carefulGroups == 0)
+            #expect(statements.take()["SAVEPOINT"] == 2 * Writer.carefulGroupsAfterFailure)
             #expect(try await store.allChanges().count == 4 + 2 * Writer.carefulGroupsAfterFailure)
+            _ = try await writer.commitGroup([job([.create(try doc("e/1"), [:])]), job([.create(try doc("e/2"), [:])])])
+            #expect(statements.take()["SAVEPOINT"] == 0, "past the countdown, no savepoints again")
         }
     }
 
@@ -264,5 +279,38 @@ extension Result {
     var failureError: Failure? {
         if case .failure(let error) = self { return error }
         return nil
+    }
+}
+
+/// The writer's statements as SQLite traces them, counted by their first words.
+final class StatementLog: Sendable {
+    /// "ROLLBACK TO" (a savepoint) before "ROLLBACK" (the transaction).
+    static let kinds = ["BEGIN IMMEDIATE", "COMMIT", "SAVEPOINT", "ROLLBACK TO", "ROLLBACK"]
+    private let counts = Mutex<[String: Int]>([:])
+
+    func record(_ sql: String) {
+        let key = StatementLog.kinds.first { sql.hasPrefix($0) }
+        if let key { counts.withLock { $0[key, default: 0] += 1 } }
+    }
+
+    /// The counts since the last take (every key present).
+    func take() -> [String: Int] {
+        counts.withLock { c in
+            defer { c = [:] }
+            return StatementLog.kinds.reduce(into: [:]) { $0[$1] = c[$1, default: 0] }
+        }
+    }
+}
+
+extension Writer {
+    /// Sends every statement the writer's connection starts to `log` (SQLite's statement trace).
+    /// The trace keeps the log alive (retained once and never released: it is a test's).
+    func trace(into log: StatementLog) {
+        let context = Unmanaged.passRetained(log).toOpaque()
+        sqlite3_trace_v2(db.handle, UInt32(SQLITE_TRACE_STMT), { _, context, _, sql in
+            guard let context, let sql else { return 0 }
+            Unmanaged<StatementLog>.fromOpaque(context).takeUnretainedValue().record(String(cString: sql.assumingMemoryBound(to: CChar.self)))
+            return 0
+        }, context)
     }
 }

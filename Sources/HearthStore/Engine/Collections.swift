@@ -12,12 +12,18 @@ final class CollectionRegistry: Sendable {
     private let cache = Mutex<[String: Int64]>([:])
 
     /// The id of `path`, looked up on `db`; nil when the collection has never held a document.
+    /// Cached unless `db` has a write transaction open (see the type's comment).
     func id(of path: CollectionPath, on db: Connection) throws -> Int64? {
+        try lookup(path, on: db).id
+    }
+
+    /// As `id(of:on:)`, and whether the cache answered (the writer remembers only the others).
+    func lookup(_ path: CollectionPath, on db: Connection) throws -> (id: Int64?, cached: Bool) {
         let key = path.description
-        if let id = cache.withLock({ $0[key] }) { return id }
-        guard let id = try db.scalarInt("SELECT id FROM collections WHERE path = ?", [.text(key)]) else { return nil }
+        if let id = cache.withLock({ $0[key] }) { return (id, true) }
+        guard let id = try db.scalarInt("SELECT id FROM collections WHERE path = ?", [.text(key)]) else { return (nil, false) }
         if !db.isInWriteTransaction { cache.withLock { $0[key] = id } }
-        return id
+        return (id, false)
     }
 
     /// The id of `path`, created on the writer's connection when missing.

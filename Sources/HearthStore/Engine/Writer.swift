@@ -170,10 +170,11 @@ actor Writer {
     /// SQLite copy every page a commit touches into its statement journal, and the commits of a
     /// group all touch the same last page of the feed. Should one fail, that transaction is rolled
     /// back whole and the group written again with a savepoint per commit, which undoes the failed
-    /// one alone; the next `carefulGroupsAfterFailure` groups then go straight to savepoints, so a
-    /// load where commits keep failing does not pay for each group twice.
+    /// one alone. Groups then go straight to savepoints until `carefulGroupsAfterFailure` in a row
+    /// have had no failure, so a load where commits keep failing does not pay for each group twice.
     func commitGroup(_ jobs: [CommitJob]) throws -> [CommitOutcome] {
-        if carefulGroups == 0 {
+        // A commit over the limit fails however it is written: straight to savepoints.
+        if carefulGroups == 0, jobs.allSatisfy({ $0.writes.count <= Writer.maxWritesPerCommit }) {
             var commitFailed = false
             do {
                 return try committing { newCollections in
@@ -188,7 +189,7 @@ actor Writer {
                 carefulGroups = Writer.carefulGroupsAfterFailure
             }
         } else {
-            carefulGroups -= 1
+            carefulGroups = max(0, carefulGroups - 1)
         }
         return try committing { newCollections in
             var outcomes: [CommitOutcome] = []
@@ -202,16 +203,21 @@ actor Writer {
                     newCollections += mine
                     outcomes.append(.success(outcome))
                 } catch {
+                    // SQLite may have rolled the whole transaction back itself (a full disk, an I/O
+                    // error): then that error fails the group, not the missing savepoint's.
+                    guard db.isInTransaction else { throw error }
                     try db.run("ROLLBACK TO commit_job")
                     try db.run("RELEASE commit_job")
                     outcomes.append(.failure(error))
+                    carefulGroups = Writer.carefulGroupsAfterFailure  // failures go on: stay careful
                 }
             }
             return outcomes
         }
     }
 
-    /// Runs `body` in a write transaction, then remembers the collections it created. When the
+    /// Runs `body` in a write transaction, then remembers the collection ids it created or read
+    /// (`CollectionRegistry` caches none inside a write transaction). When the
     /// transaction fails (a commit's error, or a failed COMMIT after changes were numbered), the
     /// feed's end goes back to where it was, and is read again from the database next time: this
     /// transaction may have read it from another process's commits.
@@ -252,11 +258,11 @@ actor Writer {
             func collectionID(_ path: DocumentPath) throws -> Int64? {
                 let key = path.collection
                 if let known = collectionIDs[key.description] { return known }
-                let id = try collections.id(of: key, on: db)
+                let (id, cached) = try collections.lookup(key, on: db)
                 collectionIDs[key.description] = id
                 // The registry caches nothing read inside this transaction (it may be a row an
                 // earlier commit of the group inserted and a rollback removes): remembered after.
-                if let id { newCollections.append((key, id)) }
+                if let id, !cached { newCollections.append((key, id)) }
                 return id
             }
             for write in writes {
@@ -304,8 +310,9 @@ actor Writer {
     /// A document as stored, for a write to apply to; the id of its collection goes to `learned`
     /// (remembered once the transaction commits).
     private func load(_ path: DocumentPath, learned: inout [(CollectionPath, Int64)]) throws -> Pending {
-        guard let collection = try collections.id(of: path.collection, on: db) else { return Pending() }
-        learned.append((path.collection, collection))
+        let (found, cached) = try collections.lookup(path.collection, on: db)
+        guard let collection = found else { return Pending() }
+        if !cached { learned.append((path.collection, collection)) }
         let s = hot.select
         s.reset()
         defer { s.reset() }
