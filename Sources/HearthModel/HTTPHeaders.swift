@@ -6,7 +6,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// The first value of `name`.
     public subscript(name: String) -> String? {
-        fields.first { HTTPHeaders.sameName($0.name, name) }?.value
+        // By index: `first(where:)` hands each field over as a copy, retaining both its strings.
+        for i in fields.indices where HTTPHeaders.sameName(fields[i].name, name) { return fields[i].value }
+        return nil
     }
 
     /// Every value of `name`, in order.
@@ -24,17 +26,22 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// Header names compare ASCII case-insensitively (names are tokens: ASCII only), without
     /// allocating lower-cased copies on every lookup.
     public static func sameName(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                guard x.count == y.count else { return false }
-                for i in 0..<x.count where x[i] != y[i] {
-                    // ASCII letters differ only in bit 0x20; anything else must match exactly.
-                    guard x[i] | 0x20 == y[i] | 0x20, (x[i] | 0x20) >= 0x61, (x[i] | 0x20) <= 0x7A else { return false }
-                }
-                return true
-            }
+        // Most names looked up differ in length, which a native string knows without a scan.
+        guard a.utf8.count == b.utf8.count else { return false }
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in sameBytes(x, y) }
         }
+        if let inPlace, let same = inPlace { return same }
+        return sameBytes(Array(a.utf8), Array(b.utf8))  // a bridged or otherwise non-contiguous string
+    }
+
+    private static func sameBytes<C: RandomAccessCollection>(_ x: C, _ y: C) -> Bool where C.Element == UInt8, C.Index == Int {
+        guard x.count == y.count else { return false }
+        for (p, q) in zip(x, y) where p != q {
+            // ASCII letters differ only in bit 0x20; anything else must match exactly.
+            guard p | 0x20 == q | 0x20, (p | 0x20) >= 0x61, (p | 0x20) <= 0x7A else { return false }
+        }
+        return true
     }
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
