@@ -23,10 +23,10 @@ enum RequestFraming {
         for (name, value) in headers {
             // A header name is a token (RFC 9110 §5.1): `Transfer-Encoding ` (space before the colon)
             // and ` Host` (a folded first line) are not, though libmicrohttpd keeps them as names.
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+            guard !name.isEmpty, allBytes(of: name, isTokenByte) else {
                 return Problem(status: 400, message: "a header name is not a token (whitespace before its colon, or a line folded into it)")
             }
-            if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+            if !allBytes(of: value, { ($0 >= 0x20 || $0 == 0x09) && $0 != 0x7F }) {
                 return Problem(status: 400, message: "the value of header '\(Printable.quoted(name, limit: 60))' holds a control character")
             }
             // Compared without a lower-cased copy of every name (this runs for every request).
@@ -58,6 +58,12 @@ enum RequestFraming {
         case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
         default: return false
         }
+    }
+
+    /// Whether every UTF-8 byte of `text` passes `test`: over the string's own buffer when it has
+    /// one (every header of every request comes through here).
+    static func allBytes(of text: String, _ test: (UInt8) -> Bool) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(test) } ?? text.utf8.allSatisfy(test)
     }
 }
 

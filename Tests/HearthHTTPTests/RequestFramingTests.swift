@@ -1,0 +1,43 @@
+@testable import HearthHTTP
+import HearthModel
+import Testing
+
+/// The head checks one by one (ConnectionTests sends the same kinds of heads over a socket).
+@Suite struct RequestFramingTests {
+    static func problem(_ headers: [(String, String)], target: String = "/x") -> Int? {
+        RequestFraming.problem(rawTarget: target, headers: HTTPHeaders(headers))?.status
+    }
+
+    @Test("ordinary heads pass: tokens for names, tabs and any byte from space up (but DEL) in values")
+    func ordinary() {
+        #expect(Self.problem([]) == nil)
+        #expect(Self.problem([("Host", "a"), ("Content-Type", "application/json; charset=utf-8"), ("Content-Length", "12")]) == nil)
+        #expect(Self.problem([("X-Odd!#$%&'*+-.^_`|~9", "v"), ("User-Agent", "a\tb ~ é")]) == nil)
+        #expect(Self.problem([("Content-Length", "3"), ("content-length", " 3 ")]) == nil)
+        #expect(Self.problem([("Transfer-Encoding", "Chunked")]) == nil)
+    }
+
+    @Test("a name that is not a token, a control byte in a value, or a target with a space or a non-ASCII byte is a 400", arguments: [
+        ([("", "v")], "/x"),
+        ([("Transfer-Encoding ", "chunked")], "/x"),
+        ([(" Host", "a")], "/x"),
+        ([("Ä", "a")], "/x"),
+        ([("X-A", "one\u{01}two")], "/x"),
+        ([("X-A", "one\rtwo")], "/x"),
+        ([("X-A", "del\u{7F}")], "/x"),
+        ([], "/a b"),
+        ([], "/é"),
+        ([("Content-Length", "3"), ("Content-Length", "4")], "/x"),
+        ([("Content-Length", "-3")], "/x"),
+        ([("Content-Length", "3"), ("Transfer-Encoding", "chunked")], "/x"),
+    ] as [([(String, String)], String)])
+    func refused(headers: [(String, String)], target: String) {
+        #expect(Self.problem(headers, target: target) == 400)
+    }
+
+    @Test("a transfer coding other than chunked alone is a 501")
+    func codings() {
+        #expect(Self.problem([("Transfer-Encoding", "gzip")]) == 501)
+        #expect(Self.problem([("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")]) == 501)
+    }
+}
