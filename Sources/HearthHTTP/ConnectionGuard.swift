@@ -142,16 +142,26 @@ final class ConnectionGuard: Sendable {
 /// A timer on a queue of its own (not Swift's cooperative pool, which handlers may keep busy).
 final class RepeatingTimer: Sendable {
     private let source: Mutex<DispatchSourceTimer?>
+    private let queue = DispatchQueue(label: "hearth.http.watchdog")
+    private static let onTimerQueue = DispatchSpecificKey<Bool>()
 
     init(every interval: DispatchTimeInterval, _ action: @escaping @Sendable () -> Void) {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "hearth.http.watchdog"))
+        queue.setSpecific(key: RepeatingTimer.onTimerQueue, value: true)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler(handler: action)
         timer.resume()
         source = Mutex(timer)
     }
 
-    func cancel() { source.withLock { $0?.cancel(); $0 = nil } }
+    /// Stops the timer; returns once no tick runs any more. A tick already running when the timer
+    /// is cancelled finishes first: the server's watchdog resumes connections, which it must not
+    /// do once libmicrohttpd's daemon is stopped (that follows this call).
+    func cancel() {
+        source.withLock { $0?.cancel(); $0 = nil }
+        // The queue is serial: an empty block runs only after the tick in progress, if any.
+        if DispatchQueue.getSpecific(key: RepeatingTimer.onTimerQueue) != true { queue.sync {} }
+    }
 
     deinit { cancel() }
 }
