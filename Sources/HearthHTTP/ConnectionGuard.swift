@@ -143,10 +143,11 @@ final class ConnectionGuard: Sendable {
 final class RepeatingTimer: Sendable {
     private let source: Mutex<DispatchSourceTimer?>
     private let queue = DispatchQueue(label: "hearth.http.watchdog")
-    private static let onTimerQueue = DispatchSpecificKey<Bool>()
+    /// Marks this timer's queue (each timer its own key: a tick of one cancelling another waits).
+    private let onTimerQueue = DispatchSpecificKey<Bool>()
 
     init(every interval: DispatchTimeInterval, _ action: @escaping @Sendable () -> Void) {
-        queue.setSpecific(key: RepeatingTimer.onTimerQueue, value: true)
+        queue.setSpecific(key: onTimerQueue, value: true)
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler(handler: action)
@@ -160,7 +161,7 @@ final class RepeatingTimer: Sendable {
     func cancel() {
         source.withLock { $0?.cancel(); $0 = nil }
         // The queue is serial: an empty block runs only after the tick in progress, if any.
-        if DispatchQueue.getSpecific(key: RepeatingTimer.onTimerQueue) != true { queue.sync {} }
+        if DispatchQueue.getSpecific(key: onTimerQueue) != true { queue.sync {} }
     }
 
     deinit { cancel() }

@@ -170,7 +170,9 @@ final class ServerCore: Sendable {
         }
     }
 
-    func stopWatchdog() { watchdog.withLock { $0?.cancel(); $0 = nil } }
+    /// Stops the watchdog; returns once its tick in progress, if any, has finished (outside the
+    /// lock: the wait runs a tick's cancellations of handler tasks).
+    func stopWatchdog() { watchdog.withLock { $0.take() }?.cancel() }
 
     /// Takes `bytes` of the buffering budget; false (nothing taken) when that would pass the limit.
     func reserve(_ bytes: Int) -> Bool {

@@ -81,7 +81,8 @@ struct RepeatingTimerTests {
         let done = DispatchSemaphore(value: 0)
         let slot = Mutex<RepeatingTimer?>(nil)
         let timer = RepeatingTimer(every: .milliseconds(1)) {
-            slot.withLock { $0 }?.cancel()
+            guard let own = slot.withLock({ $0 }) else { return }  // a tick before the slot is filled
+            own.cancel()
             done.signal()
         }
         slot.withLock { $0 = timer }
