@@ -120,24 +120,17 @@ public protocol HTTPResponseWriter: Sendable {
 /// Helpers for header values (percent-decoding and forms are `PercentEncoding`, in HearthModel).
 public enum HTTPText {
     /// Whether a Content-Type value's media type (before its parameters, without surrounding
-    /// blanks, in any case) is `expected`, given lower-cased:
+    /// blanks) is `expected`, in any ASCII case:
     /// `isMediaType("Application/JSON; charset=utf-8", "application/json")` is true. Compared in
     /// place, since every callable request asks.
     public static func isMediaType(_ contentType: String?, _ expected: String) -> Bool {
-        assert(expected == expected.lowercased(), "isMediaType takes the expected type lower-cased")
         guard var value = contentType else { return false }
         var expected = expected
         return value.withUTF8 { bytes in
             var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
             while start < end, bytes[start] == 32 || bytes[start] == 9 { start += 1 }
             while end > start, bytes[end - 1] == 32 || bytes[end - 1] == 9 { end -= 1 }
-            return expected.withUTF8 { wanted in
-                guard wanted.count == end - start else { return false }
-                for i in 0..<wanted.count where lowerASCII(bytes[start + i]) != wanted[i] { return false }
-                return true
-            }
+            return expected.withUTF8 { ASCIICase.equal(UnsafeBufferPointer(rebasing: bytes[start..<end]), $0) }
         }
     }
-
-    private static func lowerASCII(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte | 0x20 : byte }
 }

@@ -64,6 +64,16 @@ final class RequestState: Sendable {
         if let resume { MHD_resume_connection(resume.pointer) }
         return answered
     }
+
+    /// Answers a running handler with `response` (a timeout, a shutdown) and cancels its task;
+    /// nothing happens to a request already answered.
+    func finishRunning(with response: HTTPServerResponse) {
+        let task: Task<Void, Never>? = state.withLock { s in
+            if case .running(let t) = s.phase { return t }
+            return nil
+        }
+        if finish(with: response) { task?.cancel() }
+    }
 }
 
 /// A streamed response's chunks between the producer task and libmicrohttpd's content reader.
@@ -191,7 +201,7 @@ final class ServerCore: Sendable {
     // MARK: running handlers
 
     func start(_ request: RequestState, connection: ConnectionHandle, _ input: HTTPServerRequest) {
-        live.requests.withLock { $0[ObjectIdentifier(request)] = request }
+        live.insert(request)
         inFlight.wrappingAdd(1, ordering: .relaxed)
         let handler = self.handler
         request.state.withLock { s in
@@ -221,19 +231,14 @@ final class ServerCore: Sendable {
     /// At shutdown: cancel running handlers (answering 503) and end streams, so that every
     /// suspended connection is resumed before the daemon stops.
     func abandonInFlight() {
-        let all = live.requests.withLock { Array($0.values) }
-        for request in all {
-            let task: Task<Void, Never>? = request.state.withLock { s in
-                if case .running(let t) = s.phase { return t }
-                return nil
-            }
-            if request.finish(with: .error(.unavailable, "the server is shutting down")) { task?.cancel() }
+        for request in live.all {
+            request.finishRunning(with: .error(.unavailable, "the server is shutting down"))
             request.state.withLock { $0.stream }?.end()
         }
     }
 
     func completed(_ request: RequestState) {
-        live.requests.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(request)) }
+        live.remove(request)
         let (counted, stream, reserved) = request.state.withLock { s -> (Bool, StreamState?, Int) in
             defer { s.counted = false; s.reserved = 0; s.body = [] }
             s.phase = .responded
@@ -269,7 +274,7 @@ final class ServerCore: Sendable {
             producer = produce
             mhd = MHD_create_response_from_callback(UInt64.max, 16 * 1024, streamReader, Unmanaged.passRetained(state).toOpaque(), streamFree)
             request.state.withLock { $0.stream = state }
-            live.requests.withLock { $0[ObjectIdentifier(request)] = request }
+            live.insert(request)
         }
         guard let mhd else { return MHD_Result.NO }
         for (name, value) in response.headers where !ServerCore.skippedHeaders.contains(where: { HTTPHeaders.sameName($0, name) }) {
@@ -517,7 +522,11 @@ extension HTTPServerResponse {
 /// The requests a server is handling or streaming, by identity: what its watchdog times out and its
 /// shutdown abandons.
 final class LiveRequests: Sendable {
-    let requests = Mutex<[ObjectIdentifier: RequestState]>([:])
+    private let requests = Mutex<[ObjectIdentifier: RequestState]>([:])
+
+    func insert(_ request: RequestState) { requests.withLock { $0[ObjectIdentifier(request)] = request } }
+    func remove(_ request: RequestState) { requests.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(request)) } }
+    var all: [RequestState] { requests.withLock { Array($0.values) } }
 
     /// Answers every handler running past `timeout` with deadline-exceeded and cancels its task.
     func expire(timeout: Duration) {
@@ -526,14 +535,6 @@ final class LiveRequests: Sendable {
             if case .running = s.phase, let d = s.deadline { return d <= now }
             return false
         } } }
-        for request in overdue {
-            let task: Task<Void, Never>? = request.state.withLock { s in
-                if case .running(let t) = s.phase { return t }
-                return nil
-            }
-            if request.finish(with: .error(.deadlineExceeded, "the request took longer than \(timeout)")) {
-                task?.cancel()
-            }
-        }
+        for request in overdue { request.finishRunning(with: .error(.deadlineExceeded, "the request took longer than \(timeout)")) }
     }
 }

@@ -18,31 +18,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     /// A header name with its ASCII letters lower-cased, as `sameName` compares them (names are
     /// ASCII tokens); the same string when it has none upper-case, as most clients send them.
-    public static func lowercasedName(_ name: String) -> String {
-        guard name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return name }
-        return String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
-    }
+    public static func lowercasedName(_ name: String) -> String { ASCIICase.lowercased(name) }
 
     /// Header names compare ASCII case-insensitively (names are tokens: ASCII only), without
     /// allocating lower-cased copies on every lookup.
-    public static func sameName(_ a: String, _ b: String) -> Bool {
-        // Most names looked up differ in length, which a native string knows without a scan.
-        guard a.utf8.count == b.utf8.count else { return false }
-        let inPlace = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in sameBytes(x, y) }
-        }
-        if let inPlace, let same = inPlace { return same }
-        return sameBytes(Array(a.utf8), Array(b.utf8))  // a bridged or otherwise non-contiguous string
-    }
-
-    private static func sameBytes<C: RandomAccessCollection>(_ x: C, _ y: C) -> Bool where C.Element == UInt8, C.Index == Int {
-        guard x.count == y.count else { return false }
-        for (p, q) in zip(x, y) where p != q {
-            // ASCII letters differ only in bit 0x20; anything else must match exactly.
-            guard p | 0x20 == q | 0x20, (p | 0x20) >= 0x61, (p | 0x20) <= 0x7A else { return false }
-        }
-        return true
-    }
+    public static func sameName(_ a: String, _ b: String) -> Bool { ASCIICase.equal(a, b) }
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 

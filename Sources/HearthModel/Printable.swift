@@ -50,6 +50,6 @@ public enum Printable {
 /// folding (KELVIN SIGN is not `k`, and `İ` is not `i̇`).
 public enum EmailKey {
     public static func of(_ email: String) -> String {
-        String(decoding: email.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+        ASCIICase.lowercased(email)
     }
 }

@@ -155,8 +155,8 @@ actor Writer {
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
     /// it appended to the feed (one per document whose contents changed).
     func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) throws -> (CommitResult, [DocumentChange]) {
-        try committing { newCollections in
-            try apply(CommitJob(writes: writes, validations: validations, enqueues: enqueues), newCollections: &newCollections)
+        try committing { learnedCollections in
+            try apply(CommitJob(writes: writes, validations: validations, enqueues: enqueues), learnedCollections: &learnedCollections)
         }
     }
 
@@ -177,9 +177,9 @@ actor Writer {
         if carefulGroups == 0, jobs.allSatisfy({ $0.writes.count <= Writer.maxWritesPerCommit }) {
             var commitFailed = false
             do {
-                return try committing { newCollections in
+                return try committing { learnedCollections in
                     try jobs.map { job -> CommitOutcome in
-                        do { return .success(try apply(job, newCollections: &newCollections)) } catch {
+                        do { return .success(try apply(job, learnedCollections: &learnedCollections)) } catch {
                             commitFailed = true
                             throw error
                         }
@@ -191,16 +191,16 @@ actor Writer {
         } else {
             carefulGroups = max(0, carefulGroups - 1)
         }
-        return try committing { newCollections in
+        return try committing { learnedCollections in
             var outcomes: [CommitOutcome] = []
             outcomes.reserveCapacity(jobs.count)
             for job in jobs {
                 var mine: [(CollectionPath, Int64)] = []
                 try db.run("SAVEPOINT commit_job")
                 do {
-                    let outcome = try apply(job, newCollections: &mine)
+                    let outcome = try apply(job, learnedCollections: &mine)
                     try db.run("RELEASE commit_job")
-                    newCollections += mine
+                    learnedCollections += mine
                     outcomes.append(.success(outcome))
                 } catch {
                     // SQLite may have rolled the whole transaction back itself (a full disk, an I/O
@@ -223,22 +223,22 @@ actor Writer {
     /// transaction may have read it from another process's commits.
     private func committing<T>(_ body: (inout [(CollectionPath, Int64)]) throws -> T) throws -> T {
         try ensureOpen()
-        var newCollections: [(CollectionPath, Int64)] = []
+        var learnedCollections: [(CollectionPath, Int64)] = []
         let startSequence = lastSequence
         let result: T
         do {
-            result = try transaction { try body(&newCollections) }
+            result = try transaction { try body(&learnedCollections) }
         } catch {
             lastSequence = startSequence
             seenDataVersion = -1
             throw error
         }
-        for (path, id) in newCollections { collections.remember(path, id: id) }
+        for (path, id) in learnedCollections { collections.remember(path, id: id) }
         return result
     }
 
     /// One commit inside the open transaction; moves `lastSequence` past its changes.
-    private func apply(_ job: CommitJob, newCollections: inout [(CollectionPath, Int64)]) throws -> (CommitResult, [DocumentChange]) {
+    private func apply(_ job: CommitJob, learnedCollections: inout [(CollectionPath, Int64)]) throws -> (CommitResult, [DocumentChange]) {
         let writes = job.writes, validations = job.validations, enqueues = job.enqueues
         guard writes.count <= Writer.maxWritesPerCommit else {
             throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
@@ -248,7 +248,7 @@ actor Writer {
         let result: CommitResult = try {
             let commitTime = nextCommitTime()
             sequence = lastSequence
-            for validation in validations { try check(validation, learned: &newCollections) }
+            for validation in validations { try check(validation, learned: &learnedCollections) }
             var pending: [DocumentPath: Pending] = [:]
             pending.reserveCapacity(writes.count)
             var order: [DocumentPath] = []
@@ -262,7 +262,7 @@ actor Writer {
                 collectionIDs[key.description] = id
                 // The registry caches nothing read inside this transaction (it may be a row an
                 // earlier commit of the group inserted and a rollback removes): remembered after.
-                if let id, !cached { newCollections.append((key, id)) }
+                if let id, !cached { learnedCollections.append((key, id)) }
                 return id
             }
             for write in writes {
@@ -274,7 +274,7 @@ actor Writer {
                     state = Pending(collection: try collectionID(write.path), unread: true)
                     order.append(write.path)
                 } else {
-                    state = try load(write.path, learned: &newCollections)
+                    state = try load(write.path, learned: &learnedCollections)
                     order.append(write.path)
                 }
                 let outcome = try WriteApplication.apply(write, to: state.fields, updateTime: state.updateTime, commitTime: commitTime)
@@ -286,7 +286,7 @@ actor Writer {
             var finalTimes: [DocumentPath: Timestamp?] = [:]
             for path in order {
                 let state = pending[path]!
-                let change = try persist(path, state, commitTime: commitTime, newCollections: &newCollections)
+                let change = try persist(path, state, commitTime: commitTime, learnedCollections: &learnedCollections)
                 finalTimes[path] = state.fields == nil ? nil : (change == nil ? state.original?.updateTime : commitTime)
                 if let (change, afterBytes) = change {
                     sequence += 1
@@ -327,7 +327,7 @@ actor Writer {
     /// Writes a document's final state of this commit; returns the change kind and the stored bytes
     /// of the new state, or nil when nothing changed.
     private func persist(_ path: DocumentPath, _ state: Pending, commitTime: Timestamp,
-                         newCollections: inout [(CollectionPath, Int64)]) throws -> (ChangeKind, [UInt8]?)? {
+                         learnedCollections: inout [(CollectionPath, Int64)]) throws -> (ChangeKind, [UInt8]?)? {
         let indexed = indexes.indexed(path.collectionID)
         switch (state.original, state.fields) {
         case (nil, nil):
@@ -341,7 +341,7 @@ actor Writer {
             var collection = state.collection
             if collection == nil {
                 let id = try collections.idCreating(path.collection, on: db)
-                newCollections.append((path.collection, id))
+                learnedCollections.append((path.collection, id))
                 collection = id
             }
             let data = RowEncoding.encodeFields(fields)

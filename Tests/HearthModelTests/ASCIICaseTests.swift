@@ -1,0 +1,22 @@
+import HearthModel
+import Testing
+
+@Suite struct ASCIICaseTests {
+    @Test("only ASCII letters fold; other bytes, beyond ASCII too, compare exactly")
+    func equal() {
+        #expect(ASCIICase.equal("Content-Type", "content-TYPE"))
+        #expect(ASCIICase.equal("", ""))
+        #expect(!ASCIICase.equal("a@", "a`"))     // differ only in bit 0x20, not letters
+        #expect(!ASCIICase.equal("Á", "á"))       // non-ASCII letters stay apart
+        #expect(!ASCIICase.equal("\u{212A}", "k")) // KELVIN SIGN is not k
+        #expect(!ASCIICase.equal("abc", "abcd"))
+    }
+
+    @Test("lower-casing changes ASCII letters only, and returns the string itself when none is upper-case")
+    func lowercased() {
+        #expect(ASCIICase.lowercased("Alice@Example.COM") == "alice@example.com")
+        #expect(ASCIICase.lowercased("ÀLICE") == "Àlice")
+        #expect(ASCIICase.lowercased("already") == "already")
+        #expect(ASCIICase.lower(0x5B) == 0x5B && ASCIICase.lower(0x40) == 0x40 && ASCIICase.lower(0x41) == 0x61)
+    }
+}
