@@ -81,6 +81,41 @@ struct SharedFileTests {
         }
     }
 
+    @Test("two writers' groups where commits fail after writing into new collections: each failure leaves nothing, and every collection keeps its own id")
+    func groupsFailingPartwayFromTwoWriters() async throws {
+        try await withStores(2) { stores, _ in
+            try await stores[0].commit([.create(try doc("taken/t"), ["n": 0])])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (k, store) in stores.enumerated() {
+                    for i in 0..<40 {
+                        group.addTask {
+                            // Every fourth writes a document into a collection no one has used, then
+                            // fails on one that exists: its group is rolled back and written again.
+                            var writes: [DocumentWrite] = [.create(try doc("c\(k)x\(i)/a"), ["i": .int(Int64(i))])]
+                            if i % 4 == 0 { writes.append(.create(try doc("taken/t"), ["n": 1])) }
+                            do { try await store.commit(writes) } catch let error as HTTPSError where error.code == .alreadyExists {}
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for k in 0..<2 {
+                for i in 0..<40 {
+                    let stored = try await stores[1 - k].get(try doc("c\(k)x\(i)/a"))
+                    #expect(stored?.fields == (i % 4 == 0 ? nil : ["i": .int(Int64(i))]), "c\(k)x\(i)")
+                }
+            }
+            // A collection id shared by two paths would list one collection's documents under both.
+            for k in 0..<2 {
+                for i in 0..<40 where i % 4 != 0 {
+                    #expect(try await stores[k].query(QuerySpec(collection: try CollectionPath("c\(k)x\(i)"))).map(\.path.description) == ["c\(k)x\(i)/a"])
+                }
+            }
+            let changes = try await stores[0].allChanges()
+            #expect(changes.map(\.sequence) == Array(1...Int64(1 + 2 * 30)), "unique and contiguous across both writers")
+        }
+    }
+
     @Test("writers interleaving 400 commits from four stores: every commit lands, the feed has no gap or duplicate")
     func interleaved() async throws {
         try await withStores(4) { stores, _ in
