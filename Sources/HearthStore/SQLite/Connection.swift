@@ -10,6 +10,8 @@ import Glibc
 final class Connection {
     let handle: OpaquePointer
     let path: String
+    /// What its busy handler waits for another connection's lock, ms (`Options`).
+    let busyTimeoutMilliseconds: Int32
     private var cache: [String: Statement] = [:]
 
     struct Options {
@@ -43,6 +45,7 @@ final class Connection {
         }
         handle = db
         self.path = path
+        busyTimeoutMilliseconds = options.busyTimeoutMilliseconds
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
         if !options.readOnly {
