@@ -7,7 +7,8 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: epoll and a small thread pool do the socket work; each
 /// request's Swift handler runs as a task while its connection is suspended, so no pool thread ever
-/// waits for a handler (the pattern NOTES.md measured at ~80k requests/s).
+/// waits for a handler (the pattern NOTES.md measured at ~80k requests/s). Requests whose work
+/// never waits can be answered by an `ImmediateHandler` on the pool thread itself, with no task.
 ///
 /// Limits, each answered before the body is read where it can be: head size (431), body size
 /// (413), bytes buffered across all connections (503 with `Retry-After`), the request framing a
