@@ -17,9 +17,6 @@ public protocol UserRepository: Sendable {
     func revokeRefreshTokens(uid: String) async throws
     /// What token verification checks of a user; nil when there is no such user.
     func tokenState(uid: String) async throws -> UserTokenState?
-    /// The same check without suspending, when this store can answer it so (by default: itself,
-    /// if it is `SynchronousTokenStates`; a wrapper answers its base's).
-    var synchronousTokenStates: (any SynchronousTokenStates)? { get }
 
     func storeOobCode(_ code: OobCode) async throws
     /// The code, without using it up; nil when unknown.
@@ -30,18 +27,7 @@ public protocol UserRepository: Sendable {
     func oobCodes(limit: Int) async throws -> [OobCode]
 }
 
-/// A user store that answers token verification's user check without suspending (the embedded
-/// store's is one primary-key read on a pooled connection, which never waits for the writer), so
-/// that a request carrying an ID token can be verified on a thread that must not wait
-/// (`AuthService.verifyIDTokenNow`).
-public protocol SynchronousTokenStates: Sendable {
-    /// What token verification checks of a user; nil when there is no such user.
-    func tokenState(uid: String) throws -> UserTokenState?
-}
-
 extension UserRepository {
-    public var synchronousTokenStates: (any SynchronousTokenStates)? { self as? any SynchronousTokenStates }
-
     public func tokenState(uid: String) async throws -> UserTokenState? {
         try await user(uid: uid).map { UserTokenState(disabled: $0.disabled, tokensValidAfterTime: $0.tokensValidAfterTime) }
     }

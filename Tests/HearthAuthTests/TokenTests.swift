@@ -86,22 +86,8 @@ struct TokenTests {
         await #expect(throws: AuthFailure("INVALID_REFRESH_TOKEN")) { try await auth.refresh("not-a-token") }
     }
 
-    /// What verification refuses `token` with (nil: valid). The check without suspending
-    /// (`verifyIDTokenNow`, which the front door runs on the server's thread; the embedded store
-    /// answers it) must agree with it, claims included.
     func rejection(_ app: TestRuntime, _ token: String) async -> TokenRejection? {
-        let auth = app.runtime.auth
-        let checked: Result<VerifiedToken, TokenRejection>
-        do { checked = .success(try await auth.verifyIDToken(token)) } catch { checked = .failure(error) }
-        let now = auth.verifyIDTokenNow(token)
-        #expect(now != nil, "the embedded store answers the user check without suspending")
-        switch (checked, now) {
-        case (.success(let a), .success(let b)?): #expect(a.uid == b.uid && a.claims == b.claims)
-        case (.failure(let a), .failure(let b)?): #expect(a == b)
-        default: Issue.record("verifyIDToken gave \(checked), verifyIDTokenNow \(String(describing: now))")
-        }
-        if case .failure(let error) = checked { return error }
-        return nil
+        do { _ = try await app.runtime.auth.verifyIDToken(token); return nil } catch { return error }
     }
 
     @Test("expiry honours the 5-minute clock skew, driven by a ManualClock")

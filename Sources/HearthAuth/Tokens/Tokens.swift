@@ -123,30 +123,6 @@ extension AuthService {
     /// not revoked tokens issued before this one (nor was created after it). Signature and
     /// claim checks are cached until the token expires; the user check is a primary-key read.
     public func verifyIDToken(_ token: String, checkRevoked: Bool = true) async throws(TokenRejection) -> VerifiedToken {
-        let (uid, claims) = try verifiedClaims(token)
-        guard checkRevoked else { return VerifiedToken(uid: uid, claims: claims) }
-        let user: UserTokenState?
-        do { user = try await users.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
-        return try admitted(uid: uid, claims: claims, user: user)
-    }
-
-    /// `verifyIDToken` (with the user check) without suspending, for a caller that must not wait:
-    /// nil when the user store is read only asynchronously (`SynchronousTokenStates`), and the
-    /// caller then verifies with `verifyIDToken`.
-    public func verifyIDTokenNow(_ token: String) -> Result<VerifiedToken, TokenRejection>? {
-        guard let states = users.synchronousTokenStates else { return nil }
-        do throws(TokenRejection) {
-            let (uid, claims) = try verifiedClaims(token)
-            let user: UserTokenState?
-            do { user = try states.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
-            return .success(try admitted(uid: uid, claims: claims, user: user))
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// The token's signature and claims, from the cache while the token has not expired.
-    private func verifiedClaims(_ token: String) throws(TokenRejection) -> (uid: String, claims: [String: Value]) {
         let now = clock.now()
         var claims: [String: Value]
         if let hit = verified.withLock({ $0[token] }), now < hit.expires + configuration.clockSkew {
@@ -171,21 +147,20 @@ extension AuthService {
                 cache[token] = (claims, expires)
             }
         }
-        return (claims["sub"]?.stringValue ?? "", claims)
-    }
-
-    /// The user check of a verified token: the user exists, is not disabled and has not revoked
-    /// tokens issued before this one.
-    private func admitted(uid: String, claims: [String: Value], user: UserTokenState?) throws(TokenRejection) -> VerifiedToken {
-        // Firebase's emulators accept a well-formed token for a uid that has no account (the
-        // Functions emulator and the Admin SDK pointed at the Auth emulator do not look the
-        // user up); production requires the account.
-        guard let user else {
-            if configuration.emulatorMode { return VerifiedToken(uid: uid, claims: claims) }
-            throw .userNotFound
+        let uid = claims["sub"]?.stringValue ?? ""
+        if checkRevoked {
+            let user: UserTokenState?
+            do { user = try await users.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
+            // Firebase's emulators accept a well-formed token for a uid that has no account (the
+            // Functions emulator and the Admin SDK pointed at the Auth emulator do not look the
+            // user up); production requires the account.
+            guard let user else {
+                if configuration.emulatorMode { return VerifiedToken(uid: uid, claims: claims) }
+                throw .userNotFound
+            }
+            if user.disabled { throw .userDisabled }
+            if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue, iat < after.seconds { throw .revoked }
         }
-        if user.disabled { throw .userDisabled }
-        if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue, iat < after.seconds { throw .revoked }
         return VerifiedToken(uid: uid, claims: claims)
     }
 

@@ -16,41 +16,24 @@ extension FrontDoor {
             return response
         case .ready(var call):
             if let token = call.idToken {
-                let caller: Result<CallerAuth, TokenRejection>
-                do { caller = .success(try await runtime.caller(idToken: token)) } catch { caller = .failure(error) }
-                guard let refusal = admit(caller, to: &call, entry) else { return invoke(entry, call) }
-                return refusal
+                do {
+                    call.event.auth = try await runtime.caller(idToken: token)
+                } catch {
+                    runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
+                    return call.respond(.error(.unauthenticated, "Unauthenticated"))
+                }
             }
             return invoke(entry, call)
         }
     }
 
-    /// A callable request, whole, on the server's thread (`HTTPServer.ImmediateHandler`): nothing
-    /// in it waits (the ID token's user check is a read that never waits for the writer), so it is
-    /// checked and sent to the unit without a task. Nil when the user store can only be read
-    /// asynchronously: then `callable`, in a task.
+    /// A callable request with no ID token, whole, on the server's thread (`HTTPServer.ImmediateHandler`):
+    /// nothing in it waits, so it is checked and sent to the unit without a task. Nil when it
+    /// carries a token, which is verified against the user's record in the store.
     func callableNow(_ entry: FunctionEntry, _ request: HTTPServerRequest) -> HTTPServerResponse? {
         switch callableCall(entry, request) {
-        case .answered(let response):
-            return response
-        case .ready(var call):
-            if let token = call.idToken {
-                guard let caller = runtime.callerNow(idToken: token) else { return nil }
-                if let refusal = admit(caller, to: &call, entry) { return refusal }
-            }
-            return invoke(entry, call)
-        }
-    }
-
-    /// The verified caller in the call's event, or the 401 for a token that is not valid.
-    private func admit(_ caller: Result<CallerAuth, TokenRejection>, to call: inout CallableCall, _ entry: FunctionEntry) -> HTTPServerResponse? {
-        switch caller {
-        case .success(let auth):
-            call.event.auth = auth
-            return nil
-        case .failure(let error):
-            runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
-            return call.respond(.error(.unauthenticated, "Unauthenticated"))
+        case .answered(let response): return response
+        case .ready(let call): return call.idToken == nil ? invoke(entry, call) : nil
         }
     }
 

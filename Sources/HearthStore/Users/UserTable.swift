@@ -294,9 +294,6 @@ extension UserTable {
 }
 
 /// The auth service's view of the table (`UserRepository`), and the user event log's.
-/// Its `tokenState` reads on a pooled connection and never suspends.
-extension UserTable: SynchronousTokenStates {}
-
 extension UserTable: UserStorage {
     public func user(uid: String) async throws -> UserRecord? { try get(uid: uid) }
     public func user(email: String) async throws -> UserRecord? { try get(email: email) }
