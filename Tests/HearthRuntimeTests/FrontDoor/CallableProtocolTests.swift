@@ -171,9 +171,9 @@ struct CallableProtocolTests {
         }
     }
 
-    @Test("a verified ID token gives the function the uid and every claim")
-    func verifiedToken() async throws {
-        try await withFrontDoor { door in
+    @Test("a verified ID token gives the function the uid and every claim", arguments: RuntimeConfig.Isolation.allCases)
+    func verifiedToken(isolation: RuntimeConfig.Isolation) async throws {
+        try await withFrontDoor(configure: { $0.defaultIsolation = isolation }) { door in
             let token = try await door.idToken("alice", claims: ["role": "admin"])
             _ = try await door.runtime.auth.setCustomClaims(uid: "alice", ["plan": "pro"])
             let fresh = try await door.idToken("alice")
@@ -189,10 +189,10 @@ struct CallableProtocolTests {
         }
     }
 
-    @Test("revoked, expired, tampered and foreign tokens are 401 before the function runs")
-    func rejectedTokens() async throws {
+    @Test("revoked, expired, tampered and foreign tokens are 401 before the function runs", arguments: RuntimeConfig.Isolation.allCases)
+    func rejectedTokens(isolation: RuntimeConfig.Isolation) async throws {
         let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
-        try await withFrontDoor(clock: clock) { door in
+        try await withFrontDoor(clock: clock, configure: { $0.defaultIsolation = isolation }) { door in
             let token = try await door.idToken("bob")
             #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(token)")]).status == 200)
 
