@@ -62,33 +62,29 @@ struct NextFireTests {
         #expect(a.description == "'*/5 * * * *' in Asia/Seoul")
     }
 
-    // MARK: Performance (debug build)
+    // MARK: Sparse and long runs
+    //
+    // No wall-clock bounds (the machines are shared): a search that stepped minute by minute
+    // through the years between two February 29ths (about 2 million minutes each, 200 times)
+    // would run for many minutes and hit the time limit; one that skips by field answers at once.
 
-    @Test("sparse schedules answer quickly", arguments: ["0 0 29 2 *", "0 0 31 * *", "5th friday of feb 12:00"])
+    @Test("sparse schedules answer without stepping through every minute", .timeLimit(.minutes(1)),
+          arguments: ["0 0 29 2 *", "0 0 31 * *", "5th friday of feb 12:00"])
     func sparseIsFast(_ expression: String) throws {
         let schedule = try Schedule(expression, timeZone: "America/New_York")
-        let clock = ContinuousClock()
-        var fires: [Timestamp] = []
-        let elapsed = clock.measure {
-            fires = schedule.nextFires(after: ts("2026-01-01T00:00:00Z"), count: 200)
-        }
+        let fires = schedule.nextFires(after: ts("2026-01-01T00:00:00Z"), count: 200)
         #expect(fires.count == 200)
-        #expect(elapsed < .milliseconds(200), "\(expression): \(elapsed) for 200 calls")
+        #expect(zip(fires, fires.dropFirst()).allSatisfy { $0 < $1 })
     }
 
-    @Test("1000 successive calls in well under a second", arguments: [
+    @Test("1000 successive calls", .timeLimit(.minutes(1)), arguments: [
         ("* * * * *", "America/New_York"), ("every 7 minutes from 00:00 to 23:59", "Europe/Berlin"),
         ("0 0 29 2 *", "UTC"), ("30 2 * * *", "America/New_York"), ("*/5 * 13 * fri", "Asia/Seoul"),
     ])
     func thousandCalls(_ expression: String, _ zone: String) throws {
         let schedule = try Schedule(expression, timeZone: zone)
-        let clock = ContinuousClock()
-        var fires: [Timestamp] = []
-        let elapsed = clock.measure {
-            fires = schedule.nextFires(after: ts("2026-01-01T00:00:00Z"), count: 1000)
-        }
+        let fires = schedule.nextFires(after: ts("2026-01-01T00:00:00Z"), count: 1000)
         #expect(fires.count == 1000)
         #expect(zip(fires, fires.dropFirst()).allSatisfy { $0 < $1 })
-        #expect(elapsed < .milliseconds(500), "\(expression): \(elapsed)")
     }
 }
