@@ -21,11 +21,13 @@ import Synchronization
 /// and the commit after starts it over.
 /// Measured under write+trigger (`Scripts/bench/writetrigger`): ~7 cycles a second, ~40 passes,
 /// instead of ~350 checkpoints a second and a WAL that never started over. The price is the tail:
-/// the writer stalls for it (2–7 ms, mostly the database file's fdatasync) once a cycle.
+/// the writer stalls for it once a cycle (2–7 ms, mostly the database file's fdatasync, plus up to
+/// `tailWaitMilliseconds` for readers still in the WAL), and so does another writer on the same
+/// file, which waits for the tail's write lock (`copyTail`).
 ///
 /// Past `limit` pages (the checkpointer cannot keep up, or a long reader pins old pages) the
 /// writer runs a PASSIVE checkpoint itself at the end of its commit, as SQLite would, so the WAL
-/// never grows without bound. Durability is unchanged: checkpoints only copy committed pages
+/// never grows without bound (while a tail waits to be retried, the tail's copy takes its place). Durability is unchanged: checkpoints only copy committed pages
 /// from the WAL into the database file.
 ///
 /// One thread serves every store of the process (`CheckpointThread`); a store that never fills
@@ -44,12 +46,14 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     /// Set by the thread when its checkpoint copied every frame it found: the writer copies the tail.
     private let copiedAll = Atomic<Bool>(false)
     /// For tests and benchmarks: the times the thread was asked, the checkpoints it ran (its
-    /// passes), the writer's checkpoints past `limit`, and the tails the writer copied (or tried to,
-    /// and found a reader or another writer in the way past `tailWaitMilliseconds`).
+    /// passes), the writer's checkpoints past `limit`, the tails the writer copied, and those of
+    /// them that left the WAL to start over at the next commit (the others found a reader or
+    /// another writer in the way past `tailWaitMilliseconds`, and copied what they could).
     let asked = Atomic<Int>(0)
     let completed = Atomic<Int>(0)
     let inline = Atomic<Int>(0)
     let tails = Atomic<Int>(0)
+    let restarts = Atomic<Int>(0)
     /// The writer connection's own busy timeout, which `copyTail` shortens for the copy.
     private let writerBusyTimeout = Atomic<Int32>(5000)
     /// Its own connection, opened on the checkpoint thread when first needed.
@@ -96,7 +100,7 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
         // Behind: checkpoint here, as the automatic checkpoint would.
         if pages >= limit {
             inline.wrappingAdd(1, ordering: .relaxed)
-            sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             return
         }
         let asked = askedAt.load(ordering: .relaxed)
@@ -106,28 +110,38 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     }
 
     /// The writer copies the tail with a RESTART checkpoint, not a PASSIVE one. The commit hook
-    /// runs after the write lock is released, so another connection's writer (`hearth serve` and
-    /// a CLI command on one file, or two stores) can start its transaction while a PASSIVE copy
-    /// runs: its frames land after the copied ones, the commit after finds frames not yet copied,
-    /// and the WAL grows on (measured: to 14,000 frames of 22,000 with the disk busy, against 4,000
-    /// to 7,000 without). RESTART takes the write lock for the copy and then waits for readers still
-    /// in the WAL (https://www.sqlite.org/c3ref/wal_checkpoint_v2.html), so the next commit, by
-    /// either, starts the WAL over. The writer waits at most `tailWaitMilliseconds` for the lock and
-    /// those readers (another writer's transaction, a read in progress); past that, the copy goes
-    /// on as a PASSIVE one would and the thread is asked again `retryStep` pages later.
+    /// runs after the write lock is released, so another connection's writer on the same file
+    /// (`hearth serve` and a CLI command, or two stores of one process) can start its transaction
+    /// while a PASSIVE copy runs: its frames land after the copied ones, the commit after finds
+    /// frames not yet copied, and the WAL grows on (measured: to 14,000 frames of 22,000 with the
+    /// disk busy, against 2,000 to 6,000 with RESTART). RESTART takes the write lock, waiting for
+    /// another writer's transaction to end, and readers on older snapshots; copies; and then
+    /// waits for readers still in the WAL (https://www.sqlite.org/c3ref/wal_checkpoint_v2.html),
+    /// so the next commit, by either, starts the WAL over. The waits share `tailWaitMilliseconds`
+    /// (the copy and its syncs are not bounded by it, and the write lock is held through them).
+    /// Past that wait SQLite copies what it can without waiting more, as a PASSIVE checkpoint
+    /// would (keeping the write lock if it has it), and the thread is asked again once the WAL has
+    /// grown `retryStep` pages past its last request.
     ///
     /// Only one checkpoint runs at a time on a file: when another is running (this process's
-    /// thread copying another store, another process's checkpoint), SQLite answers SQLITE_BUSY at
-    /// once, having copied nothing, and the writer tries again at its next commit.
+    /// thread copying another store of the same file, another process's checkpoint), SQLite
+    /// answers SQLITE_BUSY at once, having copied nothing (the log size -1), and the writer tries
+    /// again at its next commit.
     private func copyTail(_ db: OpaquePointer?) {
         var log: Int32 = 0, done: Int32 = 0
         sqlite3_busy_timeout(db, Self.tailWaitMilliseconds)
-        let rc = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_RESTART, &log, &done)
+        let rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, &done)
         sqlite3_busy_timeout(db, writerBusyTimeout.load(ordering: .relaxed))
-        if rc == SQLITE_BUSY && log < 0 {
-            copiedAll.store(true, ordering: .relaxed)
-        } else {
+        switch rc {
+        case SQLITE_OK:
             tails.wrappingAdd(1, ordering: .relaxed)
+            restarts.wrappingAdd(1, ordering: .relaxed)
+        case SQLITE_BUSY where log >= 0:
+            tails.wrappingAdd(1, ordering: .relaxed)
+        case SQLITE_BUSY:
+            copiedAll.store(true, ordering: .relaxed)
+        default:
+            break  // an error: nothing copied; the thread is asked again `retryStep` pages on
         }
     }
 
@@ -156,7 +170,7 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
         var copied: Int32 = 0
         for _ in 0..<Self.passes {
             var log: Int32 = 0, done: Int32 = 0
-            guard sqlite3_wal_checkpoint_v2(db.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK else { return }
+            guard sqlite3_wal_checkpoint_v2(db.handle, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK else { return }
             completed.wrappingAdd(1, ordering: .relaxed)
             // A reader kept some frames from being copied (or the WAL just started over): the
             // writer asks again later.
