@@ -43,7 +43,7 @@ struct ConnectionTests {
                 return wrong
             }
             #expect(wrong == [])
-            #expect(server.inFlight == 0)
+            #expect(try await settledInFlight(server) == 0)
         }
     }
 
@@ -249,7 +249,7 @@ struct ConnectionTests {
             #expect(refused.headers["retry-after"] == "1")
             #expect(first == 200)
             #expect(afterwards == 200)
-            #expect(server.inFlight == 0)
+            #expect(try await settledInFlight(server) == 0)
         }
     }
 
