@@ -27,8 +27,9 @@ import Synchronization
 ///
 /// Past `limit` pages (the checkpointer cannot keep up, or a long reader pins old pages) the
 /// writer runs a PASSIVE checkpoint itself at the end of its commit, as SQLite would, so the WAL
-/// never grows without bound (while a tail waits to be retried, the tail's copy takes its place). Durability is unchanged: checkpoints only copy committed pages
-/// from the WAL into the database file.
+/// never grows without bound (while a tail waits to be retried, the tail's copy takes its place).
+/// Durability is unchanged: checkpoints only copy committed pages from the WAL into the database
+/// file.
 ///
 /// One thread serves every store of the process (`CheckpointThread`); a store that never fills
 /// its WAL that far never opens the checkpoint connection.

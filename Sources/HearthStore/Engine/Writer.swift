@@ -31,6 +31,8 @@ actor Writer {
     /// were committed to the database by any other connection in the interim" (its own commits do
     /// not change it): https://www.sqlite.org/pragma.html#pragma_data_version
     private var seenDataVersion: Int64 = 0
+    /// Collection ids a transaction created or read, remembered by the registry once it commits.
+    typealias LearnedCollections = [(CollectionPath, Int64)]
     /// Groups still to write with a savepoint per commit since a commit failed (`commitGroup`).
     private(set) var carefulGroups = 0
     static let carefulGroupsAfterFailure = 64
@@ -195,7 +197,7 @@ actor Writer {
             var outcomes: [CommitOutcome] = []
             outcomes.reserveCapacity(jobs.count)
             for job in jobs {
-                var mine: [(CollectionPath, Int64)] = []
+                var mine: LearnedCollections = []
                 try db.run("SAVEPOINT commit_job")
                 do {
                     let outcome = try apply(job, learnedCollections: &mine)
@@ -221,9 +223,9 @@ actor Writer {
     /// transaction fails (a commit's error, or a failed COMMIT after changes were numbered), the
     /// feed's end goes back to where it was, and is read again from the database next time: this
     /// transaction may have read it from another process's commits.
-    private func committing<T>(_ body: (inout [(CollectionPath, Int64)]) throws -> T) throws -> T {
+    private func committing<T>(_ body: (inout LearnedCollections) throws -> T) throws -> T {
         try ensureOpen()
-        var learnedCollections: [(CollectionPath, Int64)] = []
+        var learnedCollections: LearnedCollections = []
         let startSequence = lastSequence
         let result: T
         do {
@@ -238,7 +240,7 @@ actor Writer {
     }
 
     /// One commit inside the open transaction; moves `lastSequence` past its changes.
-    private func apply(_ job: CommitJob, learnedCollections: inout [(CollectionPath, Int64)]) throws -> (CommitResult, [DocumentChange]) {
+    private func apply(_ job: CommitJob, learnedCollections: inout LearnedCollections) throws -> (CommitResult, [DocumentChange]) {
         let writes = job.writes, validations = job.validations, enqueues = job.enqueues
         guard writes.count <= Writer.maxWritesPerCommit else {
             throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
@@ -258,11 +260,8 @@ actor Writer {
             func collectionID(_ path: DocumentPath) throws -> Int64? {
                 let key = path.collection
                 if let known = collectionIDs[key.description] { return known }
-                let (id, cached) = try collections.lookup(key, on: db)
+                let id = try self.collectionID(key, learned: &learnedCollections)
                 collectionIDs[key.description] = id
-                // The registry caches nothing read inside this transaction (it may be a row an
-                // earlier commit of the group inserted and a rollback removes): remembered after.
-                if let id, !cached { learnedCollections.append((key, id)) }
                 return id
             }
             for write in writes {
@@ -307,12 +306,19 @@ actor Writer {
         return (result, changes)
     }
 
-    /// A document as stored, for a write to apply to; the id of its collection goes to `learned`
-    /// (remembered once the transaction commits).
-    private func load(_ path: DocumentPath, learned: inout [(CollectionPath, Int64)]) throws -> Pending {
-        let (found, cached) = try collections.lookup(path.collection, on: db)
-        guard let collection = found else { return Pending() }
-        if !cached { learned.append((path.collection, collection)) }
+    /// The id of `collection` (nil: it never held a document). The registry caches nothing read
+    /// inside this transaction (it may be a row an earlier commit of the group inserted, which a
+    /// rollback removes): an id it did not answer goes to `learned`, remembered once the
+    /// transaction commits.
+    private func collectionID(_ collection: CollectionPath, learned: inout LearnedCollections) throws -> Int64? {
+        let (id, cached) = try collections.lookup(collection, on: db)
+        if let id, !cached { learned.append((collection, id)) }
+        return id
+    }
+
+    /// A document as stored, for a write to apply to (its collection's id through `collectionID`).
+    private func load(_ path: DocumentPath, learned: inout LearnedCollections) throws -> Pending {
+        guard let collection = try collectionID(path.collection, learned: &learned) else { return Pending() }
         let s = hot.select
         s.reset()
         defer { s.reset() }
@@ -327,7 +333,7 @@ actor Writer {
     /// Writes a document's final state of this commit; returns the change kind and the stored bytes
     /// of the new state, or nil when nothing changed.
     private func persist(_ path: DocumentPath, _ state: Pending, commitTime: Timestamp,
-                         learnedCollections: inout [(CollectionPath, Int64)]) throws -> (ChangeKind, [UInt8]?)? {
+                         learnedCollections: inout LearnedCollections) throws -> (ChangeKind, [UInt8]?)? {
         let indexed = indexes.indexed(path.collectionID)
         switch (state.original, state.fields) {
         case (nil, nil):
@@ -432,7 +438,7 @@ actor Writer {
         ])
     }
 
-    private func check(_ validation: ReadValidation, learned: inout [(CollectionPath, Int64)]) throws {
+    private func check(_ validation: ReadValidation, learned: inout LearnedCollections) throws {
         switch validation {
         case .document(let path, let expected):
             let current = try load(path, learned: &learned).original?.updateTime
