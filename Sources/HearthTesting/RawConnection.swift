@@ -62,7 +62,10 @@ public final class RawConnection: @unchecked Sendable {  // used by one thread a
     /// Reads more bytes; false when the server closed the connection.
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var n: Int
+        repeat {
+            n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        } while n < 0 && errno == EINTR  // a signal (a debugger attaching, say) is not the server's doing
         if n == 0 { return false }
         guard n > 0 else { throw Failure(errno == EAGAIN ? "read timed out" : "recv: errno \(errno)") }
         buffer.append(contentsOf: chunk[0..<n])
