@@ -71,7 +71,9 @@ let package = Package(
         .target(name: "HearthModel"),
         .target(name: "HearthFunctions", dependencies: ["HearthModel", "HearthUnitABI"]),
         .target(name: "HearthStore", dependencies: ["HearthModel", "CSQLite"]),
-        .target(name: "HearthHTTP", dependencies: ["HearthModel", "CCurl", "CMicroHTTPD"]),
+        // epoll_wait for libmicrohttpd's polling threads (a correction for 0.9.75; see the file).
+        .target(name: "CEpollBatches"),
+        .target(name: "HearthHTTP", dependencies: ["HearthModel", "CCurl", "CMicroHTTPD", "CEpollBatches"]),
         .target(name: "HearthAuth", dependencies: ["HearthModel", "COpenSSL"]),
         // A TOML 1.0 parser knowing nothing of Hearth; the runtime's config reader uses it.
         .target(name: "HearthTOML"),

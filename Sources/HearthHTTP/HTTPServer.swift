@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CEpollBatches
 import CMicroHTTPD
 import HearthModel
 import Synchronization
@@ -71,6 +72,10 @@ public final class HTTPServer: Sendable {
 
     /// The port the server listens on (after `start`).
     public var port: Int { boundPort.load(ordering: .relaxed) }
+
+    /// How many times, in this process, a libmicrohttpd polling thread was kept from sleeping with
+    /// a full batch of events unprocessed (CEpollBatches: a correction for libmicrohttpd 0.9.75).
+    static var unblockedEpollWaits: UInt { UInt(hearth_unblocked_epoll_waits()) }
 
     /// Requests whose handler has started and whose response has not finished.
     public var inFlight: Int { core.inFlight.load(ordering: .relaxed) }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CEpollBatches
 import CMicroHTTPD
 import HearthModel
 import Synchronization
@@ -318,6 +319,7 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     switch code {
     case .CONNECTION_NOTIFY_STARTED:
+        hearth_mark_polling_thread()
         let record = core.connections.opened(fd: hearth_connection_fd(connection))
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
     case .CONNECTION_NOTIFY_CLOSED:
