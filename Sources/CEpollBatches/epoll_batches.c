@@ -1,43 +1,64 @@
 /*
- * A correction for libmicrohttpd 0.9.75 (Debian 12's), whose polling threads could sleep with
- * requests already read off epoll and not yet served.
+ * A correction for libmicrohttpd 0.9.75 (Debian 12's), whose polling threads could sleep with a
+ * whole batch of ready connections not yet served.
  *
  * MHD_epoll (daemon.c) computes one timeout, then calls epoll_wait with it in a loop for as long
- * as a call fills its buffer of 128 events. When exactly 128 events were ready, the second call
- * finds none and blocks for that whole timeout (the time to the earliest connection deadline, up
- * to the connection timeout), while the 128 connections of the first batch wait in its list of
- * ready connections, unprocessed. It wakes at the next event on any of its sockets. Under load
- * with many connections the HTTP tests saw requests sit unread for 20 s (ConnectionTests'
- * fullEventBatch makes such a batch on purpose). Later batches of one loop should never block,
- * and upstream's later releases do not.
+ * as a call fills its buffer of 128 events. When exactly 128 events were ready (connections, the
+ * listening socket and the inter-thread wake-up all count), the second call finds none and blocks
+ * until the next event on any of the thread's sockets or the nearest connection deadline (up to
+ * the connection timeout), while the connections of the first batch wait in its list of ready
+ * connections, their requests unread. Under load the HTTP tests saw requests wait 20 s
+ * (ConnectionTests' fullEventBatch makes such a batch on purpose). The later calls of one loop
+ * only collect what is already ready; they should never block.
  *
- * This file defines epoll_wait, which the hearth executable (and any executable linking
- * HearthHTTP) then provides to every shared library in the process, libmicrohttpd included, ahead
- * of glibc's: the same interposition that makes jemalloc the process's allocator. On threads
- * marked as libmicrohttpd's polling threads, a call that follows a full batch does not block; on
- * every other thread (Dispatch's, Foundation's) epoll_wait is glibc's unchanged.
+ * This file defines epoll_wait in the executable that links HearthHTTP, so the dynamic linker
+ * binds every shared library's epoll_wait to it ahead of glibc's, libmicrohttpd included: the
+ * same interposition that makes jemalloc the process's allocator. On threads marked as
+ * libmicrohttpd's polling threads, a call on the epoll descriptor whose last call on that thread
+ * filled its buffer does not block. Every call, marked thread or not, is then glibc's own
+ * epoll_wait (found with RTLD_NEXT).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <sys/epoll.h>
 #include "CEpollBatches.h"
 
+typedef int (*epoll_wait_function)(int, struct epoll_event *, int, int);
+
+static _Atomic(epoll_wait_function) glibc_epoll_wait;
 static _Thread_local int polling_thread;
-static _Thread_local int last_batch_full;
-static atomic_ulong unblocked;
+/* The epoll descriptor whose last epoll_wait on this thread filled its buffer, or -1. */
+static _Thread_local int full_batch_descriptor = -1;
+static _Thread_local unsigned long unblocked_here;
 
 void hearth_mark_polling_thread(void) { polling_thread = 1; }
 
-unsigned long hearth_unblocked_epoll_waits(void) { return atomic_load_explicit(&unblocked, memory_order_relaxed); }
+unsigned long hearth_unblocked_epoll_waits_here(void) { return unblocked_here; }
 
-int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout) {
-    if (!polling_thread) return epoll_pwait(epfd, events, maxevents, timeout, NULL);
-    if (last_batch_full && timeout != 0) {
-        timeout = 0;
-        atomic_fetch_add_explicit(&unblocked, 1, memory_order_relaxed);
+int hearth_epoll_correction_active(void) {
+    return dlsym(RTLD_DEFAULT, "epoll_wait") == (void *)epoll_wait;
+}
+
+static int system_epoll_wait(int descriptor, struct epoll_event *events, int capacity, int timeout) {
+    epoll_wait_function function = atomic_load_explicit(&glibc_epoll_wait, memory_order_acquire);
+    if (function == NULL) {
+        function = (epoll_wait_function)dlsym(RTLD_NEXT, "epoll_wait");
+        /* Without it (never with glibc), the same system call through its sibling. */
+        if (function == NULL) return epoll_pwait(descriptor, events, capacity, timeout, NULL);
+        atomic_store_explicit(&glibc_epoll_wait, function, memory_order_release);
     }
-    int ready = epoll_pwait(epfd, events, maxevents, timeout, NULL);
-    last_batch_full = ready == maxevents;
+    return function(descriptor, events, capacity, timeout);
+}
+
+int epoll_wait(int descriptor, struct epoll_event *events, int capacity, int timeout) {
+    if (!polling_thread) return system_epoll_wait(descriptor, events, capacity, timeout);
+    if (full_batch_descriptor == descriptor && timeout != 0) {
+        timeout = 0;
+        unblocked_here++;
+    }
+    int ready = system_epoll_wait(descriptor, events, capacity, timeout);
+    full_batch_descriptor = ready == capacity ? descriptor : -1;
     return ready;
 }

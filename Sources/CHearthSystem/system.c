@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <sched.h>
 #include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,25 +41,3 @@ int hearth_term_signal(int status) { return WIFSIGNALED(status) ? WTERMSIG(statu
 const void *hearth_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
     return memmem(haystack, haystack_length, needle, needle_length);
 }
-
-int hearth_thread_first_core(int idle) {
-    cpu_set_t cores;
-    CPU_ZERO(&cores);
-    CPU_SET(0, &cores);
-    if (sched_setaffinity(0, sizeof cores, &cores) != 0) return -1;
-    if (!idle) return 0;
-    struct sched_param parameters = { .sched_priority = 0 };
-    return sched_setscheduler(0, SCHED_IDLE, &parameters);
-}
-
-int hearth_thread_any_core(void) {
-    cpu_set_t cores;
-    CPU_ZERO(&cores);
-    long count = sysconf(_SC_NPROCESSORS_CONF);
-    for (long core = 0; core < count && core < CPU_SETSIZE; core++) CPU_SET(core, &cores);
-    if (sched_setaffinity(0, sizeof cores, &cores) != 0) return -1;
-    struct sched_param parameters = { .sched_priority = 0 };
-    return sched_setscheduler(0, SCHED_OTHER, &parameters);
-}
-
-int hearth_thread_id(void) { return (int)gettid(); }

@@ -73,9 +73,15 @@ public final class HTTPServer: Sendable {
     /// The port the server listens on (after `start`).
     public var port: Int { boundPort.load(ordering: .relaxed) }
 
-    /// How many times, in this process, a libmicrohttpd polling thread was kept from sleeping with
-    /// a full batch of events unprocessed (CEpollBatches: a correction for libmicrohttpd 0.9.75).
-    static var unblockedEpollWaits: UInt { UInt(hearth_unblocked_epoll_waits()) }
+    /// Whether libmicrohttpd's polling threads get CEpollBatches' correction (for libmicrohttpd
+    /// 0.9.75, whose threads could sleep with a full batch of ready connections unserved): true
+    /// when the process's `epoll_wait` is the correction's, which it is in any executable linking
+    /// HearthHTTP. The front door warns at start when it is not.
+    public static var epollCorrectionActive: Bool { hearth_epoll_correction_active() != 0 }
+
+    /// How many times the calling thread's `epoll_wait` was kept from sleeping after a full batch
+    /// (for tests, from a callback on a polling thread).
+    static var unblockedEpollWaitsOnThisThread: UInt { UInt(hearth_unblocked_epoll_waits_here()) }
 
     /// Requests whose handler has started and whose response has not finished.
     public var inFlight: Int { core.inFlight.load(ordering: .relaxed) }

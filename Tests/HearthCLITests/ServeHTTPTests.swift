@@ -40,6 +40,20 @@ struct ServeHTTPTests {
         throw Failure("never saw \(count) invocations in flight")
     }
 
+    @Test("libmicrohttpd's epoll_wait, and every other library's, binds to hearth's correction (CEpollBatches)")
+    func epollCorrectionBinds() async throws {
+        // Bound at load (LD_BIND_NOW), so `--help` shows every library's binding without serving.
+        let probe = try Subprocess(buildDirectory + "/hearth", ["--help"], environment: ["LD_DEBUG": "bindings", "LD_BIND_NOW": "1"],
+                                   stdout: .discard, stderr: .capture)
+        _ = try await probe.wait()
+        let bindings = probe.stderrText.split(separator: "\n").filter { $0.contains("symbol `epoll_wait'") }
+        let fromMicroHTTPD = bindings.filter { $0.contains("libmicrohttpd") }
+        #expect(!fromMicroHTTPD.isEmpty, "no binding of libmicrohttpd's epoll_wait reported")
+        #expect(fromMicroHTTPD.allSatisfy { $0.contains("/hearth [0]: normal symbol") }, "\(fromMicroHTTPD)")
+        let toElsewhere = bindings.filter { !$0.contains("/hearth [0]: normal symbol") && !$0.contains("binding file \(buildDirectory)/hearth") }
+        #expect(toElsewhere.isEmpty, "libraries whose epoll_wait is not hearth's: \(toElsewhere.prefix(3))")
+    }
+
     @Test("the server and its unit workers allocate with jemalloc (linked ahead of libc), and a callable answers through a worker")
     func jemallocIsTheAllocator() async throws {
         // The dynamic linker binds `malloc` and `free` to jemalloc's, never to libc's.

@@ -3,11 +3,16 @@
 
 /// Marks the calling thread as one of libmicrohttpd's polling threads, whose `epoll_wait` calls
 /// epoll_batches.c corrects. Called from the server's connection callback, which libmicrohttpd
-/// runs on the polling thread that accepted the connection.
+/// runs on the polling thread that accepted the connection (a thread with no connection has at
+/// most two events to wait for, never a full batch).
 void hearth_mark_polling_thread(void);
 
-/// How many `epoll_wait` calls on marked threads were made not to block because the call before
-/// filled its caller's buffer (for tests).
-unsigned long hearth_unblocked_epoll_waits(void);
+/// How many `epoll_wait` calls on the calling thread were made not to block because the call
+/// before, on the same epoll descriptor, filled its caller's buffer (for tests).
+unsigned long hearth_unblocked_epoll_waits_here(void);
+
+/// 1 when the process's `epoll_wait` is this correction's (its executable links HearthHTTP and
+/// exports the symbol), else 0.
+int hearth_epoll_correction_active(void);
 
 #endif

@@ -29,17 +29,6 @@ int hearth_term_signal(int status);
 /// Makes stdout line-buffered (a worker's output reaches the host's log line by line).
 void hearth_line_buffer_stdout(void);
 
-/// For tests that need threads to take turns: keeps the calling thread on the first core
-/// (sched_setaffinity) and, with `idle`, gives it only the time no other thread there wants
-/// (SCHED_IDLE). Returns 0, or -1 with errno set.
-int hearth_thread_first_core(int idle);
-
-/// Undoes hearth_thread_first_core: any core, the default policy. Returns 0, or -1 with errno set.
-int hearth_thread_any_core(void);
-
-/// The calling thread's kernel id (gettid), as /proc/self/task names it.
-int hearth_thread_id(void);
-
 /// glibc's memmem (a GNU extension the Swift Glibc module does not export).
 const void *hearth_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
 

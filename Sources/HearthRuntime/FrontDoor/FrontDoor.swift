@@ -133,6 +133,9 @@ public final class FrontDoor: Sendable {
         try server.start()
         ready.store(true, ordering: .relaxed)
         runtime.log.log(.notice, "listening", ["address": .string("http://\(config.server.host):\(server.port)"), "project": .string(config.project)])
+        if !HTTPServer.epollCorrectionActive {
+            runtime.log.warning("libmicrohttpd's polling threads run without the epoll correction (CEpollBatches is not this executable's epoll_wait): with many busy connections a request can wait for the connection timeout")
+        }
     }
 
     /// Stops accepting, finishes in-flight requests within `grace`, stops.
