@@ -55,6 +55,9 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     let inline = Atomic<Int>(0)
     let tails = Atomic<Int>(0)
     let restarts = Atomic<Int>(0)
+    /// The WAL's size in pages after the writer's last commit (for tests: it falls below
+    /// `threshold` once the WAL has started over, whichever checkpoint made that possible).
+    let lastPages = Atomic<Int32>(0)
     /// The writer connection's own busy timeout, which `copyTail` shortens for the copy.
     private let writerBusyTimeout = Atomic<Int32>(5000)
     /// Its own connection, opened on the checkpoint thread when first needed.
@@ -87,6 +90,7 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     /// After each of the writer's commits, with the WAL's size in pages (its frames, including
     /// those just committed): what the WAL needs now.
     private func committed(pages: Int32, db: OpaquePointer?) {
+        lastPages.store(pages, ordering: .relaxed)
         if pages < threshold {
             // Below the threshold: the WAL started over (or is young). A new cycle.
             askedAt.store(0, ordering: .relaxed)
