@@ -8,7 +8,8 @@ import Synchronization
 /// commit (`sqlite3_wal_hook`, which replaces the automatic checkpoint) and a thread of its own
 /// runs a PASSIVE checkpoint on its own connection once the WAL holds `threshold` pages: it never
 /// blocks the writer or readers, and a checkpoint that completes lets the next commit start the
-/// WAL over from its beginning, so its size stays bounded.
+/// WAL over from its beginning, so its size stays bounded (with one writer; two writing back to
+/// back on one file can keep each other's checkpoints from completing, below).
 ///
 /// The WAL starts over from its beginning only at a commit that finds every frame in it already
 /// copied, and under load the writer commits again before the thread's checkpoint ends: there are
@@ -27,7 +28,11 @@ import Synchronization
 ///
 /// Past `limit` pages (the checkpointer cannot keep up, or a long reader pins old pages) the
 /// writer runs a PASSIVE checkpoint itself at the end of its commit, as SQLite would, so the WAL
-/// never grows without bound (while a tail waits to be retried, the tail's copy takes its place).
+/// never grows without bound while this writer is the only one (while a tail waits to be retried,
+/// the tail's copy takes its place). No checkpoint can start the WAL over while another
+/// connection always has a transaction in it: two writers committing back to back on one file
+/// (each transaction reads the WAL) let it grow until one pauses (SQLite's checkpoint
+/// starvation; `CheckpointTests.twoWriters`).
 /// Durability is unchanged: checkpoints only copy committed pages from the WAL into the database
 /// file.
 ///
@@ -55,8 +60,9 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     let inline = Atomic<Int>(0)
     let tails = Atomic<Int>(0)
     let restarts = Atomic<Int>(0)
-    /// The WAL's size in pages after the writer's last commit (for tests: it falls below
-    /// `threshold` once the WAL has started over, whichever checkpoint made that possible).
+    /// The frames in the WAL since it last started over, after the writer's last commit (the
+    /// `-wal` file itself keeps its largest size). For tests: it falls below `threshold` once the
+    /// WAL has started over, whichever checkpoint made that possible.
     let lastPages = Atomic<Int32>(0)
     /// The writer connection's own busy timeout, which `copyTail` shortens for the copy.
     private let writerBusyTimeout = Atomic<Int32>(5000)
@@ -119,7 +125,8 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     /// (`hearth serve` and a CLI command, or two stores of one process) can start its transaction
     /// while a PASSIVE copy runs: its frames land after the copied ones, the commit after finds
     /// frames not yet copied, and the WAL grows on (measured: to 14,000 frames of 22,000 with the
-    /// disk busy, against 2,000 to 6,000 with RESTART). RESTART takes the write lock, waiting for
+    /// disk busy, against 2,000 to 6,000 with RESTART; with the whole test suite beside them,
+    /// even RESTART tails let it reach all 23,900 once). RESTART takes the write lock, waiting for
     /// another writer's transaction to end, and readers on older snapshots; copies; and then
     /// waits for readers still in the WAL (https://www.sqlite.org/c3ref/wal_checkpoint_v2.html),
     /// so the next commit, by either, starts the WAL over. The waits share `tailWaitMilliseconds`
