@@ -18,7 +18,9 @@ enum RequestFraming {
         if rawTarget.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
             return Problem(status: 400, message: "the request target holds a control character, a space or a non-ASCII byte")
         }
-        var lengths: [String] = []
+        // The first Content-Length and whether another differs from it: no array per request.
+        var length: String?
+        var lengthsDiffer = false
         var codings: [String] = []
         for (name, value) in headers {
             // A header name is a token (RFC 9110 §5.1): `Transfer-Encoding ` (space before the colon)
@@ -31,18 +33,19 @@ enum RequestFraming {
             }
             // Compared without a lower-cased copy of every name (this runs for every request).
             if HTTPHeaders.sameName(name, "content-length") {
-                lengths.append(value.trimmingASCIISpaces)
+                let trimmed = value.trimmingASCIISpaces
+                if let length { lengthsDiffer = lengthsDiffer || trimmed != length } else { length = trimmed }
             } else if HTTPHeaders.sameName(name, "transfer-encoding") {
                 codings.append(value.trimmingASCIISpaces)
             }
         }
-        if !lengths.isEmpty && !codings.isEmpty {
+        if length != nil && !codings.isEmpty {
             return Problem(status: 400, message: "a request may not carry both Content-Length and Transfer-Encoding")
         }
-        if let first = lengths.first, lengths.contains(where: { $0 != first }) {
+        if lengthsDiffer {
             return Problem(status: 400, message: "the request carries different Content-Length values")
         }
-        if let length = lengths.first, length.isEmpty || !length.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+        if let length, length.isEmpty || !length.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
             return Problem(status: 400, message: "Content-Length must be a number of bytes")
         }
         if !codings.isEmpty && (codings.count > 1 || codings[0].lowercased() != "chunked") {

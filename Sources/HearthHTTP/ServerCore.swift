@@ -279,7 +279,9 @@ final class ServerCore: Sendable {
         }
         guard let mhd else { return MHD_Result.NO }
         for (name, value) in response.headers where !ServerCore.skippedHeaders.contains(where: { HTTPHeaders.sameName($0, name) }) {
-            _ = MHD_add_response_header(mhd, name, value)
+            // Copied to the stack: passed as they are, names and values of up to 15 bytes (stored
+            // inline) would each be copied to an array on the heap (libmicrohttpd copies them again).
+            _ = withStackCString(name) { n in withStackCString(value) { v in MHD_add_response_header(mhd, n, v) } }
         }
         let result = MHD_queue_response(connection.pointer, UInt32(response.status), mhd)
         MHD_destroy_response(mhd)
@@ -345,15 +347,11 @@ let streamFree: MHD_ContentReaderFreeCallback = { cls in
     if let cls { Unmanaged<StreamState>.fromOpaque(cls).release() }
 }
 
+/// Appends each header to the `HTTPHeaders` its context points to (a local of `headArrived`).
 let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return MHD_Result.YES }
-    let box = Unmanaged<HeaderBox>.fromOpaque(cls).takeUnretainedValue()
-    box.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+    cls.assumingMemoryBound(to: HTTPHeaders.self).pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
     return MHD_Result.YES
-}
-
-final class HeaderBox {
-    var headers = HTTPHeaders()
 }
 
 extension ServerCore {
@@ -361,9 +359,11 @@ extension ServerCore {
     /// Returns an answer to send now (libmicrohttpd then skips the body and closes the connection),
     /// or nil to go on reading the body.
     func headArrived(_ request: RequestState, connection: OpaquePointer, method: String) -> HTTPServerResponse? {
-        let box = HeaderBox()
-        _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
-        let headers = box.headers
+        // Counted first (no iterator: libmicrohttpd only counts), so the fields are stored once.
+        var headers = HTTPHeaders(capacity: max(0, Int(MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, nil, nil))))
+        withUnsafeMutablePointer(to: &headers) { p in
+            _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerCollector, UnsafeMutableRawPointer(p))
+        }
         let record = connectionRecord(connection)
         if let record { connections.move(record, to: .readingBody) }
         let (path, query) = splitURI(request.rawURI)
@@ -538,5 +538,22 @@ final class LiveRequests: Sendable {
             return false
         } } }
         for request in overdue { request.finishRunning(with: .error(.deadlineExceeded, "the request took longer than \(timeout)")) }
+    }
+}
+
+/// `text` as a NUL-terminated C string in a temporary buffer (on the stack when small), for a C
+/// call that copies what it needs. A NUL inside `text` ends the C string there, as it would with
+/// Swift's own conversion.
+func withStackCString<R>(_ text: String, _ body: (UnsafePointer<CChar>) -> R) -> R {
+    var text = text
+    return text.withUTF8 { bytes in
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { buffer in
+            let base = buffer.baseAddress!
+            if let source = bytes.baseAddress {
+                UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: bytes.count)
+            }
+            base[bytes.count] = 0
+            return body(base)
+        }
     }
 }

@@ -9,7 +9,17 @@ public enum ASCIICase {
     /// `text` with its ASCII letters lower-cased; the same string when none is upper-case.
     public static func lowercased(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
-        return String(decoding: text.utf8.map(lower), as: UTF8.self)
+        // Written in place: no array in between, and none at all for up to 15 bytes (stored inline).
+        // Only ASCII letters change, so valid UTF-8 stays valid and the count stays the same.
+        let utf8 = text.utf8
+        return String(unsafeUninitializedCapacity: utf8.count) { (buffer: UnsafeMutableBufferPointer<UInt8>) -> Int in
+            var i = 0
+            for byte in utf8 {
+                buffer[i] = lower(byte)
+                i += 1
+            }
+            return i
+        }
     }
 
     /// Whether two byte runs are equal once their ASCII letters are lower-cased.

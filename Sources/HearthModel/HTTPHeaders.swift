@@ -4,6 +4,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
 
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
 
+    /// No fields yet, with room for `capacity` of them (a head's count, or a response's usual few).
+    public init(capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     /// The first value of `name`.
     public subscript(name: String) -> String? {
         // By index: `first(where:)` hands each field over as a copy, retaining both its strings.

@@ -68,6 +68,41 @@ struct ServerTests {
         }
     }
 
+    @Test("response header names and values of every size reach the client whole: inline (up to 15 bytes), just past it, long")
+    func responseHeaderSizes() async throws {
+        // Names and values of up to 15 bytes are stored inside the String itself, longer ones on
+        // the heap; both are handed to libmicrohttpd as C strings copied to a temporary buffer.
+        // (libmicrohttpd 0.9.75 refuses a header with an empty value, so none is tried.)
+        let fields = [("X-A", "v"), ("X-Fifteen-Bytes", "fifteen-bytes-x"), ("X-Sixteen-Bytes!", "sixteen-bytes-xy"),
+                      ("X-" + String(repeating: "n", count: 200), String(repeating: "v", count: 3000))]
+        try await withServer(handler: { _ in
+            HTTPServerResponse(status: 200, headers: HTTPHeaders(fields), body: .bytes(Array("ok".utf8)))
+        }) { _, base in
+            for _ in 0..<2 {
+                let r = try await client.send(HTTPClientRequest(url: base + "/", timeout: .seconds(120)))
+                #expect(r.status == 200)
+                for (name, value) in fields {
+                    #expect(r.headers[name] == value, "header \(name.prefix(20))")
+                }
+                #expect(r.body == Array("ok".utf8))
+            }
+        }
+    }
+
+    @Test("a request's headers arrive whole and in order however many there are (the head is counted before it is collected)")
+    func manyRequestHeaders() async throws {
+        // Values of 1 to 40 bytes (libcurl leaves out a header whose value is empty).
+        let sent = (1...40).map { ("X-Field-\($0)", String(repeating: "v", count: $0)) }
+        try await withServer(handler: { request in
+            let names = request.headers.fields.filter { $0.name.hasPrefix("X-Field-") }
+            return HTTPServerResponse.json(.array(names.map { .string("\($0.name)=\($0.value)") }))
+        }) { _, base in
+            let r = try await client.send(HTTPClientRequest(url: base + "/", headers: HTTPHeaders(sent), timeout: .seconds(120)))
+            #expect(r.status == 200)
+            #expect(try JSONParser.parse(r.body) == .array(sent.map { .string("\($0.0)=\($0.1)") }))
+        }
+    }
+
     @Test("bodies over the limit get 413 with a JSON error, and the connection still works")
     func bodyLimit() async throws {
         try await withServer({ $0.maxBodyBytes = 1000 }, handler: echo) { _, base in

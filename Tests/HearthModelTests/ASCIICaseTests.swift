@@ -17,6 +17,12 @@ import Testing
         #expect(ASCIICase.lowercased("Alice@Example.COM") == "alice@example.com")
         #expect(ASCIICase.lowercased("ÀLICE") == "Àlice")
         #expect(ASCIICase.lowercased("already") == "already")
+        // Written in place at every length: inline strings (up to 15 bytes) and longer ones.
+        for text in ["A", "Content-Type", "X-FIFTEEN-BYTES", "X-SIXTEEN-BYTES!", "Access-Control-Request-Headers", "ÀB\u{212A}" + String(repeating: "Q", count: 40)] {
+            let lower = ASCIICase.lowercased(text)
+            #expect(Array(lower.utf8) == text.utf8.map(ASCIICase.lower), "\(text)")
+            #expect(lower.utf8.count == text.utf8.count)
+        }
         #expect(ASCIICase.lower(0x5B) == 0x5B && ASCIICase.lower(0x40) == 0x40 && ASCIICase.lower(0x41) == 0x61)
     }
 }

@@ -7,7 +7,7 @@ import HearthModel
 enum CORS {
     /// The headers to add to a response for `origin` under `policy`.
     static func headers(policy: CORSPolicy?, origin: String?) -> HTTPHeaders {
-        var h = HTTPHeaders()
+        var h = HTTPHeaders(capacity: 2)
         switch policy ?? .allowAll {
         case .disabled:
             return h

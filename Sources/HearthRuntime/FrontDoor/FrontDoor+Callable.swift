@@ -86,20 +86,25 @@ extension FrontDoor {
             })
         }
 
-        // Answered from the thread that reads the unit's reply: no task waits for the function.
+        // Answered from the thread that reads the unit's reply: no task waits for the function. The
+        // CORS headers are added there too (not by `respond`, whose `map` would wrap the answer in
+        // three more closures).
         let runtime = self.runtime
         let call = event
-        return respond(.later { answer in
+        return .later { answer in
             runtime.invokeCallable(entry, call) { outcome in
+                var response: HTTPServerResponse
                 switch outcome.result {
                 case .success(let result):
-                    answer(.json(member: "result", result.value))
+                    response = .json(member: "result", result.value)
                 case .failure(let error):
                     let visible = error.httpsError
-                    answer(.json(member: "error", visible.callableBody, status: visible.code.httpStatus))
+                    response = .json(member: "error", visible.callableBody, status: visible.code.httpStatus)
                 }
+                for (n, v) in cors { response.headers.add(n, v) }
+                answer(response)
             }
-        })
+        }
     }
 
     static func sse(_ value: Value) -> [UInt8] {
