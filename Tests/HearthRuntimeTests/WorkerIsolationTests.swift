@@ -250,6 +250,66 @@ struct WorkerIsolationTests {
         #expect(received == expected)
     }
 
+    @Test("frames sent from several threads at once arrive whole and in each sender's order, while the socket reuses its written buffers (large ones let go)",
+          .timeLimit(.minutes(1)))
+    func concurrentSendersKeepFramesWhole() async throws {
+        let (a, b) = try FrameSocket.pair()
+        defer { Glibc.close(b) }
+        let socket = FrameSocket(fd: a, sendTimeout: 60)
+        defer { Glibc.close(a) }
+        // Record: sender (1 byte), sequence (4), length (4), then `length` bytes of (sender + sequence).
+        // Every 50th record is 100 KiB, past the size whose buffer is kept for reuse.
+        let senders = 4, perSender = 400
+        @Sendable func record(_ sender: Int, _ seq: Int) -> [UInt8] {
+            let length = seq % 50 == 49 ? 100 << 10 : 1 + (seq * 37) % 700
+            var r = [UInt8(sender)]
+            for k in 0..<4 { r.append(UInt8(truncatingIfNeeded: seq >> (8 * k))) }
+            for k in 0..<4 { r.append(UInt8(truncatingIfNeeded: length >> (8 * k))) }
+            r += [UInt8](repeating: UInt8(truncatingIfNeeded: sender + seq), count: length)
+            return r
+        }
+        let expectedBytes = (0..<senders).reduce(0) { total, sender in total + (0..<perSender).reduce(0) { $0 + record(sender, $1).count } }
+        // The peer reads on a thread of its own while the senders write (a full socket blocks them).
+        let received = Mutex<[UInt8]>([])
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while received.withLock({ $0.count }) < expectedBytes {
+                let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
+                if n <= 0 { return }
+                received.withLock { $0 += buffer[0..<n] }
+            }
+        }
+        reader.start()
+        let sent = Atomic<Int>(0)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                DispatchQueue.concurrentPerform(iterations: senders) { sender in
+                    for seq in 0..<perSender where socket.send(record(sender, seq)) { sent.wrappingAdd(1, ordering: .relaxed) }
+                }
+                done.resume()
+            }
+        }
+        #expect(sent.load(ordering: .relaxed) == senders * perSender)
+        for _ in 0..<6000 where received.withLock({ $0.count }) < expectedBytes { try await Task.sleep(for: .milliseconds(10)) }
+        let bytes = received.withLock { $0 }
+        #expect(bytes.count == expectedBytes)
+        // Parse the stream: each sender's records in order, each one intact.
+        var next = [Int](repeating: 0, count: senders)
+        var offset = 0
+        while offset + 9 <= bytes.count {
+            let sender = Int(bytes[offset])
+            let seq = (0..<4).reduce(0) { $0 | Int(bytes[offset + 1 + $1]) << (8 * $1) }
+            let length = (0..<4).reduce(0) { $0 | Int(bytes[offset + 5 + $1]) << (8 * $1) }
+            try #require(sender < senders && offset + 9 + length <= bytes.count, "a record's head is damaged at byte \(offset)")
+            #expect(seq == next[sender], "sender \(sender): record \(seq) where \(next[sender]) was due")
+            #expect(Array(bytes[offset..<(offset + 9 + length)]) == record(sender, seq))
+            next[sender] = seq + 1
+            offset += 9 + length
+        }
+        #expect(offset == bytes.count)
+        #expect(next == [Int](repeating: perSender, count: senders))
+    }
+
     @Test("several workers for one unit share its calls")
     func severalWorkers() async throws {
         let runtime = try await processRuntime(["CrashUnit"]) { $0.units[0].workers = 2 }

@@ -68,10 +68,10 @@ public enum Boundary {
         w.fixed64(header.invocation)
         w.fixed64(header.call)
         message.encode(to: &w)
-        var bytes = w.finish()
-        let count = UInt32(truncatingIfNeeded: bytes.count - 4)
-        for k in 0..<4 { bytes[length + k] = UInt8(truncatingIfNeeded: count >> (8 * UInt32(k))) }
-        return bytes
+        // The length goes in before the bytes are handed over: changed after, the buffer the writer
+        // still shared would be copied whole (an allocation and a copy for every frame).
+        w.patchUInt32(UInt32(truncatingIfNeeded: w.bytes.count - 4), at: length)
+        return w.finish()
     }
 
     /// A failure frame answering `request`.

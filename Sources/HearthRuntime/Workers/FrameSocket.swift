@@ -41,6 +41,8 @@ final class FrameSocket: Sendable {
     @TaskLocal static var sendsWithoutBlocking = false
     /// Corked bytes past this are written at once.
     private static let corkLimit = 256 << 10
+    /// The largest written batch whose buffer is kept to be the outbox's next.
+    private static let reusedBufferLimit = 64 << 10
     /// The longest a corked frame waits while the reader handles more frames.
     static let corkDelay = Duration.microseconds(50)
 
@@ -123,22 +125,33 @@ final class FrameSocket: Sendable {
     private func drain() -> Bool {
         let nonBlocking = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || FrameSocket.sendsWithoutBlocking
         var ok = true
+        // The buffer of the batch last written, emptied: it becomes the outbox's next buffer, so
+        // senders append into capacity already there instead of allocating an outbox per batch
+        // (a large one is let go).
+        var written: [UInt8] = []
         while true {
-            let (batch, shut) = outbox.withLock { o -> ([UInt8], Bool) in
-                if o.bytes.isEmpty { o.writing = false }
-                defer { o.bytes = [] }
-                return (o.bytes, o.bytes.isEmpty && o.shutdownWhenFlushed)
+            var (batch, shut) = outbox.withLock { o -> ([UInt8], Bool) in
+                if written.capacity > FrameSocket.reusedBufferLimit { written = [] }
+                if o.bytes.isEmpty {
+                    o.writing = false
+                    if written.capacity > o.bytes.capacity { swap(&o.bytes, &written) }
+                    return ([], o.shutdownWhenFlushed)
+                }
+                swap(&written, &o.bytes)
+                return (written, false)
             }
+            written = []
             if batch.isEmpty {
                 if shut { shutdownNow() }
                 return ok
             }
             switch write(batch, nonBlocking: nonBlocking) {
             case .done:
-                break
-            case .wouldBlock(let written):
+                batch.removeAll(keepingCapacity: true)
+                swap(&written, &batch)
+            case .wouldBlock(let sent):
                 // Still the writer: the rest goes first, then whatever was queued meanwhile.
-                outbox.withLock { o in o.bytes = Array(batch[written...]) + o.bytes }
+                outbox.withLock { o in o.bytes = Array(batch[sent...]) + o.bytes }
                 DispatchQueue.global().async { [self] in _ = drain() }
                 return ok
             case .failed(let timedOut):
