@@ -86,6 +86,11 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
         let slash = description.utf8.lastIndex(of: UInt8(ascii: "/"))!
         return CollectionPath(segments: Array(segments.dropLast()), description: String(description[..<slash]))
     }
+    /// The slash path of `collection` alone, without its segments (a lookup key).
+    public var collectionDescription: String {
+        let slash = description.utf8.lastIndex(of: UInt8(ascii: "/"))!
+        return String(description[..<slash])
+    }
     public var collectionID: String { segments[segments.count - 2] }
     /// The document that holds this document's collection, nil at the root.
     public var parentDocument: DocumentPath? {

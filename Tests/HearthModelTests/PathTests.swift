@@ -77,6 +77,8 @@ struct PathTests {
         #expect(doc.id == "i1")
         #expect(doc.collectionID == "items")
         #expect(doc.collection.description == "members/alice/items")
+        #expect(doc.collectionDescription == doc.collection.description)
+        #expect(try DocumentPath("items/i1").collectionDescription == "items")
         #expect(doc.collection.id == "items")
         #expect(doc.parentDocument == (try DocumentPath("members/alice")))
         #expect(doc.parentDocument?.parentDocument == nil)

@@ -258,10 +258,11 @@ actor Writer {
             // Collection ids looked up in this commit (a batch usually writes into one collection).
             var collectionIDs: [String: Int64?] = [:]
             func collectionID(_ path: DocumentPath) throws -> Int64? {
-                let key = path.collection
-                if let known = collectionIDs[key.description] { return known }
-                let id = try self.collectionID(key, learned: &learnedCollections)
-                collectionIDs[key.description] = id
+                // Looked up by the collection's slash path: its segments are built only on a miss.
+                let key = path.collectionDescription
+                if let known = collectionIDs[key] { return known }
+                let id = try self.collectionID(path.collection, learned: &learnedCollections)
+                collectionIDs[key] = id
                 return id
             }
             for write in writes {
