@@ -40,6 +40,19 @@ import Testing
         #expect(Self.problem(headers, target: target) == 400)
     }
 
+    @Test("repeated Content-Length values: equal ones (spaces aside) pass, any that differs is refused by name, wherever it comes")
+    func repeatedLengths() {
+        func message(_ values: [String]) -> String? {
+            RequestFraming.problem(rawTarget: "/x", headers: HTTPHeaders(values.map { ("Content-Length", $0) }))?.message
+        }
+        #expect(message(["3", "3", " 3"]) == nil)
+        for values in [["3", "3", "4"], ["3", "4", "4"], ["abc", "3"], ["3", ""]] {
+            #expect(message(values) == "the request carries different Content-Length values", "\(values)")
+        }
+        #expect(message(["abc", "abc"]) == "Content-Length must be a number of bytes")
+        #expect(message([""]) == "Content-Length must be a number of bytes")
+    }
+
     @Test("a transfer coding other than chunked alone is a 501")
     func codings() {
         #expect(Self.problem([("Transfer-Encoding", "gzip")]) == 501)

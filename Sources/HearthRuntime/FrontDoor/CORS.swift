@@ -7,10 +7,13 @@ import HearthModel
 enum CORS {
     /// The headers to add to a response for `origin` under `policy`.
     static func headers(policy: CORSPolicy?, origin: String?) -> HTTPHeaders {
+        let policy = policy ?? .allowAll
+        // Room for both headers, made only when some may be added.
+        if case .disabled = policy { return HTTPHeaders() }
         var h = HTTPHeaders(capacity: 2)
-        switch policy ?? .allowAll {
+        switch policy {
         case .disabled:
-            return h
+            break
         case .allowAll:
             h.add("Access-Control-Allow-Origin", origin ?? "*")
         case .origins(let allowed):

@@ -131,7 +131,6 @@ final class FrameSocket: Sendable {
         var written: [UInt8] = []
         while true {
             var (batch, shut) = outbox.withLock { o -> ([UInt8], Bool) in
-                if written.capacity > FrameSocket.reusedBufferLimit { written = [] }
                 if o.bytes.isEmpty {
                     o.writing = false
                     if written.capacity > o.bytes.capacity { swap(&o.bytes, &written) }
@@ -147,8 +146,10 @@ final class FrameSocket: Sendable {
             }
             switch write(batch, nonBlocking: nonBlocking) {
             case .done:
-                batch.removeAll(keepingCapacity: true)
-                swap(&written, &batch)
+                if batch.capacity <= FrameSocket.reusedBufferLimit {
+                    batch.removeAll(keepingCapacity: true)
+                    swap(&written, &batch)
+                }
             case .wouldBlock(let sent):
                 // Still the writer: the rest goes first, then whatever was queued meanwhile.
                 outbox.withLock { o in o.bytes = Array(batch[sent...]) + o.bytes }
