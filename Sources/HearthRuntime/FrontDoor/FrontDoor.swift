@@ -162,21 +162,22 @@ public final class FrontDoor: Sendable {
     }
 
     func target(_ segments: [Substring]) -> Target {
-        switch segments.first {
-        case "healthz" where segments.count == 1: return .health
-        case "metrics" where segments.count == 1: return .metrics
-        case "__" where segments.count >= 2 && segments[1] == "admin": return .admin(segments.dropFirst(2))
-        case "identitytoolkit.googleapis.com": return .identityToolkit(segments.dropFirst())
-        case "securetoken.googleapis.com": return .secureToken(segments.dropFirst())
-        case "emulator" where segments.count >= 2 && (segments[1] == "v1" || segments[1] == "action"): return .emulator(segments.dropFirst())
-        case "www.googleapis.com" where segments.count >= 2 && segments[1] == "identitytoolkit": return .legacyToolkit(segments.dropFirst())
-        case "v1" where segments.count >= 6 && segments[1] == "projects" && segments[3] == "databases": return .firestore(segments.dropFirst())
-        default: break
-        }
+        // Segments compared to the reserved names byte for byte (`==` on a Substring and a literal
+        // takes the standard library's general comparison: 1.5% of a callable's CPU, twice per request).
+        func segment(_ i: Int, is name: StaticString) -> Bool { i < segments.count && FrontDoor.same(segments[i], name) }
+        let count = segments.count
+        if segment(0, is: "healthz") && count == 1 { return .health }
+        if segment(0, is: "metrics") && count == 1 { return .metrics }
+        if segment(0, is: "__") && segment(1, is: "admin") { return .admin(segments.dropFirst(2)) }
+        if segment(0, is: "identitytoolkit.googleapis.com") { return .identityToolkit(segments.dropFirst()) }
+        if segment(0, is: "securetoken.googleapis.com") { return .secureToken(segments.dropFirst()) }
+        if segment(0, is: "emulator") && (segment(1, is: "v1") || segment(1, is: "action")) { return .emulator(segments.dropFirst()) }
+        if segment(0, is: "www.googleapis.com") && segment(1, is: "identitytoolkit") { return .legacyToolkit(segments.dropFirst()) }
+        if segment(0, is: "v1") && count >= 6 && segment(1, is: "projects") && segment(3, is: "databases") { return .firestore(segments.dropFirst()) }
         if let rewrite = rewrites.first(where: { $0.matches(segments) }) { return .rewrite(rewrite) }
         // Built only for an answer that names it: every function request passes here.
         var path: String { "/" + segments.joined(separator: "/") }
-        if segments.first == "api" { return .notFound("no route for \(path)") }
+        if segment(0, is: "api") { return .notFound("no route for \(path)") }
         var name: Substring?
         if segments.count == 1 { name = segments[0] }
         if segments.count == 3 && segments[0] == Substring(config.project) && segments[1] == Substring(config.region) { name = segments[2] }
@@ -185,6 +186,14 @@ public final class FrontDoor: Sendable {
         case .callable, .request: return .function(entry)
         default: return .notFound("'\(entry.name)' is a \(entry.trigger.kindName) function and has no HTTP route")
         }
+    }
+
+    /// Whether `text` is `name`, compared over their UTF-8 bytes.
+    static func same(_ text: Substring, _ name: StaticString) -> Bool {
+        let bytes = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        let utf8 = text.utf8
+        guard utf8.count == bytes.count else { return false }
+        return utf8.withContiguousStorageIfAvailable { $0.elementsEqual(bytes) } ?? utf8.elementsEqual(bytes)
     }
 
     /// What the head alone decides, before any body byte is read: a path that routes nowhere is 404
