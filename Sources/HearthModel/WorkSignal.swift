@@ -44,6 +44,15 @@ public final class WorkSignal: Sendable {
         }
     }
 
+    /// Whether `notify()` was called since the last wait, clearing it: the waiter would return at
+    /// once, so it can go on without waiting (or working out how long it would wait).
+    public func takePending() -> Bool {
+        state.withLock { s in
+            defer { s.pending = false }
+            return s.pending
+        }
+    }
+
     /// Returns on `notify()` (at once if notified since the last wait), at `deadline` on `clock`
     /// (never, when nil), or when the task is cancelled.
     public func wait(until deadline: Timestamp?, clock: any Clock) async {

@@ -226,6 +226,10 @@ public actor DeliveryEngine {
                 lastPoll = clock.now()
             }
             await runDue(at: clock.now())
+            // Notified during the pass (a commit, an attempt's end): the wait would return at once,
+            // so the next pass starts without working out the deadline (a read of the next lease
+            // end and of each changed function's next due delivery, passes apart under load).
+            if work.takePending() { continue }
             var deadline = await nextDeadline()
             if let poll = configuration.pollInterval {
                 let next = clock.now() + poll
