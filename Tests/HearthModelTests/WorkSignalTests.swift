@@ -2,7 +2,8 @@ import HearthModel
 import Synchronization
 import Testing
 
-@Suite struct WorkSignalTests {
+/// Waits here return only when the signal behaves: the limit ends a broken one.
+@Suite(.timeLimit(.minutes(1))) struct WorkSignalTests {
     @Test("a notify before the wait is kept: the wait returns at once, and only once")
     func notifyBeforeWait() async {
         let signal = WorkSignal()

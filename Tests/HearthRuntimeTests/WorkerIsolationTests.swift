@@ -299,7 +299,13 @@ struct WorkerIsolationTests {
         socket.shutdownWriting()
         for _ in 0..<3000 where !readerDone.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
         let ended = readerDone.load(ordering: .acquiring)
-        if !ended { _ = Glibc.shutdown(b, Int32(SHUT_RDWR)) }
+        if !ended {
+            // Ends the reader's read, and waits for it before the descriptors are closed (another
+            // test could be given the same numbers).
+            _ = Glibc.shutdown(b, Int32(SHUT_RDWR))
+            _ = Glibc.shutdown(a, Int32(SHUT_RDWR))
+            for _ in 0..<1000 where !readerDone.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
+        }
         try #require(ended, "the stream did not end within 30 s")
         let bytes = received.withLock { $0 }
         // Parse the stream: each sender's records in order, each one intact, nothing after the last.

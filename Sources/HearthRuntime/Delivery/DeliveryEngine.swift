@@ -229,7 +229,12 @@ public actor DeliveryEngine {
             // Notified during the pass (a commit, an attempt's end): the wait would return at once,
             // so the next pass starts without working out the deadline (a read of the next lease
             // end and of each changed function's next due delivery, passes apart under load).
-            if work.takePending() { continue }
+            if work.takePending() {
+                // A suspension point all the same, as the wait was: other calls on the engine
+                // (stop, settle) get their turn between passes.
+                await Task.yield()
+                continue
+            }
             var deadline = await nextDeadline()
             if let poll = configuration.pollInterval {
                 let next = clock.now() + poll

@@ -140,11 +140,10 @@ public final class TransactionManager: Sendable {
 
     /// Rolls back every transaction an invocation left open (it finished, failed or timed out).
     public func rollbackAll(owner: UInt64) {
-        // Runs at the end of every invocation, almost always with no transaction open: no
-        // filtered copy of the table then (Dictionary.filter allocates and clears one).
-        let ids = state.withLock { open -> [UInt64] in
-            open.isEmpty ? [] : open.compactMap { $0.value.owner == owner ? $0.key : nil }
-        }
+        // Runs at the end of every invocation, almost always with none of the invocation's open:
+        // the ids are collected without a filtered copy of the table (Dictionary.filter allocates
+        // and clears one), and an empty result allocates nothing.
+        let ids = state.withLock { open in open.compactMap { $0.value.owner == owner ? $0.key : nil } }
         for id in ids { rollback(id) }
     }
 
