@@ -40,8 +40,10 @@ enum RowEncoding {
 
     /// A map key in the binary codec's layout: varint length and UTF-8 bytes (no tag).
     private static func appendKey(_ key: StaticString, _ out: inout [UInt8]) {
-        out.append(UInt8(key.utf8CodeUnitCount))
-        out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        key.withUTF8Buffer { bytes in
+            out.append(UInt8(bytes.count))
+            out.append(contentsOf: bytes)
+        }
     }
 
     static func decodeDocument(_ bytes: [UInt8], path: DocumentPath) throws -> StoredDocument {
