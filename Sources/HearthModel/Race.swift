@@ -2,22 +2,27 @@ import Synchronization
 
 /// Hands whichever result arrives first (an answer or a deadline, say) to one continuation or
 /// callback; later results are dropped. `onFinish` runs once the race is decided, to stop the losers.
+///
+/// Inlinable, so that a caller in another module (the invoker, per call) gets it specialized for its
+/// `T`: unspecialized, every race made looked up its generic metadata at run time.
 public final class Race<T: Sendable>: Sendable {
-    private struct State {
-        var winner: (@Sendable (T) -> Void)?
-        var onFinish: (@Sendable () -> Void)?
-        var finished = false
+    @usableFromInline struct State {
+        @usableFromInline var winner: (@Sendable (T) -> Void)?
+        @usableFromInline var onFinish: (@Sendable () -> Void)?
+        @usableFromInline var finished = false
+
+        @inlinable init(winner: (@Sendable (T) -> Void)?) { self.winner = winner }
     }
 
-    private let state: Mutex<State>
+    @usableFromInline let state: Mutex<State>
 
-    public init(_ continuation: CheckedContinuation<T, Never>) { state = Mutex(State(winner: { continuation.resume(returning: $0) })) }
+    @inlinable public init(_ continuation: CheckedContinuation<T, Never>) { state = Mutex(State(winner: { continuation.resume(returning: $0) })) }
 
     /// A race whose winner is passed to `winner`, on the thread that offered it.
-    public init(_ winner: @escaping @Sendable (T) -> Void) { state = Mutex(State(winner: winner)) }
+    @inlinable public init(_ winner: @escaping @Sendable (T) -> Void) { state = Mutex(State(winner: winner)) }
 
     /// Runs `action` once the race is decided (at once if it already is).
-    public func onFinish(_ action: @escaping @Sendable () -> Void) {
+    @inlinable public func onFinish(_ action: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { s -> Bool in
             if s.finished { return true }
             s.onFinish = action
@@ -28,7 +33,7 @@ public final class Race<T: Sendable>: Sendable {
 
     /// Offers a result; true when it won.
     @discardableResult
-    public func finish(_ value: T) -> Bool {
+    @inlinable public func finish(_ value: T) -> Bool {
         let taken = state.withLock { s -> (@Sendable (T) -> Void, (@Sendable () -> Void)?)? in
             guard let w = s.winner else { return nil }
             s.winner = nil

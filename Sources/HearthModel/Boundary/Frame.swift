@@ -132,8 +132,10 @@ public enum Boundary {
     }
 
     /// Reads a reply frame to a request: its `Reply`, or the error a failure frame carries. A frame
-    /// that cannot be read becomes an `internal` error naming the problem.
-    public static func reply<R: WireDecodable>(_ type: R.Type, from bytes: [UInt8]) -> Result<R, RemoteError> {
+    /// that cannot be read becomes an `internal` error naming the problem. Inlinable, so that each
+    /// caller gets it specialized for its `R` (unspecialized, every reply looked up the generic
+    /// metadata of its result types at run time: about 7 lookups per write+trigger item).
+    @inlinable public static func reply<R: WireDecodable>(_ type: R.Type, from bytes: [UInt8]) -> Result<R, RemoteError> {
         bytes.withUnsafeBytes { p in
             do {
                 let header = try header(p)
