@@ -82,12 +82,11 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
 
     public var id: String { segments[segments.count - 1] }
     public var collection: CollectionPath {
-        // On the UTF-8 bytes: `lastIndex(of:)` on the string walks graphemes.
-        let slash = description.utf8.lastIndex(of: UInt8(ascii: "/"))!
-        return CollectionPath(segments: Array(segments.dropLast()), description: String(description[..<slash]))
+        CollectionPath(segments: Array(segments.dropLast()), description: collectionDescription)
     }
     /// The slash path of `collection` alone, without its segments (a lookup key).
     public var collectionDescription: String {
+        // On the UTF-8 bytes: `lastIndex(of:)` on the string walks graphemes.
         let slash = description.utf8.lastIndex(of: UInt8(ascii: "/"))!
         return String(description[..<slash])
     }

@@ -225,104 +225,111 @@ struct WorkerIsolationTests {
         Glibc.close(b)
     }
 
+    /// A frame socket on one end of a socket pair, and the raw descriptors of both ends (`a` its
+    /// own, `b` the peer's), closed once `body` returns or throws.
+    func withFrameSocketPair(sendTimeout: Double, _ body: (_ socket: FrameSocket, _ a: Int32, _ b: Int32) async throws -> Void) async throws {
+        let (a, b) = try FrameSocket.pair()
+        defer {
+            Glibc.close(a)
+            Glibc.close(b)
+        }
+        try await body(FrameSocket(fd: a, sendTimeout: sendTimeout), a, b)
+    }
+
     @Test("a send marked sendsWithoutBlocking (the store's writer answering a unit's commit) never waits for a peer that is not reading: the rest goes out in the background, every byte in order",
           .timeLimit(.minutes(1)))
     func sendWithoutBlocking() async throws {
-        let (a, b) = try FrameSocket.pair()
-        defer { Glibc.close(b) }
         // A blocking send would wait the whole timeout for a peer that reads nothing (the test's limit).
-        let socket = FrameSocket(fd: a, sendTimeout: 120)
-        defer { Glibc.close(a) }
-        let chunks = (0..<64).map { i in [UInt8](repeating: UInt8(i), count: 64 << 10) }  // 4 MiB, far past the socket's buffer
-        for chunk in chunks {
-            #expect(FrameSocket.$sendsWithoutBlocking.withValue(true) { socket.send(chunk) })
+        try await withFrameSocketPair(sendTimeout: 120) { socket, _, b in
+            let chunks = (0..<64).map { i in [UInt8](repeating: UInt8(i), count: 64 << 10) }  // 4 MiB, far past the socket's buffer
+            for chunk in chunks {
+                #expect(FrameSocket.$sendsWithoutBlocking.withValue(true) { socket.send(chunk) })
+            }
+            // Only now does the peer read: everything arrives, in order.
+            let expected = chunks.flatMap { $0 }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while received.count < expected.count {
+                let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
+                if n <= 0 { break }
+                received += buffer[0..<n]
+            }
+            #expect(received.count == expected.count)
+            #expect(received == expected)
         }
-        // Only now does the peer read: everything arrives, in order.
-        let expected = chunks.flatMap { $0 }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while received.count < expected.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
-            if n <= 0 { break }
-            received += buffer[0..<n]
-        }
-        #expect(received.count == expected.count)
-        #expect(received == expected)
     }
 
     @Test("frames sent from several threads at once arrive whole, once and in each sender's order, while the socket reuses its written buffers (large ones let go)",
           .timeLimit(.minutes(2)))
     func concurrentSendersKeepFramesWhole() async throws {
-        let (a, b) = try FrameSocket.pair()
-        defer { Glibc.close(b) }
-        let socket = FrameSocket(fd: a, sendTimeout: 60)
-        defer { Glibc.close(a) }
-        // Record: sender (1 byte), sequence (4), length (4), then `length` bytes of (sender + sequence).
-        // Every 50th record is 100 KiB, past the size whose buffer is kept for reuse.
-        let senders = 4, perSender = 400
-        @Sendable func record(_ sender: Int, _ seq: Int) -> [UInt8] {
-            let length = seq % 50 == 49 ? 100 << 10 : 1 + (seq * 37) % 700
-            var r = [UInt8(sender)]
-            for k in 0..<4 { r.append(UInt8(truncatingIfNeeded: seq >> (8 * k))) }
-            for k in 0..<4 { r.append(UInt8(truncatingIfNeeded: length >> (8 * k))) }
-            r += [UInt8](repeating: UInt8(truncatingIfNeeded: sender + seq), count: length)
-            return r
-        }
-        // The peer reads on a thread of its own, to the end of the stream, while the senders write.
-        let received = Mutex<[UInt8]>([])
-        let readerDone = Atomic<Bool>(false)
-        let reader = Thread {
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
-                if n <= 0 { break }
-                received.withLock { $0 += buffer[0..<n] }
+        try await withFrameSocketPair(sendTimeout: 60) { socket, a, b in
+            // Record: sender (1 byte), sequence (4), length (4), then `length` bytes of (sender + sequence).
+            // Every 50th record is 100 KiB, past the size whose buffer is kept for reuse.
+            let senders = 4, perSender = 400
+            @Sendable func record(_ sender: Int, _ seq: Int) -> [UInt8] {
+                let length = seq % 50 == 49 ? 100 << 10 : 1 + (seq * 37) % 700
+                var r = [UInt8(sender)]
+                for k in 0..<4 { r.append(UInt8(truncatingIfNeeded: seq >> (8 * k))) }
+                for k in 0..<4 { r.append(UInt8(truncatingIfNeeded: length >> (8 * k))) }
+                r += [UInt8](repeating: UInt8(truncatingIfNeeded: sender + seq), count: length)
+                return r
             }
-            readerDone.store(true, ordering: .releasing)
-        }
-        reader.start()
-        let sent = Atomic<Int>(0)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                DispatchQueue.concurrentPerform(iterations: senders) { sender in
-                    // Sender 0 sends as the store's writer does: what does not fit goes out in the
-                    // background, still in order.
-                    FrameSocket.$sendsWithoutBlocking.withValue(sender == 0) {
-                        for seq in 0..<perSender where socket.send(record(sender, seq)) { sent.wrappingAdd(1, ordering: .relaxed) }
-                    }
+            // The peer reads on a thread of its own, to the end of the stream, while the senders write.
+            let received = Mutex<[UInt8]>([])
+            let readerDone = Atomic<Bool>(false)
+            let reader = Thread {
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
+                    if n <= 0 { break }
+                    received.withLock { $0 += buffer[0..<n] }
                 }
-                done.resume()
+                readerDone.store(true, ordering: .releasing)
             }
+            reader.start()
+            let sent = Atomic<Int>(0)
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    DispatchQueue.concurrentPerform(iterations: senders) { sender in
+                        // Sender 0 sends as the store's writer does: what does not fit goes out in the
+                        // background, still in order.
+                        FrameSocket.$sendsWithoutBlocking.withValue(sender == 0) {
+                            for seq in 0..<perSender where socket.send(record(sender, seq)) { sent.wrappingAdd(1, ordering: .relaxed) }
+                        }
+                    }
+                    done.resume()
+                }
+            }
+            #expect(sent.load(ordering: .relaxed) == senders * perSender)
+            // The write side shuts once everything queued is written: the reader then reads the end.
+            socket.shutdownWriting()
+            for _ in 0..<3000 where !readerDone.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
+            let ended = readerDone.load(ordering: .acquiring)
+            if !ended {
+                // Ends the reader's read, and waits for it before the descriptors are closed (another
+                // test could be given the same numbers).
+                _ = Glibc.shutdown(b, Int32(SHUT_RDWR))
+                _ = Glibc.shutdown(a, Int32(SHUT_RDWR))
+                for _ in 0..<1000 where !readerDone.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            try #require(ended, "the stream did not end within 30 s")
+            let bytes = received.withLock { $0 }
+            // Parse the stream: each sender's records in order, each one intact, nothing after the last.
+            var next = [Int](repeating: 0, count: senders)
+            var offset = 0
+            while offset + 9 <= bytes.count {
+                let sender = Int(bytes[offset])
+                let seq = (0..<4).reduce(0) { $0 | Int(bytes[offset + 1 + $1]) << (8 * $1) }
+                let length = (0..<4).reduce(0) { $0 | Int(bytes[offset + 5 + $1]) << (8 * $1) }
+                try #require(sender < senders && offset + 9 + length <= bytes.count, "a record's head is damaged at byte \(offset)")
+                #expect(seq == next[sender], "sender \(sender): record \(seq) where \(next[sender]) was due")
+                #expect(Array(bytes[offset..<(offset + 9 + length)]) == record(sender, seq))
+                next[sender] = seq + 1
+                offset += 9 + length
+            }
+            #expect(offset == bytes.count)
+            #expect(next == [Int](repeating: perSender, count: senders))
         }
-        #expect(sent.load(ordering: .relaxed) == senders * perSender)
-        // The write side shuts once everything queued is written: the reader then reads the end.
-        socket.shutdownWriting()
-        for _ in 0..<3000 where !readerDone.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
-        let ended = readerDone.load(ordering: .acquiring)
-        if !ended {
-            // Ends the reader's read, and waits for it before the descriptors are closed (another
-            // test could be given the same numbers).
-            _ = Glibc.shutdown(b, Int32(SHUT_RDWR))
-            _ = Glibc.shutdown(a, Int32(SHUT_RDWR))
-            for _ in 0..<1000 where !readerDone.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        try #require(ended, "the stream did not end within 30 s")
-        let bytes = received.withLock { $0 }
-        // Parse the stream: each sender's records in order, each one intact, nothing after the last.
-        var next = [Int](repeating: 0, count: senders)
-        var offset = 0
-        while offset + 9 <= bytes.count {
-            let sender = Int(bytes[offset])
-            let seq = (0..<4).reduce(0) { $0 | Int(bytes[offset + 1 + $1]) << (8 * $1) }
-            let length = (0..<4).reduce(0) { $0 | Int(bytes[offset + 5 + $1]) << (8 * $1) }
-            try #require(sender < senders && offset + 9 + length <= bytes.count, "a record's head is damaged at byte \(offset)")
-            #expect(seq == next[sender], "sender \(sender): record \(seq) where \(next[sender]) was due")
-            #expect(Array(bytes[offset..<(offset + 9 + length)]) == record(sender, seq))
-            next[sender] = seq + 1
-            offset += 9 + length
-        }
-        #expect(offset == bytes.count)
-        #expect(next == [Int](repeating: perSender, count: senders))
     }
 
     @Test("several workers for one unit share its calls")

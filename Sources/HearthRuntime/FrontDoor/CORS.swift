@@ -7,23 +7,20 @@ import HearthModel
 enum CORS {
     /// The headers to add to a response for `origin` under `policy`.
     static func headers(policy: CORSPolicy?, origin: String?) -> HTTPHeaders {
-        let policy = policy ?? .allowAll
-        // Room for both headers, made only when some may be added.
-        if case .disabled = policy { return HTTPHeaders() }
-        var h = HTTPHeaders(capacity: 2)
-        switch policy {
+        // The Access-Control-Allow-Origin value; nil when the origin is not among those allowed.
+        let allowedOrigin: String?
+        switch policy ?? .allowAll {
         case .disabled:
-            break
+            return HTTPHeaders()
         case .allowAll:
-            h.add("Access-Control-Allow-Origin", origin ?? "*")
+            allowedOrigin = origin ?? "*"
         case .origins(let allowed):
-            guard let origin, allowed.contains(where: { matches($0, origin) }) else {
-                h.add("Vary", "Origin")
-                return h
-            }
-            h.add("Access-Control-Allow-Origin", origin)
+            allowedOrigin = origin.flatMap { origin in allowed.contains(where: { matches($0, origin) }) ? origin : nil }
         }
-        if origin != nil { h.add("Vary", "Origin") }
+        var h = HTTPHeaders(capacity: 2)
+        if let allowedOrigin { h.add("Access-Control-Allow-Origin", allowedOrigin) }
+        // The answer depends on the Origin: caches are told so (also when it was refused).
+        if origin != nil || allowedOrigin == nil { h.add("Vary", "Origin") }
         return h
     }
 

@@ -61,6 +61,21 @@ struct CORSAppCheckTests {
         }
     }
 
+    @Test("the CORS headers for every policy, with and without an Origin, in order")
+    func headersByPolicy() {
+        func fields(_ policy: CORSPolicy?, _ origin: String?) -> [String] {
+            CORS.headers(policy: policy, origin: origin).fields.map { "\($0.name): \($0.value)" }
+        }
+        let site = "https://app.example.com"
+        #expect(fields(nil, site) == ["Access-Control-Allow-Origin: \(site)", "Vary: Origin"])
+        #expect(fields(.allowAll, nil) == ["Access-Control-Allow-Origin: *"])
+        #expect(fields(.disabled, site).isEmpty)
+        #expect(fields(.disabled, nil).isEmpty)
+        #expect(fields(.origins([site]), site) == ["Access-Control-Allow-Origin: \(site)", "Vary: Origin"])
+        #expect(fields(.origins([site]), "https://evil.test") == ["Vary: Origin"])
+        #expect(fields(.origins([site]), nil) == ["Vary: Origin"])
+    }
+
     @Test("cors: disabled sends no CORS headers at all")
     func disabled() async throws {
         try await withFrontDoor { door in
