@@ -99,6 +99,8 @@ struct CheckpointTests {
         let bound = tails + 1 + 4_000 * 8 / Int(checkpointer.retryStep)
         #expect(asked <= bound, "the thread was asked \(asked) times for \(tails) cycles")
         #expect(passes <= asked * Checkpointer.passes, "\(passes) passes for \(asked) requests")
+        // The thread flushed the database file before every tail it left the writer.
+        #expect(checkpointer.synced.load(ordering: .relaxed) >= tails, "\(checkpointer.synced.load(ordering: .relaxed)) syncs for \(tails) tails")
         // The file keeps its largest size. Unloaded, the WAL starts over long before holding all
         // 22,000 frames; a checkpoint thread slow on a loaded machine let it reach 8,430
         // frames once and all of them once. What holds however slow the thread is: it never reaches
@@ -107,6 +109,18 @@ struct CheckpointTests {
         #expect(checkpointer.inline.load(ordering: .relaxed) == 0)
         store.close()
         try await expectReadsBack(p)
+    }
+
+    @Test("a connection flushes its database file through SQLite's file layer; one with no file says it cannot")
+    func syncDatabaseFile() throws {
+        let p = path()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        let db = try Connection(path: p, options: Connection.Options())
+        try db.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1); PRAGMA wal_checkpoint(PASSIVE)")
+        #expect(db.syncDatabaseFile())
+        let memory = try Connection(path: ":memory:", options: Connection.Options())
+        #expect(!memory.syncDatabaseFile())
     }
 
     @Test("two stores committing at once on one file, as hearth serve and a CLI command do: the WAL starts over while both write and again once one stops, nothing is lost")

@@ -126,6 +126,17 @@ final class Connection {
         try query(sql, values) { $0.isNull(0) ? nil : $0.int64(0) }.first ?? nil
     }
 
+    /// Flushes the main database file to disk through SQLite's own file layer (its `xSync`, as a
+    /// checkpoint with `synchronous = NORMAL` does), without a transaction or a lock: the pages
+    /// already written to the file reach the disk. False when the file cannot be reached or the
+    /// sync fails.
+    func syncDatabaseFile() -> Bool {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+              let file, let sync = file.pointee.pMethods?.pointee.xSync else { return false }
+        return sync(file, SQLITE_SYNC_NORMAL) == SQLITE_OK
+    }
+
     var changes: Int { Int(sqlite3_changes(handle)) }
     /// The rowid of the last row this connection inserted.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
