@@ -23,6 +23,19 @@ tree_cpu_ticks() { local user system; read -r user system < <(tree_cpu_split "$1
 # load generator it ran, such as wrk): the difference around one command is that command's CPU.
 children_cpu_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{print $14 + $15}'; }
 
+# The whole machine's CPU time since boot, in clock ticks: "BUSY IDLE" (idle counts iowait too: a
+# core waiting on the disk has nothing to run). The idle share around a load run tells whether the
+# server used the cores it had, or left them waiting on hand-offs and I/O.
+machine_cpu_ticks() {
+    awk '$1 == "cpu" {idle = $5 + $6; busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, idle; exit}' /proc/stat
+}
+
+# The idle share, in percent, between two readings of machine_cpu_ticks: idle_percent "B I" "B I".
+idle_percent() {
+    awk -v b="$1" -v a="$2" 'BEGIN {split(b, x, " "); split(a, y, " "); busy = y[1] - x[1]; idle = y[2] - x[2]
+        if (busy + idle > 0) printf "%.0f", 100 * idle / (busy + idle); else print "-"}'
+}
+
 # VmRSS of the tree, in KiB.
 tree_rss_kib() {
     local total=0 pid
