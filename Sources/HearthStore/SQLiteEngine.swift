@@ -14,7 +14,7 @@ public final class SQLiteEngine: StorageEngine {
         /// WAL (see `Checkpointer`); false: SQLite's automatic checkpoint.
         public var backgroundCheckpoints = true
         /// The WAL's size in pages at which the checkpoint thread is asked (tests set it lower).
-        var checkpointThreshold: Int32 = 4000
+        var checkpointThreshold: Int32 = Checkpointer.defaultThreshold
 
         public init(synchronous: Synchronous = .normal, readers: Int = 4, backgroundCheckpoints: Bool = true) {
             self.synchronous = synchronous

@@ -9,8 +9,9 @@ struct CheckpointTests {
 
     func walBytes(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0 }
 
-    /// 4,000 commits of about 1 KB each: past the 4,000-page threshold (each commit writes a document
-    /// page, an index page and a feed page).
+    /// 4,000 commits of about 1 KB each, about 22,000 WAL frames: past the default threshold of
+    /// 16,000 pages (each commit writes five or six pages: the document's, the feed's and their
+    /// indexes').
     func write(_ store: DocumentStore, count: Int = 4_000, prefix: String = "d") async throws {
         let text = String(repeating: "x", count: 1000)
         for i in 0..<count { try await store.commit([.set(try DocumentPath("docs/\(prefix)\(i)"), ["i": .int(Int64(i)), "text": .string(text)])]) }
@@ -50,10 +51,10 @@ struct CheckpointTests {
         return false
     }
 
-    /// A store whose checkpoint thread is asked at 500 pages, so that a test sees many cycles.
-    func openSmallCycles(_ path: String) async throws -> DocumentStore {
+    /// A store whose checkpoint thread is asked at `threshold` pages (500: a test sees many cycles).
+    func openSmallCycles(_ path: String, threshold: Int32 = 500) async throws -> DocumentStore {
         var options = SQLiteEngine.Options()
-        options.checkpointThreshold = 500
+        options.checkpointThreshold = threshold
         return try await DocumentStore.open(path: path, options: options, clock: SystemClock())
     }
 
@@ -161,7 +162,9 @@ struct CheckpointTests {
     func pinnedReader() async throws {
         let p = path()
         defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: p).deletingLastPathComponent().path) }
-        let store = try await DocumentStore.open(path: p, clock: SystemClock())
+        // Asked at 4,000 pages: the 1,500 commits after the reader ends (about 8,000 frames) pass it
+        // whatever the WAL held before.
+        let store = try await openSmallCycles(p, threshold: 4_000)
         let engine = try #require(store.engine as? SQLiteEngine)
         try await store.commit([.set(try DocumentPath("docs/first"), ["v": 1])])
         // A second process's view: its own connection, in a read transaction throughout.

@@ -31,7 +31,7 @@
 //
 // Frames between the server and the child: a 4-byte length, an 8-byte tag, a 1-byte kind, the bytes.
 // As in Hearth: reads are buffered, and the child and the writer thread send what they have
-// gathered in one write; WAL checkpoints run on a thread of their own past 4,000 pages.
+// gathered in one write; WAL checkpoints run on a thread of their own past 16,000 pages.
 // Less than Hearth does (so the floor asks less of the machine than Hearth must): no JSON parsing, no routing,
 // rules, auth, metrics, leases or recovery; the deliveries table has only its unique index, and no
 // routing cursor is kept. Bodies over 4 KiB are answered 413.
@@ -106,11 +106,13 @@ static void prepare(sqlite3_stmt **s, const char *sql) {
 }
 
 // Checkpoints on a thread of their own, as Hearth's store runs them (its Checkpointer): the
-// writer's connection asks once per cycle, when the WAL reaches 4,000 pages (its WAL hook replaces
-// SQLite's automatic checkpoint), and again only after 1,000 more if a pass could not copy
+// writer's connection asks once per cycle, when the WAL reaches 16,000 pages (its WAL hook replaces
+// SQLite's automatic checkpoint), and again only after 4,000 more if a pass could not copy
 // everything. The thread runs PASSIVE checkpoints on a connection of its own until a pass finds at
-// most 16 new frames (at most 10 passes); then the writer copies the few left at the end of its
-// next commit, so the WAL holds nothing uncopied and starts over.
+// most 16 new frames (at most 10 passes), and flushes the database file (a PASSIVE pass that did
+// not copy every frame leaves that to the next checkpoint); then the writer copies the few left at
+// the end of its next commit, so the WAL holds nothing uncopied and starts over.
+enum { checkpoint_threshold = 16000, checkpoint_retry_step = checkpoint_threshold / 4 };
 static char store_path[4096];
 static pthread_mutex_t checkpoint_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t checkpoint_wanted = PTHREAD_COND_INITIALIZER;
@@ -120,7 +122,7 @@ static atomic_int checkpoint_copied_all;
 
 static int wal_grew(void *unused, sqlite3 *connection, const char *name, int pages) {
     (void)unused; (void)name;
-    if (pages < 4000) {
+    if (pages < checkpoint_threshold) {
         checkpoint_asked_at = 0;
         atomic_store(&checkpoint_copied_all, 0);
         return SQLITE_OK;
@@ -129,7 +131,7 @@ static int wal_grew(void *unused, sqlite3 *connection, const char *name, int pag
         sqlite3_wal_checkpoint_v2(connection, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
         return SQLITE_OK;
     }
-    if (checkpoint_asked_at != 0 && pages < checkpoint_asked_at + 1000) return SQLITE_OK;
+    if (checkpoint_asked_at != 0 && pages < checkpoint_asked_at + checkpoint_retry_step) return SQLITE_OK;
     checkpoint_asked_at = pages;
     pthread_mutex_lock(&checkpoint_lock);
     checkpoint_requested = 1;
@@ -161,7 +163,12 @@ static void *checkpoint_loop(void *unused) {
             copied = log;
             if (fresh <= 16) break;
         }
-        if (all) atomic_store(&checkpoint_copied_all, 1);
+        if (all) {
+            sqlite3_file *file = NULL;
+            if (sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK && file && file->pMethods)
+                file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+            atomic_store(&checkpoint_copied_all, 1);
+        }
     }
     return NULL;
 }
