@@ -28,9 +28,12 @@ final class SQLiteDeliveries: DeliveryStorage {
     func add(_ deliveries: [NewDelivery]) async throws -> Int {
         guard !deliveries.isEmpty else { return 0 }
         let now = RowEncoding.micros(writer.clock.now())
+        let payloads = deliveries.map(\.event.wireBytes)
         let added = try await writer.withTransaction { db -> Int in
             var added = 0
-            for d in deliveries { added += try SQLiteDeliveries.insert(db, d, createTime: now, ifNew: true) ? 1 : 0 }
+            for (d, payload) in zip(deliveries, payloads) {
+                added += try SQLiteDeliveries.insert(db, d, payload: payload, createTime: now, ifNew: true) ? 1 : 0
+            }
             return added
         }
         if added > 0 { activity.notify(Set(deliveries.map(\.function))) }
@@ -51,26 +54,28 @@ final class SQLiteDeliveries: DeliveryStorage {
     func route(_ routes: [FeedRoute], claiming: RouteClaim?) async throws -> RouteResult {
         guard !routes.isEmpty else { return RouteResult() }
         let now = RowEncoding.micros(writer.clock.now())
+        // Encoded here, on the caller's thread: the writer's thread is the one every commit waits for.
+        let payloads = routes.map { $0.deliveries.map(\.delivery.event.wireBytes) }
         let result = try await writer.withTransaction { db -> RouteResult in
             var result = RouteResult()
             var room: [String: Int] = [:]
-            for route in routes {
+            for (route, payloads) in zip(routes, payloads) {
                 let table = route.feed.cursorTable
                 let stored = try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(route.cursor)])
-                for (sequence, delivery) in route.deliveries where sequence > (stored ?? Int64.min) {
+                for ((sequence, delivery), payload) in zip(route.deliveries, payloads) where sequence > (stored ?? Int64.min) {
                     if let claim = claiming, let limits = claim.functions[delivery.function] {
                         if room[delivery.function] == nil {
                             room[delivery.function] = try SQLiteDeliveries.routingRoom(db, delivery.function, claim, limits, &result)
                         }
                         if room[delivery.function, default: 0] > 0, try !SQLiteDeliveries.hasEarlier(db, delivery) {
-                            guard let claimed = try SQLiteDeliveries.insertClaimed(db, delivery, createTime: now, owner: claim.owner,
+                            guard let claimed = try SQLiteDeliveries.insertClaimed(db, delivery, payload: payload, createTime: now, owner: claim.owner,
                                                                                    now: claim.now, leaseUntil: limits.leaseUntil) else { continue }
                             room[delivery.function, default: 0] -= 1
                             result.claimed.append((claimed, delivery.event))
                             continue
                         }
                     }
-                    if try SQLiteDeliveries.insert(db, delivery, createTime: now, ifNew: true) { result.added.append(delivery) }
+                    if try SQLiteDeliveries.insert(db, delivery, payload: payload, createTime: now, ifNew: true) { result.added.append(delivery) }
                 }
                 let position = max(stored ?? route.through, route.through)
                 if position != stored { try SQLiteDeliveries.setCursor(db, table, route.cursor, position, now: now) }
@@ -115,8 +120,9 @@ final class SQLiteDeliveries: DeliveryStorage {
 
     /// Inserts one delivery already claimed: running under `owner`'s lease, its first attempt
     /// counted. Nil when it was already queued (same function and event id): that row is left alone.
-    static func insertClaimed(_ db: Connection, _ d: NewDelivery, createTime: Int64, owner: String, now: Timestamp, leaseUntil: Timestamp) throws -> Delivery? {
-        let payload = d.event.wireBytes
+    /// `payload` is `d.event.wireBytes`, encoded before the transaction.
+    static func insertClaimed(_ db: Connection, _ d: NewDelivery, payload: [UInt8], createTime: Int64, owner: String, now: Timestamp,
+                              leaseUntil: Timestamp) throws -> Delivery? {
         guard try insertRow(db, d, payload: payload, createTime: createTime, ifNew: true, lease: (owner, now, leaseUntil)) else { return nil }
         return Delivery(id: db.lastInsertRowID, function: d.function, eventID: d.eventID, orderingKey: d.orderingKey, payload: payload,
                         attempts: 1, firstAttemptTime: now, dueTime: d.dueTime, state: .running, lastError: nil, lastStatus: nil,
@@ -151,13 +157,14 @@ final class SQLiteDeliveries: DeliveryStorage {
         }
         try db.run("INSERT OR REPLACE INTO task_ids(queue, id, enqueue_time) VALUES (?, ?, ?)",
                    [.text(task.queue), .text(task.id), .integer(RowEncoding.micros(now))])
-        _ = try insert(db, task.delivery, createTime: RowEncoding.micros(now), ifNew: false)
+        _ = try insert(db, task.delivery, payload: task.delivery.event.wireBytes, createTime: RowEncoding.micros(now), ifNew: false)
     }
 
     /// Inserts one delivery row; with `ifNew`, one already queued (same function and event id) is
-    /// left alone and false is returned.
-    static func insert(_ db: Connection, _ d: NewDelivery, createTime: Int64, ifNew: Bool) throws -> Bool {
-        try insertRow(db, d, payload: d.event.wireBytes, createTime: createTime, ifNew: ifNew, lease: nil)
+    /// left alone and false is returned. `payload` is `d.event.wireBytes`: where the callers can,
+    /// they encode it before their transaction, off the writer's thread.
+    static func insert(_ db: Connection, _ d: NewDelivery, payload: [UInt8], createTime: Int64, ifNew: Bool) throws -> Bool {
+        try insertRow(db, d, payload: payload, createTime: createTime, ifNew: ifNew, lease: nil)
     }
 
     /// The row insert behind `insert` and `insertClaimed`: pending, or with `lease` running under
@@ -477,11 +484,12 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// the schedule already fired at or after it (another process did). Returns whether it fired.
     func fire(schedule function: String, instant: Timestamp, delivery: NewDelivery) async throws -> Bool {
         let micros = RowEncoding.micros(instant)
+        let payload = delivery.event.wireBytes
         let fired = try await writer.withTransaction { db -> Bool in
             if let last = try db.scalarInt("SELECT last_fire FROM schedules WHERE function = ?", [.text(function)]), last >= micros { return false }
             try db.run("INSERT INTO schedules(function, last_fire) VALUES (?, ?) ON CONFLICT(function) DO UPDATE SET last_fire = excluded.last_fire",
                        [.text(function), .integer(micros)])
-            return try SQLiteDeliveries.insert(db, delivery, createTime: RowEncoding.micros(writer.clock.now()), ifNew: true)
+            return try SQLiteDeliveries.insert(db, delivery, payload: payload, createTime: RowEncoding.micros(writer.clock.now()), ifNew: true)
         }
         if fired { activity.notify([function]) }
         return fired
