@@ -67,8 +67,8 @@ struct CheckpointTests {
         let checkpointer = try #require(engine.checkpointer)
         try await write(store)
         #expect(await eventually(seconds: 30) { checkpointer.completed.load(ordering: .relaxed) > 0 }, "no checkpoint ran")
-        // Bounded by the inline fallback's limit (32,000 frames of a 4 KiB page and a 24-byte header,
-        // and the commits in flight when it is reached), however far behind the thread falls on a
+        // Bounded by the inline fallback's limit (64,000 frames by default, of a 4 KiB page and a
+        // 24-byte header, and the commits in flight when it is reached), however far behind the thread falls on a
         // loaded machine.
         #expect(walBytes(p) < Int(checkpointer.limit) * (4096 + 24) + (8 << 20), "\(walBytes(p)) bytes of WAL")
         store.close()
@@ -110,6 +110,18 @@ struct CheckpointTests {
         #expect(checkpointer.inline.load(ordering: .relaxed) == 0)
         store.close()
         try await expectReadsBack(p)
+    }
+
+    @Test("the writer's inline fallback lies at 64,000 pages or four times the threshold unless given, and never below the threshold")
+    func limits() {
+        #expect(Checkpointer(path: "unused").threshold == 16_000)
+        #expect(Checkpointer(path: "unused").limit == 64_000)
+        #expect(Checkpointer(path: "unused", threshold: 500).limit == 64_000)
+        #expect(Checkpointer(path: "unused", threshold: 20_000).limit == 80_000)
+        #expect(Checkpointer(path: "unused", threshold: 500, limit: 700).limit == 700)
+        #expect(Checkpointer(path: "unused", threshold: 500, limit: 100).limit == 500)
+        #expect(Checkpointer(path: "unused", threshold: .max).limit == .max)
+        #expect(Checkpointer(path: "unused", threshold: .max / 4 + 1).limit == .max)
     }
 
     @Test("a connection flushes its database file through SQLite's file layer; one with no file says it cannot")

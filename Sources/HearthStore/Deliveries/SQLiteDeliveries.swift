@@ -59,10 +59,10 @@ final class SQLiteDeliveries: DeliveryStorage {
         let result = try await writer.withTransaction { db -> RouteResult in
             var result = RouteResult()
             var room: [String: Int] = [:]
-            for (route, payloads) in zip(routes, payloads) {
+            for (route, routePayloads) in zip(routes, payloads) {
                 let table = route.feed.cursorTable
                 let stored = try db.scalarInt("SELECT cursor FROM \(table) WHERE name = ?", [.text(route.cursor)])
-                for ((sequence, delivery), payload) in zip(route.deliveries, payloads) where sequence > (stored ?? Int64.min) {
+                for ((sequence, delivery), payload) in zip(route.deliveries, routePayloads) where sequence > (stored ?? Int64.min) {
                     if let claim = claiming, let limits = claim.functions[delivery.function] {
                         if room[delivery.function] == nil {
                             room[delivery.function] = try SQLiteDeliveries.routingRoom(db, delivery.function, claim, limits, &result)

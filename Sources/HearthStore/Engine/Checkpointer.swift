@@ -20,10 +20,11 @@ import Synchronization
 /// found much that was new, and once it has copied all it found, the writer copies the few frames
 /// committed since at the end of its next commit (the tail): then the WAL holds nothing uncopied,
 /// and the commit after starts it over.
-/// Measured under write+trigger (`Scripts/bench/writetrigger`): ~7 cycles a second, ~40 passes,
-/// instead of ~350 checkpoints a second and a WAL that never started over. The price is the tail:
-/// the writer stalls for it once a cycle (median 3–4 ms: two fdatasyncs, the WAL's and the
-/// database file's, plus up to `tailWaitMilliseconds` for readers still in the WAL), and so does
+/// Measured under write+trigger (`Scripts/bench/writetrigger`), with cycles of 4,000 pages: ~7
+/// cycles a second, ~40 passes, instead of ~350 checkpoints a second and a WAL that never started
+/// over (with 16,000, about 3 cycles a second). The price is the tail: the writer stalls for it
+/// once a cycle (median 3–5 ms: two fdatasyncs, the WAL's and the database file's, plus up to
+/// `tailWaitMilliseconds` for readers still in the WAL), and so does
 /// another writer on the same file, which waits for the tail's write lock (`copyTail`). The thread
 /// flushes the database file before it leaves the writer the tail, so the tail's sync writes only
 /// the tail's pages: without that flush the median tail was 6–7 ms (counted with uprobes on
@@ -82,16 +83,20 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     /// create (`Scripts/bench/writetrigger 6 16`, two alternated rounds). Once the thread flushed
     /// the database file before the tail, 16,000 against 4,000 gave +4.7% (four alternated rounds
     /// under write+trigger, 14,343 against 13,697 creates/s on average, each round to 16,000):
-    /// about 10 tails a second instead of 30, the writer's time in them 38–74 ms in 3 s against
+    /// about 3 tails a second instead of 10, the writer's time in them 38–74 ms in 3 s against
     /// 87–121, the thread's checkpoints 629–723 ms against 918–1,081. The price is disk space (the
-    /// WAL file keeps its largest size, about 64 MiB under load) and, after a crash, a longer WAL
-    /// to read back at the next open.
+    /// WAL file keeps its largest size: 106 MB after 8 s of write+trigger, against about 21 MB
+    /// with 4,000 pages) and, after a crash, a longer WAL to read back at the next open.
     static let defaultThreshold: Int32 = 16_000
 
-    init(path: String, threshold: Int32 = Checkpointer.defaultThreshold, limit: Int32 = 32_000) {
+    /// The writer's inline fallback, by default at 64,000 pages or four times the threshold if that
+    /// is more (never below the threshold): under write+trigger the WAL peaks about 10,000 pages
+    /// past the default threshold before a cycle's tail, and the fallback, which stalls the
+    /// writer, is for a thread that cannot keep up at all.
+    init(path: String, threshold: Int32 = Checkpointer.defaultThreshold, limit: Int32? = nil) {
         self.path = path
         self.threshold = threshold
-        self.limit = limit
+        self.limit = max(limit ?? max(64_000, threshold > Int32.max / 4 ? Int32.max : threshold * 4), threshold)
         retryStep = max(1, threshold / 4)
     }
 
