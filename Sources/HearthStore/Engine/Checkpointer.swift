@@ -24,11 +24,11 @@ import Synchronization
 /// cycles a second, ~40 passes, instead of ~350 checkpoints a second and a WAL that never started
 /// over (with 16,000, about 3 cycles a second). The price is the tail: the writer stalls for it
 /// once a cycle (median 3–5 ms: two fdatasyncs, the WAL's and the database file's, plus up to
-/// `tailWaitMilliseconds` for readers still in the WAL), and so does
-/// another writer on the same file, which waits for the tail's write lock (`copyTail`). The thread
-/// flushes the database file before it leaves the writer the tail, so the tail's sync writes only
-/// the tail's pages: without that flush the median tail was 6–7 ms (counted with uprobes on
-/// `sqlite3_wal_checkpoint_v2` under write+trigger).
+/// `tailWaitMilliseconds` for readers still in the WAL), and so does another writer on the same
+/// file, which waits for the tail's write lock (`copyTail`). The thread flushes the database file
+/// before it leaves the writer the tail, so the tail's sync writes only the tail's pages: without
+/// that flush the median tail was 6–7 ms (counted with uprobes on `sqlite3_wal_checkpoint_v2`
+/// under write+trigger).
 ///
 /// Past `limit` pages (the checkpointer cannot keep up, or a long reader pins old pages) the
 /// writer runs a PASSIVE checkpoint itself at the end of its commit, as SQLite would, so the WAL
