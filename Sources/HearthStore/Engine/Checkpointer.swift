@@ -89,14 +89,18 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
     /// with 4,000 pages) and, after a crash, a longer WAL to read back at the next open.
     static let defaultThreshold: Int32 = 16_000
 
-    /// The writer's inline fallback, by default at 64,000 pages or four times the threshold if that
-    /// is more (never below the threshold): under write+trigger the WAL peaks about 10,000 pages
-    /// past the default threshold before a cycle's tail, and the fallback, which stalls the
+    /// The writer's inline fallback by default: under write+trigger the WAL peaks about 10,000
+    /// pages past the default threshold before a cycle's tail, and the fallback, which stalls the
     /// writer, is for a thread that cannot keep up at all.
+    static let defaultLimit: Int32 = 64_000
+
+    /// `limit` defaults to `defaultLimit`, or four times a larger threshold; it is never below the
+    /// threshold.
     init(path: String, threshold: Int32 = Checkpointer.defaultThreshold, limit: Int32? = nil) {
         self.path = path
         self.threshold = threshold
-        self.limit = max(limit ?? max(64_000, threshold > Int32.max / 4 ? Int32.max : threshold * 4), threshold)
+        let (fourTimes, overflow) = threshold.multipliedReportingOverflow(by: 4)
+        self.limit = max(limit ?? max(Self.defaultLimit, overflow ? .max : fourTimes), threshold)
         retryStep = max(1, threshold / 4)
     }
 
