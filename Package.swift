@@ -70,7 +70,9 @@ let package = Package(
         .target(name: "OldABIUnit", path: "Tests/LegacyFixtures/OldABIUnit"),
         .target(name: "HearthModel"),
         .target(name: "HearthFunctions", dependencies: ["HearthModel", "HearthUnitABI"]),
-        .target(name: "HearthStore", dependencies: ["HearthModel", "CSQLite"]),
+        // A VFS over SQLite's unix one that writes the writer's WAL frames once per transaction.
+        .target(name: "CSQLiteWAL", dependencies: ["CSQLite"]),
+        .target(name: "HearthStore", dependencies: ["HearthModel", "CSQLite", "CSQLiteWAL"]),
         // epoll_wait for libmicrohttpd's polling threads (a correction for 0.9.75; see the file).
         .target(name: "CEpollBatches"),
         .target(name: "HearthHTTP", dependencies: ["HearthModel", "CCurl", "CMicroHTTPD", "CEpollBatches"]),

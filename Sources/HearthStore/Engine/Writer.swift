@@ -77,8 +77,13 @@ actor Writer {
     static let maxWritesPerCommit = 500
 
     init(path: String, synchronous: String, collections: CollectionRegistry, indexes: IndexRegistry, clock: any Clock) throws {
-        db = try Connection(path: path, options: Connection.Options(synchronous: synchronous))
+        // With FULL, SQLite may split a commit's last frame around a sync, and the buffer would
+        // hold its end until the next commit: the writer's WAL is buffered only below FULL.
+        let buffered = synchronous.uppercased() != "FULL"
+        db = try Connection(path: path, options: Connection.Options(synchronous: synchronous, bufferedWAL: buffered))
         try Schema.migrate(db)
+        // The WAL is open once the connection has read the database.
+        if buffered { _ = db.startBufferedWAL() }
         // The version first: anything another process commits after this read changes it, so the
         // first write transaction reloads what the reads below might have missed.
         seenDataVersion = try db.scalarInt("PRAGMA data_version") ?? 0
@@ -470,6 +475,10 @@ actor Writer {
     }
 
     private var checkpointer: Checkpointer?
+
+    /// The WAL writes this writer made through its buffer and the writes the kernel got for them
+    /// (`Connection.bufferedWALCounts`); nil when its WAL is not buffered.
+    var bufferedWALCounts: (writes: Int, flushes: Int, late: Int)? { db.bufferedWALCounts }
 
     func checkpoint() throws {
         try ensureOpen()

@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteWAL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +20,8 @@ final class Connection {
         var synchronous = "NORMAL"
         /// How long a statement waits on another connection's lock before SQLITE_BUSY, ms.
         var busyTimeoutMilliseconds: Int32 = 5000
+        /// Opened through the buffered-WAL VFS (`startBufferedWAL`), for the store's writer.
+        var bufferedWAL = false
     }
 
     /// Process-wide settings made once, before the first connection initializes SQLite: no memory
@@ -37,7 +40,8 @@ final class Connection {
         _ = Connection.configured
         var db: OpaquePointer?
         let flags = (options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let vfs = options.bufferedWAL && hearth_buffered_wal_register() == SQLITE_OK ? hearth_buffered_wal_vfs : nil
+        let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let error = SQLiteError(connection: db, code: rc, sql: nil)
             sqlite3_close_v2(db)
@@ -141,6 +145,23 @@ final class Connection {
     /// The rowid of the last row this connection inserted.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Gathers this connection's WAL appends and writes them once per transaction, not twice per
+    /// page (see Sources/CSQLiteWAL/buffered_wal.c). Needs `Options.bufferedWAL` and an open WAL
+    /// (the connection has read the database in WAL mode); false, with nothing changed, otherwise.
+    /// Not for `synchronous = FULL`.
+    func startBufferedWAL() -> Bool {
+        hearth_buffered_wal_start(handle) == SQLITE_OK
+    }
+
+    /// The WAL writes this connection made through the buffer, the writes the kernel got for
+    /// them, and the late ones among those (from a shared-memory call, after the transaction's own
+    /// writes: where a failure could no longer fail the commit); nil when its WAL is not buffered.
+    var bufferedWALCounts: (writes: Int, flushes: Int, late: Int)? {
+        var writes: Int64 = 0, flushes: Int64 = 0, late: Int64 = 0
+        hearth_buffered_wal_counts(handle, &writes, &flushes, &late)
+        return writes < 0 ? nil : (Int(writes), Int(flushes), Int(late))
+    }
     /// Whether a write transaction is open: what this connection reads may then be its own
     /// uncommitted rows.
     var isInWriteTransaction: Bool { sqlite3_txn_state(handle, nil) == SQLITE_TXN_WRITE }

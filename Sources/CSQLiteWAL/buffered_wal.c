@@ -1,0 +1,273 @@
+/*
+ * A VFS over SQLite's "unix" one that gathers a writer connection's WAL appends in memory and
+ * hands them to the kernel in one write per transaction.
+ *
+ * SQLite writes each WAL frame as two pwrite calls, its 24-byte header and then its page
+ * (walWriteOneFrame in SQLite's wal.c), so a group commit of 20 frames costs 40 system calls on
+ * the writer's thread, which every commit waits for. Here the frames of a transaction collect in
+ * a buffer and go out together when the page of the frame that ends the transaction (its header
+ * carries the database size, nonzero only on a commit frame) is written: within that xWrite, so a
+ * failed write fails the commit as it would have without the buffer.
+ *
+ * Why this is safe for readers in this and other processes: a reader learns of new frames only
+ * from the wal-index header, which the writer publishes after its commit frame is written
+ * (walIndexWriteHdr, after sqlite3WalFrames has written every frame), and the buffer is empty by
+ * then. As a second line, the buffer is also flushed before every shared-memory barrier and lock
+ * call on the connection's database file (walIndexWriteHdr puts a barrier between its two header
+ * copies, and readers take the header only when both agree), and before any read, sync, truncate,
+ * size query or close of the WAL itself, and before a write that does not continue the buffered
+ * bytes (SQLite rewrites a frame in place when a transaction spills a page twice). Frames of a
+ * transaction that rolls back are flushed before its write lock is released, so they can never
+ * land after another writer's.
+ *
+ * Only connections opened with this VFS and started with hearth_buffered_wal_start buffer; every
+ * other file passes straight through. Not used with synchronous = FULL, where SQLite may split
+ * the commit frame around a sync point (the Swift side starts it only for NORMAL and OFF).
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include "CSQLiteWAL.h"
+
+const char *const hearth_buffered_wal_vfs = "hearth-buffered-wal";
+
+/* The unix VFS writes at most 0x1ffff bytes per call (seekAndWriteFd masks the count with it):
+ * the buffer goes out in pieces of at most MAX_WRITE, 31 pages of 4 KiB, which holds the frames
+ * of most group commits in one. */
+enum { BUFFER_CAPACITY = 1 << 20, MAX_WRITE = 31 * 4096, FRAME_HEADER_BYTES = 24 };
+
+typedef struct BufferedFile BufferedFile;
+struct BufferedFile {
+    sqlite3_file base;
+    /* The unix VFS's file, in the memory right after this struct. */
+    sqlite3_file *real;
+    /* A database file: its connection's WAL, once started. A WAL: its database file. */
+    BufferedFile *peer;
+    /* A started WAL: bytes not yet written, meant for [start, start + length). */
+    unsigned char *buffer;
+    int length;
+    sqlite3_int64 start;
+    /* The last write was the header of a frame that ends a transaction. */
+    int commitHeader;
+    /* Writes taken into the buffer, write calls made for them, and flushes made from the database
+     * file's shared-memory calls with bytes still buffered (none while commits flush as they end;
+     * only a transaction that spilled frames and rolled back leaves some). */
+    long long writes, flushes, lateFlushes;
+};
+
+static sqlite3_vfs *unixVFS;
+
+static int flush(BufferedFile *f) {
+    int n = f->length;
+    f->length = 0;
+    for (int done = 0; done < n;) {
+        int chunk = n - done < MAX_WRITE ? n - done : MAX_WRITE;
+        f->flushes++;
+        int rc = f->real->pMethods->xWrite(f->real, f->buffer + done, chunk, f->start + done);
+        if (rc != SQLITE_OK) return rc;
+        done += chunk;
+    }
+    return SQLITE_OK;
+}
+
+/* Flushes a database file's WAL; for calls that cannot report an error (see the comment above:
+ * the buffer is empty whenever a commit is published, so a failure here loses only frames of a
+ * transaction that was not committed). */
+static void flushPeerWAL(BufferedFile *f) {
+    if (!f->peer || f->peer->length == 0) return;
+    f->peer->lateFlushes++;
+    (void)flush(f->peer);
+}
+
+#define REAL(f) (((BufferedFile *)(f))->real)
+#define FORWARD(f, method, ...) (REAL(f)->pMethods->method(REAL(f), ##__VA_ARGS__))
+
+static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
+    BufferedFile *f = (BufferedFile *)file;
+    if (!f->buffer) return FORWARD(file, xWrite, data, amount, offset);
+    f->writes++;
+    if (f->length > 0 && (offset != f->start + f->length || amount > BUFFER_CAPACITY - f->length)) {
+        int rc = flush(f);
+        if (rc != SQLITE_OK) return rc;
+    }
+    int endsTransaction = f->commitHeader;
+    const unsigned char *bytes = data;
+    f->commitHeader = amount == FRAME_HEADER_BYTES && (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
+    if (amount > MAX_WRITE) {
+        f->flushes++;
+        return FORWARD(file, xWrite, data, amount, offset);
+    }
+    if (f->length == 0) f->start = offset;
+    memcpy(f->buffer + f->length, data, (size_t)amount);
+    f->length += amount;
+    return endsTransaction ? flush(f) : SQLITE_OK;
+}
+
+static int walRead(sqlite3_file *file, void *data, int amount, sqlite3_int64 offset) {
+    int rc = flush((BufferedFile *)file);
+    return rc != SQLITE_OK ? rc : FORWARD(file, xRead, data, amount, offset);
+}
+
+static int walTruncate(sqlite3_file *file, sqlite3_int64 size) {
+    int rc = flush((BufferedFile *)file);
+    return rc != SQLITE_OK ? rc : FORWARD(file, xTruncate, size);
+}
+
+static int walSync(sqlite3_file *file, int flags) {
+    int rc = flush((BufferedFile *)file);
+    return rc != SQLITE_OK ? rc : FORWARD(file, xSync, flags);
+}
+
+static int walFileSize(sqlite3_file *file, sqlite3_int64 *size) {
+    int rc = flush((BufferedFile *)file);
+    return rc != SQLITE_OK ? rc : FORWARD(file, xFileSize, size);
+}
+
+static int walFileControl(sqlite3_file *file, int op, void *arg) {
+    int rc = flush((BufferedFile *)file);
+    return rc != SQLITE_OK ? rc : FORWARD(file, xFileControl, op, arg);
+}
+
+static int fileClose(sqlite3_file *file) {
+    BufferedFile *f = (BufferedFile *)file;
+    int flushed = f->buffer ? flush(f) : SQLITE_OK;
+    if (f->peer) f->peer->peer = NULL;
+    f->peer = NULL;
+    free(f->buffer);
+    f->buffer = NULL;
+    int rc = FORWARD(file, xClose);
+    return flushed != SQLITE_OK ? flushed : rc;
+}
+
+static int fileRead(sqlite3_file *file, void *data, int amount, sqlite3_int64 offset) { return FORWARD(file, xRead, data, amount, offset); }
+static int fileWrite(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) { return FORWARD(file, xWrite, data, amount, offset); }
+static int fileTruncate(sqlite3_file *file, sqlite3_int64 size) { return FORWARD(file, xTruncate, size); }
+static int fileSync(sqlite3_file *file, int flags) { return FORWARD(file, xSync, flags); }
+static int fileFileSize(sqlite3_file *file, sqlite3_int64 *size) { return FORWARD(file, xFileSize, size); }
+static int fileLock(sqlite3_file *file, int lock) { return FORWARD(file, xLock, lock); }
+static int fileUnlock(sqlite3_file *file, int lock) { return FORWARD(file, xUnlock, lock); }
+static int fileCheckReservedLock(sqlite3_file *file, int *out) { return FORWARD(file, xCheckReservedLock, out); }
+static int fileFileControl(sqlite3_file *file, int op, void *arg) { return FORWARD(file, xFileControl, op, arg); }
+static int fileSectorSize(sqlite3_file *file) { return FORWARD(file, xSectorSize); }
+static int fileDeviceCharacteristics(sqlite3_file *file) { return FORWARD(file, xDeviceCharacteristics); }
+static int fileShmMap(sqlite3_file *file, int region, int size, int extend, void volatile **out) {
+    return FORWARD(file, xShmMap, region, size, extend, out);
+}
+static int fileShmLock(sqlite3_file *file, int offset, int n, int flags) {
+    flushPeerWAL((BufferedFile *)file);
+    return FORWARD(file, xShmLock, offset, n, flags);
+}
+static void fileShmBarrier(sqlite3_file *file) {
+    flushPeerWAL((BufferedFile *)file);
+    FORWARD(file, xShmBarrier);
+}
+static int fileShmUnmap(sqlite3_file *file, int deleteFlag) {
+    flushPeerWAL((BufferedFile *)file);
+    return FORWARD(file, xShmUnmap, deleteFlag);
+}
+static int fileFetch(sqlite3_file *file, sqlite3_int64 offset, int amount, void **out) { return FORWARD(file, xFetch, offset, amount, out); }
+static int fileUnfetch(sqlite3_file *file, sqlite3_int64 offset, void *page) { return FORWARD(file, xUnfetch, offset, page); }
+
+/* Every file but a WAL: straight through, with the database file's shared-memory calls flushing
+ * its WAL first. */
+static const sqlite3_io_methods fileMethods = {
+    3, fileClose, fileRead, fileWrite, fileTruncate, fileSync, fileFileSize, fileLock, fileUnlock,
+    fileCheckReservedLock, fileFileControl, fileSectorSize, fileDeviceCharacteristics,
+    fileShmMap, fileShmLock, fileShmBarrier, fileShmUnmap, fileFetch, fileUnfetch,
+};
+
+static const sqlite3_io_methods walMethods = {
+    3, fileClose, walRead, walWrite, walTruncate, walSync, walFileSize, fileLock, fileUnlock,
+    fileCheckReservedLock, walFileControl, fileSectorSize, fileDeviceCharacteristics,
+    fileShmMap, fileShmLock, fileShmBarrier, fileShmUnmap, fileFetch, fileUnfetch,
+};
+
+static int vfsOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *outFlags) {
+    BufferedFile *f = (BufferedFile *)file;
+    memset(f, 0, sizeof(*f));
+    f->real = (sqlite3_file *)(f + 1);
+    int rc = unixVFS->xOpen(unixVFS, name, f->real, flags, outFlags);
+    if (rc != SQLITE_OK) {
+        /* SQLite calls xClose after a failed xOpen only when pMethods is set: close the real file
+         * here if it was opened, and leave ours unset. */
+        if (f->real->pMethods) f->real->pMethods->xClose(f->real);
+        return rc;
+    }
+    /* SQLite relies on the file's methods version: ours forwards the shared-memory and fetch calls,
+     * which the unix VFS's files have (version 3). */
+    if (f->real->pMethods->iVersion < 3) {
+        f->real->pMethods->xClose(f->real);
+        return SQLITE_CANTOPEN;
+    }
+    f->base.pMethods = (flags & SQLITE_OPEN_WAL) ? &walMethods : &fileMethods;
+    return SQLITE_OK;
+}
+
+static int vfsDelete(sqlite3_vfs *vfs, const char *name, int syncDir) { return unixVFS->xDelete(unixVFS, name, syncDir); }
+static int vfsAccess(sqlite3_vfs *vfs, const char *name, int flags, int *out) { return unixVFS->xAccess(unixVFS, name, flags, out); }
+static int vfsFullPathname(sqlite3_vfs *vfs, const char *name, int n, char *out) { return unixVFS->xFullPathname(unixVFS, name, n, out); }
+static void *vfsDlOpen(sqlite3_vfs *vfs, const char *name) { return unixVFS->xDlOpen(unixVFS, name); }
+static void vfsDlError(sqlite3_vfs *vfs, int n, char *out) { unixVFS->xDlError(unixVFS, n, out); }
+static void (*vfsDlSym(sqlite3_vfs *vfs, void *handle, const char *symbol))(void) { return unixVFS->xDlSym(unixVFS, handle, symbol); }
+static void vfsDlClose(sqlite3_vfs *vfs, void *handle) { unixVFS->xDlClose(unixVFS, handle); }
+static int vfsRandomness(sqlite3_vfs *vfs, int n, char *out) { return unixVFS->xRandomness(unixVFS, n, out); }
+static int vfsSleep(sqlite3_vfs *vfs, int micros) { return unixVFS->xSleep(unixVFS, micros); }
+static int vfsCurrentTime(sqlite3_vfs *vfs, double *out) { return unixVFS->xCurrentTime(unixVFS, out); }
+static int vfsGetLastError(sqlite3_vfs *vfs, int n, char *out) { return unixVFS->xGetLastError(unixVFS, n, out); }
+static int vfsCurrentTimeInt64(sqlite3_vfs *vfs, sqlite3_int64 *out) { return unixVFS->xCurrentTimeInt64(unixVFS, out); }
+
+static sqlite3_vfs bufferedVFS = {
+    2, 0, 0, NULL, "hearth-buffered-wal", NULL,
+    vfsOpen, vfsDelete, vfsAccess, vfsFullPathname, vfsDlOpen, vfsDlError, vfsDlSym, vfsDlClose,
+    vfsRandomness, vfsSleep, vfsCurrentTime, vfsGetLastError, vfsCurrentTimeInt64,
+};
+
+static pthread_once_t registered = PTHREAD_ONCE_INIT;
+static int registerResult = SQLITE_ERROR;
+
+static void registerOnce(void) {
+    unixVFS = sqlite3_vfs_find("unix");
+    if (!unixVFS || unixVFS->iVersion < 2) return;
+    bufferedVFS.szOsFile = (int)sizeof(BufferedFile) + unixVFS->szOsFile;
+    bufferedVFS.mxPathname = unixVFS->mxPathname;
+    registerResult = sqlite3_vfs_register(&bufferedVFS, 0);
+}
+
+int hearth_buffered_wal_register(void) {
+    pthread_once(&registered, registerOnce);
+    return registerResult;
+}
+
+/* The connection's database file and WAL, when both are this VFS's. */
+static int files(struct sqlite3 *db, BufferedFile **main, BufferedFile **wal) {
+    sqlite3_file *m = NULL, *w = NULL;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &m) != SQLITE_OK
+        || sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &w) != SQLITE_OK
+        || !m || !w || m->pMethods != &fileMethods || w->pMethods != &walMethods) return SQLITE_NOTFOUND;
+    *main = (BufferedFile *)m;
+    *wal = (BufferedFile *)w;
+    return SQLITE_OK;
+}
+
+int hearth_buffered_wal_start(struct sqlite3 *db) {
+    BufferedFile *main, *wal;
+    int rc = files(db, &main, &wal);
+    if (rc != SQLITE_OK) return rc;
+    if (!wal->buffer) {
+        wal->buffer = malloc(BUFFER_CAPACITY);
+        if (!wal->buffer) return SQLITE_NOMEM;
+    }
+    main->peer = wal;
+    wal->peer = main;
+    return SQLITE_OK;
+}
+
+void hearth_buffered_wal_counts(struct sqlite3 *db, long long *writes, long long *flushes, long long *lateFlushes) {
+    BufferedFile *main, *wal;
+    *writes = *flushes = *lateFlushes = -1;
+    if (files(db, &main, &wal) != SQLITE_OK || !wal->buffer) return;
+    *writes = wal->writes;
+    *flushes = wal->flushes;
+    *lateFlushes = wal->lateFlushes;
+}

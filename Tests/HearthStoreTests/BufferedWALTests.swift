@@ -1,0 +1,121 @@
+import CSQLite
+import Foundation
+import HearthModel
+@testable import HearthStore
+import Testing
+
+/// The writer's WAL appends gathered and written once per transaction (Sources/CSQLiteWAL).
+@Suite("Buffered WAL", .timeLimit(.minutes(1)))
+struct BufferedWALTests {
+    /// A new database in WAL mode with a table of blobs, in a directory of its own.
+    func withDatabase(_ body: (String) throws -> Void) throws {
+        let path = temporaryStorePath()
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let setup = try Connection(path: path, options: Connection.Options())
+        try setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, tag TEXT, body BLOB)")
+        try body(path)
+    }
+
+    func buffered(_ path: String) throws -> Connection {
+        let db = try Connection(path: path, options: Connection.Options(bufferedWAL: true))
+        _ = try db.scalarInt("SELECT count(*) FROM t")  // opens the WAL
+        #expect(db.startBufferedWAL())
+        return db
+    }
+
+    func insert(_ db: Connection, rows: Int, bytes: Int, tag: String) throws {
+        for _ in 0..<rows {
+            try db.run("INSERT INTO t(tag, body) VALUES (?, randomblob(?))", [.text(tag), .integer(Int64(bytes))])
+        }
+    }
+
+    func count(_ db: Connection, _ tag: String) throws -> Int64 {
+        try db.scalarInt("SELECT count(*) FROM t WHERE tag = ?", [.text(tag)]) ?? -1
+    }
+
+    @Test("a transaction's frames reach the kernel together: dozens of page writes, one write call")
+    func oneWritePerTransaction() throws {
+        try withDatabase { path in
+            let db = try buffered(path)
+            let before = try #require(db.bufferedWALCounts)
+            try db.transaction { try insert(db, rows: 20, bytes: 3000, tag: "a") }
+            let after = try #require(db.bufferedWALCounts)
+            // 20 rows of 3,000 bytes fill at least 14 pages of 4 KiB: two writes each (header, page).
+            #expect(after.writes - before.writes >= 28)
+            #expect(after.flushes - before.flushes == 1, "one write for the whole transaction (\(after.flushes - before.flushes))")
+            #expect(after.late == 0, "written as the commit's last frame was, where a failure fails the commit")
+        }
+    }
+
+    @Test("another connection reads each commit as soon as it returns, small ones, ones larger than one write call (127 KiB) and ones larger than the buffer (1 MiB)")
+    func commitsAreVisibleAtOnce() throws {
+        try withDatabase { path in
+            let db = try buffered(path)
+            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
+            for (i, (rows, bytes)) in [(1, 10), (3, 5000), (40, 4000), (300, 4000), (1, 10), (2, 200_000)].enumerated() {
+                try db.transaction { try insert(db, rows: rows, bytes: bytes, tag: "c\(i)") }
+                #expect(try count(reader, "c\(i)") == Int64(rows), "commit \(i)")
+            }
+            #expect(try #require(db.bufferedWALCounts).late == 0)
+            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+        }
+    }
+
+    @Test("a transaction that spills pages into the WAL and rolls back leaves nothing, and another writer's commits after it stay whole")
+    func spilledRollback() throws {
+        try withDatabase { path in
+            let db = try buffered(path)
+            // A small page cache makes SQLite write pages to the WAL before the commit.
+            try db.execute("PRAGMA cache_size = 10")
+            let before = try #require(db.bufferedWALCounts)
+            try db.execute("BEGIN IMMEDIATE")
+            try insert(db, rows: 200, bytes: 4000, tag: "rolled-back")
+            #expect(try #require(db.bufferedWALCounts).writes > before.writes, "the transaction spilled")
+            try db.execute("ROLLBACK")
+
+            let other = try Connection(path: path, options: Connection.Options())
+            try other.transaction { try insert(other, rows: 50, bytes: 4000, tag: "other") }
+            try db.transaction { try insert(db, rows: 50, bytes: 4000, tag: "mine") }
+            try other.transaction { try insert(other, rows: 5, bytes: 100, tag: "other-2") }
+
+            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
+            #expect(try count(reader, "rolled-back") == 0)
+            #expect(try count(reader, "other") == 50)
+            #expect(try count(reader, "mine") == 50)
+            #expect(try count(reader, "other-2") == 5)
+            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+        }
+    }
+
+    @Test("a connection opened without the VFS cannot start it and writes as before")
+    func plainConnection() throws {
+        try withDatabase { path in
+            let db = try Connection(path: path, options: Connection.Options())
+            #expect(!db.startBufferedWAL())
+            #expect(db.bufferedWALCounts == nil)
+            try db.transaction { try insert(db, rows: 3, bytes: 100, tag: "plain") }
+            #expect(try count(db, "plain") == 3)
+        }
+    }
+
+    @Test("the store's writer buffers its WAL with synchronous NORMAL, and not with FULL")
+    func storeWriter() async throws {
+        for synchronous in [SQLiteEngine.Options.Synchronous.normal, .full] {
+            let path = temporaryStorePath()
+            defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+            let store = try await DocumentStore.open(path: path, options: .init(synchronous: synchronous), clock: ManualClock())
+            defer { store.close() }
+            try await store.commit((0..<10).map { .create(try doc("items/i\($0)"), ["n": .int(Int64($0))]) })
+            let counts = await store.sqlite.writer.bufferedWALCounts
+            if synchronous == .full {
+                #expect(counts == nil)
+            } else {
+                let c = try #require(counts)
+                #expect(c.writes > c.flushes && c.flushes > 0 && c.late == 0)
+            }
+            #expect(try await store.query(QuerySpec(collection: try coll("items"))).count == 10)
+        }
+    }
+}
