@@ -18,11 +18,20 @@
  * size query or close of the WAL itself, and before a write that does not continue the buffered
  * bytes (SQLite rewrites a frame in place when a transaction spills a page twice). Frames of a
  * transaction that rolls back are flushed before its write lock is released, so they can never
- * land after another writer's.
+ * land after another writer's. When a transaction spilled a page and wrote it again, SQLite
+ * rewrites the frames' checksums at its commit (walRewriteChecksums: each frame read, then its
+ * 24-byte header written, the commit frame's last): a header written right after a whole frame
+ * was read goes straight through, so the commit frame's rewritten header fails the commit if its
+ * write fails.
+ *
+ * A flush that fails, wherever, drops the bytes it held; from then on every call on the WAL fails
+ * with SQLITE_IOERR_WRITE until the connection releases its write lock (an I/O error makes SQLite
+ * roll the whole transaction back, where a "disk full" inside a statement would undo only that
+ * statement and leave frames counted that never reached the file).
  *
  * Only connections opened with this VFS and started with hearth_buffered_wal_start buffer; every
- * other file passes straight through. Not used with synchronous = FULL, where SQLite may split
- * the commit frame around a sync point (the Swift side starts it only for NORMAL and OFF).
+ * other file passes straight through. Not used with synchronous = FULL or EXTRA, where SQLite may
+ * split the commit frame around a sync point (the Swift side starts it only for NORMAL and OFF).
  */
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -50,25 +59,50 @@ struct BufferedFile {
     sqlite3_int64 start;
     /* The last write was the header of a frame that ends a transaction. */
     int commitHeader;
+    /* The last call read a whole frame (see walRewriteChecksums above). */
+    int afterRead;
+    /* A flush failed: every call fails until the write lock is released. */
+    int failed;
+    /* Tests: the next flush fails without writing. */
+    int failNextFlush;
     /* Writes taken into the buffer, write calls made for them, and flushes made from the database
      * file's shared-memory calls with bytes still buffered (none while commits flush as they end;
-     * only a transaction that spilled frames and rolled back leaves some). */
+     * only a transaction that spilled frames and rolled back can leave some). */
     long long writes, flushes, lateFlushes;
 };
+
+/* The unix file goes right after this struct, which keeps it aligned as unixOpen needs. */
+_Static_assert(sizeof(BufferedFile) % 8 == 0, "BufferedFile must keep the file after it 8-byte aligned");
 
 static sqlite3_vfs *unixVFS;
 
 static int flush(BufferedFile *f) {
     int n = f->length;
     f->length = 0;
+    f->commitHeader = 0;
+    if (n > 0 && f->failNextFlush) {
+        f->failNextFlush = 0;
+        f->failed = 1;
+        return SQLITE_FULL;
+    }
     for (int done = 0; done < n;) {
         int chunk = n - done < MAX_WRITE ? n - done : MAX_WRITE;
         f->flushes++;
         int rc = f->real->pMethods->xWrite(f->real, f->buffer + done, chunk, f->start + done);
-        if (rc != SQLITE_OK) return rc;
+        if (rc != SQLITE_OK) {
+            f->failed = 1;
+            return rc;
+        }
         done += chunk;
     }
     return SQLITE_OK;
+}
+
+/* For calls other than a write: an I/O error whatever the flush's, so SQLite rolls back the whole
+ * transaction; and the sticky failure. */
+static int flushBeforeOther(BufferedFile *f) {
+    if (f->failed) return SQLITE_IOERR_WRITE;
+    return flush(f) == SQLITE_OK ? SQLITE_OK : SQLITE_IOERR_WRITE;
 }
 
 /* Flushes a database file's WAL; for calls that cannot report an error (see the comment above:
@@ -86,18 +120,21 @@ static void flushPeerWAL(BufferedFile *f) {
 static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
     BufferedFile *f = (BufferedFile *)file;
     if (!f->buffer) return FORWARD(file, xWrite, data, amount, offset);
+    if (f->failed) return SQLITE_IOERR_WRITE;
     f->writes++;
-    if (f->length > 0 && (offset != f->start + f->length || amount > BUFFER_CAPACITY - f->length)) {
+    int rewritesHeader = f->afterRead && amount == FRAME_HEADER_BYTES;
+    f->afterRead = 0;
+    if (f->length > 0 && (offset != f->start + f->length || amount > BUFFER_CAPACITY - f->length || amount > MAX_WRITE || rewritesHeader)) {
         int rc = flush(f);
         if (rc != SQLITE_OK) return rc;
+    }
+    if (amount > MAX_WRITE || rewritesHeader) {
+        f->flushes++;
+        return FORWARD(file, xWrite, data, amount, offset);
     }
     int endsTransaction = f->commitHeader;
     const unsigned char *bytes = data;
     f->commitHeader = amount == FRAME_HEADER_BYTES && (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
-    if (amount > MAX_WRITE) {
-        f->flushes++;
-        return FORWARD(file, xWrite, data, amount, offset);
-    }
     if (f->length == 0) f->start = offset;
     memcpy(f->buffer + f->length, data, (size_t)amount);
     f->length += amount;
@@ -105,33 +142,38 @@ static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_in
 }
 
 static int walRead(sqlite3_file *file, void *data, int amount, sqlite3_int64 offset) {
-    int rc = flush((BufferedFile *)file);
-    return rc != SQLITE_OK ? rc : FORWARD(file, xRead, data, amount, offset);
+    BufferedFile *f = (BufferedFile *)file;
+    int rc = flushBeforeOther(f);
+    if (rc != SQLITE_OK) return rc;
+    /* A whole frame (header and a page, a power of two) is read only to rewrite its header. */
+    int page = amount - FRAME_HEADER_BYTES;
+    f->afterRead = page >= 512 && (page & (page - 1)) == 0;
+    return FORWARD(file, xRead, data, amount, offset);
 }
 
 static int walTruncate(sqlite3_file *file, sqlite3_int64 size) {
-    int rc = flush((BufferedFile *)file);
+    int rc = flushBeforeOther((BufferedFile *)file);
     return rc != SQLITE_OK ? rc : FORWARD(file, xTruncate, size);
 }
 
 static int walSync(sqlite3_file *file, int flags) {
-    int rc = flush((BufferedFile *)file);
+    int rc = flushBeforeOther((BufferedFile *)file);
     return rc != SQLITE_OK ? rc : FORWARD(file, xSync, flags);
 }
 
 static int walFileSize(sqlite3_file *file, sqlite3_int64 *size) {
-    int rc = flush((BufferedFile *)file);
+    int rc = flushBeforeOther((BufferedFile *)file);
     return rc != SQLITE_OK ? rc : FORWARD(file, xFileSize, size);
 }
 
 static int walFileControl(sqlite3_file *file, int op, void *arg) {
-    int rc = flush((BufferedFile *)file);
+    int rc = flushBeforeOther((BufferedFile *)file);
     return rc != SQLITE_OK ? rc : FORWARD(file, xFileControl, op, arg);
 }
 
 static int fileClose(sqlite3_file *file) {
     BufferedFile *f = (BufferedFile *)file;
-    int flushed = f->buffer ? flush(f) : SQLITE_OK;
+    int flushed = f->buffer ? flushBeforeOther(f) : SQLITE_OK;
     if (f->peer) f->peer->peer = NULL;
     f->peer = NULL;
     free(f->buffer);
@@ -155,8 +197,12 @@ static int fileShmMap(sqlite3_file *file, int region, int size, int extend, void
     return FORWARD(file, xShmMap, region, size, extend, out);
 }
 static int fileShmLock(sqlite3_file *file, int offset, int n, int flags) {
-    flushPeerWAL((BufferedFile *)file);
-    return FORWARD(file, xShmLock, offset, n, flags);
+    BufferedFile *f = (BufferedFile *)file;
+    flushPeerWAL(f);
+    int rc = FORWARD(file, xShmLock, offset, n, flags);
+    /* The WAL write lock (slot 0) released: the transaction that failed is over. */
+    if (f->peer && (flags & SQLITE_SHM_UNLOCK) && (flags & SQLITE_SHM_EXCLUSIVE) && offset == 0) f->peer->failed = 0;
+    return rc;
 }
 static void fileShmBarrier(sqlite3_file *file) {
     flushPeerWAL((BufferedFile *)file);
@@ -260,6 +306,13 @@ int hearth_buffered_wal_start(struct sqlite3 *db) {
     }
     main->peer = wal;
     wal->peer = main;
+    return SQLITE_OK;
+}
+
+int hearth_buffered_wal_fail_next_flush(struct sqlite3 *db) {
+    BufferedFile *main, *wal;
+    if (files(db, &main, &wal) != SQLITE_OK || !wal->buffer) return SQLITE_NOTFOUND;
+    wal->failNextFlush = 1;
     return SQLITE_OK;
 }
 

@@ -77,7 +77,14 @@ struct BufferedWALTests {
 
             let other = try Connection(path: path, options: Connection.Options())
             try other.transaction { try insert(other, rows: 50, bytes: 4000, tag: "other") }
-            try db.transaction { try insert(db, rows: 50, bytes: 4000, tag: "mine") }
+            let beforeMine = try #require(db.bufferedWALCounts)
+            // This one spills too, and writes some pages twice: SQLite then rewrites the frames'
+            // checksums at the commit (walRewriteChecksums), the commit frame's header last.
+            try db.transaction {
+                try insert(db, rows: 50, bytes: 4000, tag: "mine")
+                try db.run("UPDATE t SET body = randomblob(4000) WHERE tag = 'mine'")
+            }
+            #expect(try #require(db.bufferedWALCounts).late == beforeMine.late, "the commit's frames and rewritten headers went out with the commit")
             try other.transaction { try insert(other, rows: 5, bytes: 100, tag: "other-2") }
 
             let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
@@ -89,12 +96,50 @@ struct BufferedWALTests {
         }
     }
 
+    @Test("a commit whose frames fail to reach the file fails whole and leaves nothing; the next commit works")
+    func failedCommitWrite() throws {
+        try withDatabase { path in
+            let db = try buffered(path)
+            try db.transaction { try insert(db, rows: 2, bytes: 100, tag: "before") }
+            #expect(db.failNextBufferedWALFlush())
+            #expect(throws: SQLiteError.self) { try db.transaction { try insert(db, rows: 5, bytes: 3000, tag: "failed") } }
+            #expect(!db.isInTransaction)
+            try db.transaction { try insert(db, rows: 3, bytes: 100, tag: "after") }
+            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
+            #expect(try [count(reader, "before"), count(reader, "failed"), count(reader, "after")] == [2, 0, 3])
+            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+        }
+    }
+
+    @Test("frames a transaction spilled that fail to reach the file when it reads them back roll the whole transaction back, not only the statement")
+    func failedFlushOnRead() throws {
+        try withDatabase { path in
+            let db = try buffered(path)
+            try db.execute("PRAGMA cache_size = 10")
+            try db.execute("BEGIN IMMEDIATE")
+            try insert(db, rows: 100, bytes: 4000, tag: "spilled")
+            #expect(try #require(db.bufferedWALCounts).flushes == 0, "the spilled frames are still in the buffer")
+            #expect(db.failNextBufferedWALFlush())
+            // A statement that may fail halfway (the keys it changes could clash) has a statement
+            // journal: "disk full" inside it would undo only the statement and leave the
+            // transaction open on frames that never reached the file; an I/O error rolls the
+            // transaction back.
+            #expect(throws: SQLiteError.self) { try db.run("UPDATE t SET id = id + 1000000 WHERE tag = 'spilled'") }
+            #expect(!db.isInTransaction, "the transaction is rolled back whole")
+            try db.transaction { try insert(db, rows: 3, bytes: 4000, tag: "after") }
+            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
+            #expect(try [count(reader, "spilled"), count(reader, "after")] == [0, 3])
+            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+        }
+    }
+
     @Test("a connection opened without the VFS cannot start it and writes as before")
     func plainConnection() throws {
         try withDatabase { path in
             let db = try Connection(path: path, options: Connection.Options())
             #expect(!db.startBufferedWAL())
             #expect(db.bufferedWALCounts == nil)
+            #expect(!db.failNextBufferedWALFlush())
             try db.transaction { try insert(db, rows: 3, bytes: 100, tag: "plain") }
             #expect(try count(db, "plain") == 3)
         }

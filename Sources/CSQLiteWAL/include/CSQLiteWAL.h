@@ -21,4 +21,8 @@ int hearth_buffered_wal_start(struct sqlite3 *db);
 /// flushes made late, from a shared-memory call rather than as a transaction ended; -1 each when
 /// its WAL is not buffered.
 void hearth_buffered_wal_counts(struct sqlite3 *db, long long *writes, long long *flushes, long long *lateFlushes);
+
+/// For tests: the next flush of `db`'s WAL buffer fails with SQLITE_FULL and writes nothing, as a
+/// full disk would. SQLITE_OK, or SQLITE_NOTFOUND when its WAL is not buffered.
+int hearth_buffered_wal_fail_next_flush(struct sqlite3 *db);
 #endif

@@ -77,9 +77,10 @@ actor Writer {
     static let maxWritesPerCommit = 500
 
     init(path: String, synchronous: String, collections: CollectionRegistry, indexes: IndexRegistry, clock: any Clock) throws {
-        // With FULL, SQLite may split a commit's last frame around a sync, and the buffer would
-        // hold its end until the next commit: the writer's WAL is buffered only below FULL.
-        let buffered = synchronous.uppercased() != "FULL"
+        // With FULL or EXTRA, SQLite may split a commit's last frame around a sync, and the buffer
+        // would hold its end until the next commit: the writer's WAL is buffered with NORMAL and
+        // OFF only.
+        let buffered = ["NORMAL", "OFF"].contains(synchronous.uppercased())
         db = try Connection(path: path, options: Connection.Options(synchronous: synchronous, bufferedWAL: buffered))
         try Schema.migrate(db)
         // The WAL is open once the connection has read the database.

@@ -154,6 +154,12 @@ final class Connection {
         hearth_buffered_wal_start(handle) == SQLITE_OK
     }
 
+    /// For tests: the next write of this connection's WAL buffer fails as with a full disk and
+    /// writes nothing; false when its WAL is not buffered.
+    func failNextBufferedWALFlush() -> Bool {
+        hearth_buffered_wal_fail_next_flush(handle) == SQLITE_OK
+    }
+
     /// The WAL writes this connection made through the buffer, the writes the kernel got for
     /// them, and the late ones among those (from a shared-memory call, after the transaction's own
     /// writes: where a failure could no longer fail the commit); nil when its WAL is not buffered.
