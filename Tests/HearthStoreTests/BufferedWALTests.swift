@@ -133,6 +133,39 @@ struct BufferedWALTests {
         }
     }
 
+    @Test("after a checkpoint the WAL starts over, its header written with the first frames (synchronous NORMAL and OFF); everything reads back, also after every connection closed and the WAL is recovered from the file")
+    func walStartsOver() throws {
+        for synchronous in ["NORMAL", "OFF"] {
+            try withDatabase { path in
+                do {
+                    let db = try Connection(path: path, options: Connection.Options(synchronous: synchronous, bufferedWAL: true))
+                    _ = try db.scalarInt("SELECT count(*) FROM t")
+                    #expect(db.startBufferedWAL())
+                    let other = try Connection(path: path, options: Connection.Options())
+                    for round in 0..<3 {
+                        try db.transaction { try insert(db, rows: 10, bytes: 3000, tag: "r\(round)") }
+                        // Copies every frame and makes the next commit start the WAL from its beginning.
+                        let busy = try other.query("PRAGMA wal_checkpoint(RESTART)") { $0.int64(0) }
+                        #expect(busy == [0], "\(synchronous): the checkpoint completed")
+                    }
+                    try db.transaction { try insert(db, rows: 10, bytes: 3000, tag: "last") }
+                    #expect(try #require(db.bufferedWALCounts).late == 0)
+                    #expect(try [count(other, "r0"), count(other, "r1"), count(other, "r2"), count(other, "last")] == [10, 10, 10, 10])
+                    // Keep the WAL when the last connection closes, so that opening recovers it.
+                    for connection in [db, other] {
+                        var keep: Int32 = 1
+                        #expect(sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &keep) == SQLITE_OK)
+                    }
+                }
+                let wal = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+                #expect(wal > 0, "\(synchronous): the WAL outlived its connections")
+                let reopened = try Connection(path: path, options: Connection.Options())
+                #expect(try [count(reopened, "r0"), count(reopened, "last")] == [10, 10], "\(synchronous)")
+                #expect(try reopened.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+            }
+        }
+    }
+
     @Test("a connection opened without the VFS cannot start it and writes as before")
     func plainConnection() throws {
         try withDatabase { path in
