@@ -35,6 +35,17 @@ struct BufferedWALTests {
         try db.scalarInt("SELECT count(*) FROM t WHERE tag = ?", [.text(tag)]) ?? -1
     }
 
+    /// Reads the database back through a new connection (read-only, or one that may recover the
+    /// WAL): the rows of each tag, and SQLite's integrity check.
+    func expectReadBack(_ path: String, _ rows: KeyValuePairs<String, Int64>, recovering: Bool = false,
+                        _ note: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let db = try Connection(path: path, options: Connection.Options(readOnly: !recovering))
+        for (tag, expected) in rows {
+            #expect(try count(db, tag) == expected, "\(tag) \(note?.rawValue ?? "")", sourceLocation: sourceLocation)
+        }
+        #expect(try db.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"], sourceLocation: sourceLocation)
+    }
+
     @Test("a transaction's frames reach the kernel together: dozens of page writes, one write call")
     func oneWritePerTransaction() throws {
         try withDatabase { path in
@@ -59,7 +70,7 @@ struct BufferedWALTests {
                 #expect(try count(reader, "c\(i)") == Int64(rows), "commit \(i)")
             }
             #expect(try #require(db.bufferedWALCounts).late == 0)
-            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"], "read by the connection that was open throughout")
         }
     }
 
@@ -87,12 +98,7 @@ struct BufferedWALTests {
             #expect(try #require(db.bufferedWALCounts).late == beforeMine.late, "the commit's frames and rewritten headers went out with the commit")
             try other.transaction { try insert(other, rows: 5, bytes: 100, tag: "other-2") }
 
-            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
-            #expect(try count(reader, "rolled-back") == 0)
-            #expect(try count(reader, "other") == 50)
-            #expect(try count(reader, "mine") == 50)
-            #expect(try count(reader, "other-2") == 5)
-            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+            try expectReadBack(path, ["rolled-back": 0, "other": 50, "mine": 50, "other-2": 5])
         }
     }
 
@@ -105,9 +111,7 @@ struct BufferedWALTests {
             #expect(throws: SQLiteError.self) { try db.transaction { try insert(db, rows: 5, bytes: 3000, tag: "failed") } }
             #expect(!db.isInTransaction)
             try db.transaction { try insert(db, rows: 3, bytes: 100, tag: "after") }
-            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
-            #expect(try [count(reader, "before"), count(reader, "failed"), count(reader, "after")] == [2, 0, 3])
-            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+            try expectReadBack(path, ["before": 2, "failed": 0, "after": 3])
         }
     }
 
@@ -127,9 +131,7 @@ struct BufferedWALTests {
             #expect(throws: SQLiteError.self) { try db.run("UPDATE t SET id = id + 1000000 WHERE tag = 'spilled'") }
             #expect(!db.isInTransaction, "the transaction is rolled back whole")
             try db.transaction { try insert(db, rows: 3, bytes: 4000, tag: "after") }
-            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
-            #expect(try [count(reader, "spilled"), count(reader, "after")] == [0, 3])
-            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+            try expectReadBack(path, ["spilled": 0, "after": 3])
         }
     }
 
@@ -159,9 +161,7 @@ struct BufferedWALTests {
                 }
                 let wal = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
                 #expect(wal > 0, "\(synchronous): the WAL outlived its connections")
-                let reopened = try Connection(path: path, options: Connection.Options())
-                #expect(try [count(reopened, "r0"), count(reopened, "last")] == [10, 10], "\(synchronous)")
-                #expect(try reopened.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+                try expectReadBack(path, ["r0": 10, "r1": 10, "r2": 10, "last": 10], recovering: true, "\(synchronous)")
             }
         }
     }
