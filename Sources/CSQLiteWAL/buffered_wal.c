@@ -25,9 +25,10 @@
  * write fails.
  *
  * A flush that fails, wherever, drops the bytes it held; from then on every call on the WAL fails
- * with SQLITE_IOERR_WRITE until the connection releases its write lock (an I/O error makes SQLite
- * roll the whole transaction back, where a "disk full" inside a statement would undo only that
- * statement and leave frames counted that never reached the file).
+ * with SQLITE_IOERR_WRITE until the connection releases its write lock, but for reads of frames
+ * that reached the file (an I/O error makes SQLite roll the whole transaction back, where a "disk
+ * full" inside a statement would undo only that statement and leave frames counted that never
+ * reached the file).
  *
  * Only connections opened with this VFS and started with hearth_buffered_wal_start buffer; every
  * other file passes straight through. Not used with synchronous = FULL or EXTRA, where SQLite may
@@ -59,16 +60,24 @@ struct BufferedFile {
     sqlite3_int64 start;
     /* The last write was the header of a frame that ends a transaction. */
     int commitHeader;
-    /* The last call read a whole frame (see walRewriteChecksums above). */
+    /* The last call read a whole frame, at frameRead (see walRewriteChecksums above). Cleared by
+     * every shared-memory call on the database file: recovery (walIndexRecover) reads whole frames
+     * too, and takes and releases locks before anything is written. */
     int afterRead;
-    /* A flush failed: every call fails until the write lock is released. */
+    sqlite3_int64 frameRead;
+    /* A flush failed, dropping bytes from lostFrom on: every call fails until the write lock is
+     * released, but for reads below lostFrom (frames that reached the file, which a rollback
+     * reads back). */
     int failed;
+    sqlite3_int64 lostFrom;
     /* Tests: the next flush fails without writing. */
     int failNextFlush;
     /* Writes taken into the buffer, write calls made for them, and flushes made from the database
      * file's shared-memory calls with bytes still buffered (none while commits flush as they end;
      * only a transaction that spilled frames and rolled back can leave some). */
     long long writes, flushes, lateFlushes;
+    /* Frame headers rewritten after a whole-frame read, passed straight through. */
+    long long headerRewrites;
 };
 
 /* The unix file goes right after this struct, which keeps it aligned as unixOpen needs. */
@@ -83,6 +92,7 @@ static int flush(BufferedFile *f) {
     if (n > 0 && f->failNextFlush) {
         f->failNextFlush = 0;
         f->failed = 1;
+        f->lostFrom = f->start;
         return SQLITE_FULL;
     }
     for (int done = 0; done < n;) {
@@ -91,6 +101,7 @@ static int flush(BufferedFile *f) {
         int rc = f->real->pMethods->xWrite(f->real, f->buffer + done, chunk, f->start + done);
         if (rc != SQLITE_OK) {
             f->failed = 1;
+            f->lostFrom = f->start + done;
             return rc;
         }
         done += chunk;
@@ -122,8 +133,9 @@ static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_in
     if (!f->buffer) return FORWARD(file, xWrite, data, amount, offset);
     if (f->failed) return SQLITE_IOERR_WRITE;
     f->writes++;
-    int rewritesHeader = f->afterRead && amount == FRAME_HEADER_BYTES;
+    int rewritesHeader = f->afterRead && amount == FRAME_HEADER_BYTES && offset == f->frameRead;
     f->afterRead = 0;
+    f->headerRewrites += rewritesHeader;
     if (f->length > 0 && (offset != f->start + f->length || amount > BUFFER_CAPACITY - f->length || amount > MAX_WRITE || rewritesHeader)) {
         int rc = flush(f);
         if (rc != SQLITE_OK) return rc;
@@ -143,11 +155,16 @@ static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_in
 
 static int walRead(sqlite3_file *file, void *data, int amount, sqlite3_int64 offset) {
     BufferedFile *f = (BufferedFile *)file;
-    int rc = flushBeforeOther(f);
-    if (rc != SQLITE_OK) return rc;
-    /* A whole frame (header and a page, a power of two) is read only to rewrite its header. */
+    if (f->failed) {
+        if (offset + amount > f->lostFrom) return SQLITE_IOERR_WRITE;
+    } else if (flush(f) != SQLITE_OK) {
+        return SQLITE_IOERR_WRITE;
+    }
+    /* A whole frame (header and a page, a power of two) is read to rewrite its header, or by
+     * recovery (see afterRead). */
     int page = amount - FRAME_HEADER_BYTES;
-    f->afterRead = page >= 512 && (page & (page - 1)) == 0;
+    f->afterRead = f->buffer && page >= 512 && (page & (page - 1)) == 0;
+    f->frameRead = offset;
     return FORWARD(file, xRead, data, amount, offset);
 }
 
@@ -193,11 +210,19 @@ static int fileCheckReservedLock(sqlite3_file *file, int *out) { return FORWARD(
 static int fileFileControl(sqlite3_file *file, int op, void *arg) { return FORWARD(file, xFileControl, op, arg); }
 static int fileSectorSize(sqlite3_file *file) { return FORWARD(file, xSectorSize); }
 static int fileDeviceCharacteristics(sqlite3_file *file) { return FORWARD(file, xDeviceCharacteristics); }
+/* A database file's shared-memory call: its WAL's last read was not walRewriteChecksums'. */
+static void forgetFrameRead(BufferedFile *f) {
+    if (f->peer) f->peer->afterRead = 0;
+}
 static int fileShmMap(sqlite3_file *file, int region, int size, int extend, void volatile **out) {
+    forgetFrameRead((BufferedFile *)file);
     return FORWARD(file, xShmMap, region, size, extend, out);
 }
+/* The sticky failure clears when the WAL write lock is released. In locking_mode = EXCLUSIVE
+ * SQLite takes no shared-memory locks and it would never clear: the store does not use that mode. */
 static int fileShmLock(sqlite3_file *file, int offset, int n, int flags) {
     BufferedFile *f = (BufferedFile *)file;
+    forgetFrameRead(f);
     flushPeerWAL(f);
     int rc = FORWARD(file, xShmLock, offset, n, flags);
     /* The WAL write lock (slot 0) released: the transaction that failed is over. */
@@ -205,6 +230,7 @@ static int fileShmLock(sqlite3_file *file, int offset, int n, int flags) {
     return rc;
 }
 static void fileShmBarrier(sqlite3_file *file) {
+    forgetFrameRead((BufferedFile *)file);
     flushPeerWAL((BufferedFile *)file);
     FORWARD(file, xShmBarrier);
 }
@@ -306,6 +332,7 @@ int hearth_buffered_wal_start(struct sqlite3 *db) {
     }
     main->peer = wal;
     wal->peer = main;
+    wal->afterRead = 0;
     return SQLITE_OK;
 }
 
@@ -316,11 +343,13 @@ int hearth_buffered_wal_fail_next_flush(struct sqlite3 *db) {
     return SQLITE_OK;
 }
 
-void hearth_buffered_wal_counts(struct sqlite3 *db, long long *writes, long long *flushes, long long *lateFlushes) {
+void hearth_buffered_wal_counts(struct sqlite3 *db, long long *writes, long long *flushes, long long *lateFlushes,
+                                long long *headerRewrites) {
     BufferedFile *main, *wal;
-    *writes = *flushes = *lateFlushes = -1;
+    *writes = *flushes = *lateFlushes = *headerRewrites = -1;
     if (files(db, &main, &wal) != SQLITE_OK || !wal->buffer) return;
     *writes = wal->writes;
     *flushes = wal->flushes;
     *lateFlushes = wal->lateFlushes;
+    *headerRewrites = wal->headerRewrites;
 }

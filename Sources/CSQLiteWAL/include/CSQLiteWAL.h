@@ -17,10 +17,12 @@ int hearth_buffered_wal_register(void);
 /// the connection's files are not the VFS's, or SQLITE_NOMEM.
 int hearth_buffered_wal_start(struct sqlite3 *db);
 
-/// The WAL writes `db` made through the buffer, the writes the kernel got for them, and the
-/// flushes made late, from a shared-memory call rather than as a transaction ended; -1 each when
-/// its WAL is not buffered.
-void hearth_buffered_wal_counts(struct sqlite3 *db, long long *writes, long long *flushes, long long *lateFlushes);
+/// The WAL writes `db` made through the buffer, the writes the kernel got for them, the flushes
+/// made late, from a shared-memory call rather than as a transaction ended, and the frame headers
+/// SQLite rewrote after reading their frames (passed straight through); -1 each when its WAL is
+/// not buffered.
+void hearth_buffered_wal_counts(struct sqlite3 *db, long long *writes, long long *flushes, long long *lateFlushes,
+                                long long *headerRewrites);
 
 /// For tests: the next flush of `db`'s WAL buffer fails with SQLITE_FULL and writes nothing, as a
 /// full disk would. SQLITE_OK, or SQLITE_NOTFOUND when its WAL is not buffered.

@@ -479,7 +479,7 @@ actor Writer {
 
     /// The WAL writes this writer made through its buffer and the writes the kernel got for them
     /// (`Connection.bufferedWALCounts`); nil when its WAL is not buffered.
-    var bufferedWALCounts: (writes: Int, flushes: Int, late: Int)? { db.bufferedWALCounts }
+    var bufferedWALCounts: (writes: Int, flushes: Int, late: Int, headerRewrites: Int)? { db.bufferedWALCounts }
 
     func checkpoint() throws {
         try ensureOpen()

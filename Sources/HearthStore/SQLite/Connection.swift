@@ -161,12 +161,13 @@ final class Connection {
     }
 
     /// The WAL writes this connection made through the buffer, the writes the kernel got for
-    /// them, and the late ones among those (from a shared-memory call, after the transaction's own
-    /// writes: where a failure could no longer fail the commit); nil when its WAL is not buffered.
-    var bufferedWALCounts: (writes: Int, flushes: Int, late: Int)? {
-        var writes: Int64 = 0, flushes: Int64 = 0, late: Int64 = 0
-        hearth_buffered_wal_counts(handle, &writes, &flushes, &late)
-        return writes < 0 ? nil : (Int(writes), Int(flushes), Int(late))
+    /// them, the late ones among those (from a shared-memory call, after the transaction's own
+    /// writes: where a failure could no longer fail the commit), and the frame headers SQLite
+    /// rewrote at a commit after reading their frames; nil when its WAL is not buffered.
+    var bufferedWALCounts: (writes: Int, flushes: Int, late: Int, headerRewrites: Int)? {
+        var writes: Int64 = 0, flushes: Int64 = 0, late: Int64 = 0, rewrites: Int64 = 0
+        hearth_buffered_wal_counts(handle, &writes, &flushes, &late, &rewrites)
+        return writes < 0 ? nil : (Int(writes), Int(flushes), Int(late), Int(rewrites))
     }
     /// Whether a write transaction is open: what this connection reads may then be its own
     /// uncommitted rows.
