@@ -83,7 +83,8 @@ actor Writer {
         let buffered = ["NORMAL", "OFF"].contains(synchronous.uppercased())
         db = try Connection(path: path, options: Connection.Options(synchronous: synchronous, bufferedWAL: buffered))
         try Schema.migrate(db)
-        // The WAL is open once the connection has read the database.
+        // The WAL is open once the connection has read the database. Should the buffer not start
+        // (no memory for it), the writer writes its frames as SQLite does, unbuffered.
         if buffered { _ = db.startBufferedWAL() }
         // The version first: anything another process commits after this read changes it, so the
         // first write transaction reloads what the reads below might have missed.
@@ -477,8 +478,8 @@ actor Writer {
 
     private var checkpointer: Checkpointer?
 
-    /// The WAL writes this writer made through its buffer and the writes the kernel got for them
-    /// (`Connection.bufferedWALCounts`); nil when its WAL is not buffered.
+    /// What the writer's WAL buffer did (`Connection.bufferedWALCounts`); nil when its WAL is not
+    /// buffered.
     var bufferedWALCounts: (writes: Int, flushes: Int, late: Int, headerRewrites: Int)? { db.bufferedWALCounts }
 
     func checkpoint() throws {

@@ -149,7 +149,7 @@ final class Connection {
     /// Gathers this connection's WAL appends and writes them once per transaction, not twice per
     /// page (see Sources/CSQLiteWAL/buffered_wal.c). Needs `Options.bufferedWAL` and an open WAL
     /// (the connection has read the database in WAL mode); false, with nothing changed, otherwise.
-    /// Not for `synchronous = FULL`.
+    /// Not for `synchronous = FULL` or `EXTRA`.
     func startBufferedWAL() -> Bool {
         hearth_buffered_wal_start(handle) == SQLITE_OK
     }
@@ -169,6 +169,7 @@ final class Connection {
         hearth_buffered_wal_counts(handle, &writes, &flushes, &late, &rewrites)
         return writes < 0 ? nil : (Int(writes), Int(flushes), Int(late), Int(rewrites))
     }
+
     /// Whether a write transaction is open: what this connection reads may then be its own
     /// uncommitted rows.
     var isInWriteTransaction: Bool { sqlite3_txn_state(handle, nil) == SQLITE_TXN_WRITE }
