@@ -12,8 +12,8 @@
  * Why this is safe for readers in this and other processes: a reader learns of new frames only
  * from the wal-index header, which the writer publishes after its commit frame is written
  * (walIndexWriteHdr, after sqlite3WalFrames has written every frame), and the buffer is empty by
- * then. As a second line, the buffer is also flushed before every shared-memory barrier and lock
- * call on the connection's database file (walIndexWriteHdr puts a barrier between its two header
+ * then. As a second line, the buffer is also flushed before every shared-memory barrier, lock and
+ * unmap call on the connection's database file (walIndexWriteHdr puts a barrier between its two header
  * copies, and readers take the header only when both agree), and before any read, sync, truncate,
  * size query or close of the WAL itself, and before a write that does not continue the buffered
  * bytes (SQLite rewrites a frame in place when a transaction spills a page twice). Frames of a
@@ -29,6 +29,12 @@
  * that reached the file (an I/O error makes SQLite roll the whole transaction back, where a "disk
  * full" inside a statement would undo only that statement and leave frames counted that never
  * reached the file).
+ *
+ * What this relies on beyond SQLite's documented WAL format (https://www.sqlite.org/fileformat2.html:
+ * a frame header's second field is the database size on a commit frame, zero otherwise) is how
+ * SQLite 3.40's wal.c orders its writes, reads, barriers and locks, which is what this file was
+ * checked against: hearth_buffered_wal_start refuses any other SQLite release (3.40.x only), and
+ * the connection then writes as SQLite does.
  *
  * Only connections opened with this VFS and started with hearth_buffered_wal_start buffer; every
  * other file passes straight through. Not used with synchronous = FULL or EXTRA, where SQLite may
@@ -322,7 +328,11 @@ static int files(struct sqlite3 *db, BufferedFile **main, BufferedFile **wal) {
     return SQLITE_OK;
 }
 
+/* The SQLite release whose WAL code this file was checked against, as major * 1000 + minor. */
+enum { CHECKED_SQLITE_RELEASE = 3040 };
+
 int hearth_buffered_wal_start(struct sqlite3 *db) {
+    if (sqlite3_libversion_number() / 1000 != CHECKED_SQLITE_RELEASE) return SQLITE_NOTFOUND;
     BufferedFile *main, *wal;
     int rc = files(db, &main, &wal);
     if (rc != SQLITE_OK) return rc;

@@ -13,8 +13,9 @@ extern const char *const hearth_buffered_wal_vfs;
 int hearth_buffered_wal_register(void);
 
 /// Starts buffering the WAL appends of `db`, which was opened with the VFS and whose WAL is open
-/// (the connection is in WAL mode and has read the database). SQLITE_OK, SQLITE_NOTFOUND when
-/// the connection's files are not the VFS's, or SQLITE_NOMEM.
+/// (the connection is in WAL mode and has read the database). SQLITE_OK; SQLITE_NOTFOUND when
+/// the connection's files are not the VFS's, or SQLite is not the release the VFS was checked
+/// against (3.40.x); or SQLITE_NOMEM.
 int hearth_buffered_wal_start(struct sqlite3 *db);
 
 /// The WAL writes `db` made through the buffer, the writes the kernel got for them, the flushes

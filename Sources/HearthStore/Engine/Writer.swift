@@ -84,7 +84,8 @@ actor Writer {
         db = try Connection(path: path, options: Connection.Options(synchronous: synchronous, bufferedWAL: buffered))
         try Schema.migrate(db)
         // The WAL is open once the connection has read the database. Should the buffer not start
-        // (no memory for it), the writer writes its frames as SQLite does, unbuffered.
+        // (no memory for it, or an SQLite release other than the one the buffer was checked
+        // against), the writer writes its frames as SQLite does, unbuffered.
         if buffered { _ = db.startBufferedWAL() }
         // The version first: anything another process commits after this read changes it, so the
         // first write transaction reloads what the reads below might have missed.

@@ -148,7 +148,8 @@ final class Connection {
 
     /// Gathers this connection's WAL appends and writes them once per transaction, not twice per
     /// page (see Sources/CSQLiteWAL/buffered_wal.c). Needs `Options.bufferedWAL` and an open WAL
-    /// (the connection has read the database in WAL mode); false, with nothing changed, otherwise.
+    /// (the connection has read the database in WAL mode) and SQLite 3.40.x, the release the buffer
+    /// was checked against; false, with nothing changed, otherwise.
     /// Not for `synchronous = FULL` or `EXTRA`.
     func startBufferedWAL() -> Bool {
         hearth_buffered_wal_start(handle) == SQLITE_OK
