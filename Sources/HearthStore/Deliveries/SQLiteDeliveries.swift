@@ -134,15 +134,19 @@ final class SQLiteDeliveries: DeliveryStorage {
     func enqueue(_ tasks: [TaskEnqueue]) async throws {
         guard !tasks.isEmpty else { return }
         let now = writer.clock.now()
+        // Encoded here, on the caller's thread, as `route` and `add` do (a schedule's fan-out
+        // enqueues thousands at a time).
+        let payloads = tasks.map(\.delivery.event.wireBytes)
         try await writer.withTransaction { db in
-            for task in tasks { try SQLiteDeliveries.insertTask(db, task, now: now) }
+            for (task, payload) in zip(tasks, payloads) { try SQLiteDeliveries.insertTask(db, task, payload: payload, now: now) }
         }
         activity.notify(Set(tasks.map(\.queue)))
     }
 
     /// The insert behind every enqueue, also run inside document commits (so a task enqueued in a
-    /// transaction or batch commits with its writes or not at all).
-    static func insertTask(_ db: Connection, _ task: TaskEnqueue, now: Timestamp) throws {
+    /// transaction or batch commits with its writes or not at all). `payload` is
+    /// `task.delivery.event.wireBytes`.
+    static func insertTask(_ db: Connection, _ task: TaskEnqueue, payload: [UInt8], now: Timestamp) throws {
         let window = RowEncoding.micros(now - task.dedupeWindow)
         if let previous = try db.scalarInt("SELECT enqueue_time FROM task_ids WHERE queue = ? AND id = ?", [.text(task.queue), .text(task.id)]),
            previous > window {
@@ -157,7 +161,7 @@ final class SQLiteDeliveries: DeliveryStorage {
         }
         try db.run("INSERT OR REPLACE INTO task_ids(queue, id, enqueue_time) VALUES (?, ?, ?)",
                    [.text(task.queue), .text(task.id), .integer(RowEncoding.micros(now))])
-        _ = try insert(db, task.delivery, payload: task.delivery.event.wireBytes, createTime: RowEncoding.micros(now), ifNew: false)
+        _ = try insert(db, task.delivery, payload: payload, createTime: RowEncoding.micros(now), ifNew: false)
     }
 
     /// Inserts one delivery row; with `ifNew`, one already queued (same function and event id) is

@@ -305,7 +305,7 @@ actor Writer {
                     changes.append(record)
                 }
             }
-            for task in enqueues { try SQLiteDeliveries.insertTask(db, task, now: commitTime) }
+            for task in enqueues { try SQLiteDeliveries.insertTask(db, task, payload: task.delivery.event.wireBytes, now: commitTime) }
             let results = zip(writes, transformResults).map { write, transforms in
                 WriteResult(updateTime: finalTimes[write.path] ?? nil, transformResults: transforms)
             }
