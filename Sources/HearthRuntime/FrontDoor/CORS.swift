@@ -1,9 +1,11 @@
 import Foundation
 import HearthModel
 
-/// CORS as Firebase's v2 `onCall` does by default (`cors: true`): any origin is reflected with
-/// `Vary: Origin`, or `*` when the request has no Origin. A function's `cors` option restricts it to
-/// listed origins (exact, `*` globs, or `/regex/`) or turns it off.
+/// CORS as Firebase's v2 `onCall` does by default (`cors: true`, which firebase-functions hands to
+/// the `cors` package as `origin: true`): any origin is reflected, always with `Vary: Origin`; a
+/// request without an Origin (an app's SDK, curl) gets no Access-Control-Allow-Origin at all. A
+/// function's `cors` option restricts it to listed origins (exact, `*` globs, or `/regex/`) or
+/// turns it off.
 enum CORS {
     /// The headers to add to a response for `origin` under `policy`.
     static func headers(policy: CORSPolicy?, origin: String?) -> HTTPHeaders {
@@ -13,14 +15,14 @@ enum CORS {
         case .disabled:
             return HTTPHeaders()
         case .allowAll:
-            allowedOrigin = origin ?? "*"
+            allowedOrigin = origin
         case .origins(let allowed):
             allowedOrigin = origin.flatMap { origin in allowed.contains(where: { matches($0, origin) }) ? origin : nil }
         }
         var h = HTTPHeaders(capacity: 2)
         if let allowedOrigin { h.add("Access-Control-Allow-Origin", allowedOrigin) }
-        // The answer depends on the Origin: caches are told so (also when it was refused).
-        if origin != nil || allowedOrigin == nil { h.add("Vary", "Origin") }
+        // The answer depends on the Origin: caches are told so, whatever it was (or its absence).
+        h.add("Vary", "Origin")
         return h
     }
 
