@@ -123,6 +123,9 @@ public enum EchoUnit: FunctionModule {
             }
         }
 
+        // CORS from the function's options: answered preflights and the headers on its responses.
+        fn.onRequest("corsRequest", .init(cors: .origins(["https://app.example.com"]))) { _ in HTTPResponse.text("ok") }
+
         fn.onRequest("hello") { req in
             HTTPResponse.text("hello \(req.queryValue("name") ?? "world") via \(req.method) \(req.path)")
         }

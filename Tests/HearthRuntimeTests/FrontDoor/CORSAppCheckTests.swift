@@ -23,6 +23,54 @@ struct CORSAppCheckTests {
         }
     }
 
+    @Test("without an Origin nothing is reflected, and every answer says it depends on the Origin: calls, 404s, Firestore REST, preflights")
+    func noOrigin() async throws {
+        try await withFrontDoor { door in
+            func expectNoAllowOrigin(_ r: HTTPClientResponse, status: Int, _ what: String) {
+                #expect(r.status == status, "\(what): \(r.text)")
+                #expect(r.headers["access-control-allow-origin"] == nil, "\(what)")
+                #expect(r.headers.values("vary").contains("Origin"), "\(what)")
+            }
+            expectNoAllowOrigin(try await door.call("echo", 1), status: 200, "a call")
+            expectNoAllowOrigin(try await door.call("nope", 1), status: 404, "a call to no function")
+            expectNoAllowOrigin(try await door.send("GET", "/api/none"), status: 404, "a path that routes nowhere")
+            expectNoAllowOrigin(try await door.send("OPTIONS", "/echo", headers: [("Access-Control-Request-Method", "POST")]), status: 204, "a preflight")
+            let documents = "/v1/projects/\(door.runtime.config.project)/databases/(default)/documents/items/x"
+            let rest = try await door.send("GET", documents)
+            #expect(rest.headers["access-control-allow-origin"] == nil)
+            #expect(rest.headers.values("vary").contains("Origin"))
+            // The same with an Origin: reflected, on Firestore REST as on calls.
+            let fromSite = try await door.send("GET", documents, headers: [("Origin", "https://todo.example.com")])
+            #expect(fromSite.headers["access-control-allow-origin"] == "https://todo.example.com")
+            #expect(fromSite.headers.values("vary").contains("Origin"))
+        }
+    }
+
+    @Test("an onRequest function's cors option: its preflights answered, its responses given the headers; none without the option")
+    func onRequestCORS() async throws {
+        try await withFrontDoor { door in
+            let allowed = try await door.send("GET", "/corsRequest", headers: [("Origin", "https://app.example.com")])
+            #expect(allowed.status == 200)
+            #expect(allowed.text == "ok")
+            #expect(allowed.headers["access-control-allow-origin"] == "https://app.example.com")
+            #expect(allowed.headers.values("vary").contains("Origin"))
+            let refused = try await door.send("GET", "/corsRequest", headers: [("Origin", "https://evil.test")])
+            #expect(refused.status == 200)  // the browser enforces CORS; the request itself runs
+            #expect(refused.headers["access-control-allow-origin"] == nil)
+            let pre = try await door.send("OPTIONS", "/corsRequest", headers: [("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "PUT")])
+            #expect(pre.status == 204)
+            #expect(pre.headers["access-control-allow-origin"] == "https://app.example.com")
+            #expect(pre.headers["access-control-allow-methods"] == "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+            // Without the option the function gets the request, preflights included, and answers it.
+            let plain = try await door.send("GET", "/hello", headers: [("Origin", "https://app.example.com")])
+            #expect(plain.status == 200)
+            #expect(plain.headers["access-control-allow-origin"] == nil)
+            #expect(plain.headers.values("vary").isEmpty)
+            let plainPre = try await door.send("OPTIONS", "/hello", headers: [("Origin", "https://app.example.com")])
+            #expect(plainPre.text == "hello world via OPTIONS /hello")
+        }
+    }
+
     @Test("a preflight answers 204 allowing POST and the requested headers", arguments: ["/echo", "/hearth-local/us-central1/echo"])
     func preflight(path: String) async throws {
         try await withFrontDoor { door in
