@@ -7,7 +7,8 @@
  * the writer's thread, which every commit waits for. Here the frames of a transaction collect in
  * a buffer and go out together when the page of the frame that ends the transaction (its header
  * carries the database size, nonzero only on a commit frame) is written: within that xWrite, so a
- * failed write fails the commit as it would have without the buffer.
+ * failed write fails the commit as it would have without the buffer. (Also when that page does
+ * not fit in what is left of the buffer: the bytes before it are written first, then the page.)
  *
  * Why this is safe for readers in this and other processes: a reader learns of new frames only
  * from the wal-index header, which the writer publishes after its commit frame is written
@@ -142,15 +143,18 @@ static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_in
     int rewritesHeader = f->afterRead && amount == FRAME_HEADER_BYTES && offset == f->frameRead;
     f->afterRead = 0;
     f->headerRewrites += rewritesHeader;
+    /* Whether this is the page of the frame that ends a transaction: taken before a flush to make
+     * room, which forgets the header it writes (the commit's page must then still go out now). */
+    int endsTransaction = f->commitHeader;
     if (f->length > 0 && (offset != f->start + f->length || amount > BUFFER_CAPACITY - f->length || amount > MAX_WRITE || rewritesHeader)) {
         int rc = flush(f);
         if (rc != SQLITE_OK) return rc;
     }
     if (amount > MAX_WRITE || rewritesHeader) {
         f->flushes++;
+        f->commitHeader = 0;
         return FORWARD(file, xWrite, data, amount, offset);
     }
-    int endsTransaction = f->commitHeader;
     const unsigned char *bytes = data;
     f->commitHeader = amount == FRAME_HEADER_BYTES && (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
     if (f->length == 0) f->start = offset;

@@ -74,6 +74,29 @@ struct BufferedWALTests {
         }
     }
 
+    @Test("a commit whose last page does not fit in what is left of the buffer still goes out with the commit, not at the next barrier")
+    func commitFrameAtBufferEdge() throws {
+        try withDatabase { path in
+            let db = try buffered(path)
+            let reader = try Connection(path: path, options: Connection.Options(readOnly: true))
+            try db.transaction { try insert(db, rows: 300, bytes: 4000, tag: "row") }
+            // With 4 KiB pages a frame takes 4,120 bytes: after 254 of them the 255th frame's header
+            // fits in the 1 MiB buffer and its page does not. Rewriting the first k rows in place
+            // (one leaf page each, the same size, so no other page changes) commits k frames.
+            var frames: [Int] = []
+            for k in 250...260 {
+                let before = try #require(db.bufferedWALCounts)
+                try db.run("UPDATE t SET tag = ?, body = randomblob(4000) WHERE id <= ?", [.text("k\(k)"), .integer(Int64(k))])
+                let after = try #require(db.bufferedWALCounts)
+                frames.append((after.writes - before.writes) / 2)
+                #expect(after.late == before.late, "\(k) rows, \(frames.last!) frames: the commit's last page waited in the buffer")
+                #expect(try count(reader, "k\(k)") == Int64(k))
+            }
+            #expect(frames.contains(255), "no commit ended at the buffer's edge: \(frames)")
+            #expect(try reader.query("PRAGMA integrity_check") { $0.text(0) } == ["ok"])
+        }
+    }
+
     @Test("a transaction that spills pages into the WAL and rolls back leaves nothing, and another writer's commits after it stay whole")
     func spilledRollback() throws {
         try withDatabase { path in
