@@ -138,7 +138,7 @@ final class Checkpointer: @unchecked Sendable {  // `db` is touched only on the 
             return
         }
         let asked = askedAt.load(ordering: .relaxed)
-        guard asked == 0 || pages >= asked + retryStep else { return }
+        guard asked == 0 || pages - asked >= retryStep else { return }  // a difference of two counts: no overflow
         askedAt.store(pages, ordering: .relaxed)
         request()
     }
