@@ -83,7 +83,8 @@ public final class SQLiteEngine: StorageEngine {
 
     /// Commits through the group commit queue (`CommitQueue`): alone at once, under load with the
     /// commits that arrive while the writer is busy. A small one runs on the caller's thread when
-    /// the writer is idle (`CommitJob.mayRunHere`).
+    /// the writer is idle (`CommitJob.mayRunHere`), unless that thread is a worker's socket reader
+    /// (`CommitPlacement`: a unit's transaction commit starts there).
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue]) async throws -> (CommitResult, [DocumentChange]) {
         try await withCheckedThrowingContinuation { continuation in
             commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: true) { continuation.resume(with: $0) }

@@ -247,6 +247,39 @@ struct GroupCommitTests {
         }
     }
 
+    @Test("a thread marked as never committing itself (a worker's socket reader) has even a small commit on an idle writer run on the writer's thread")
+    func markedThreadNeverRunsHere() async throws {
+        try await withStore { store, _ in
+            let engine = try #require(store.engine as? SQLiteEngine)
+            let job = Writer.CommitJob(writes: [.create(try doc("items/reader"), [:])], validations: [], enqueues: [])
+            #expect(job.mayRunHere)
+            let threads = AsyncStream<(caller: UInt, committed: UInt?)>.makeStream()
+            // A thread of its own, marked for its life, as the host's socket readers are.
+            let thread = Thread {
+                CommitPlacement.neverOnThisThread()
+                let caller = UInt(pthread_self())
+                engine.commit(job, here: true) { outcome in
+                    threads.continuation.yield((caller, (try? outcome.get()) != nil ? UInt(pthread_self()) : nil))
+                    threads.continuation.finish()
+                }
+            }
+            thread.start()
+            var seen: (caller: UInt, committed: UInt?)?
+            for await t in threads.stream { seen = t }
+            let result = try #require(seen)
+            #expect(result.committed != nil, "committed")
+            #expect(result.committed != result.caller, "on the writer's thread, not the marked caller's")
+            #expect(try await store.get(try doc("items/reader")) != nil)
+            // An unmarked caller still commits on its own thread when the writer is idle.
+            let caller = UInt(pthread_self())
+            let here = Mutex<UInt?>(nil)
+            engine.commit(Writer.CommitJob(writes: [.create(try doc("items/unmarked"), [:])], validations: [], enqueues: []), here: true) { _ in
+                here.withLock { $0 = UInt(pthread_self()) }
+            }
+            #expect(here.withLock { $0 } == caller)
+        }
+    }
+
     @Test("a drain on a caller's thread takes only the small commits at the head, at most maxGroupHere: a batch or a transaction that read a query waits for the writer's thread")
     func callerTakesOnlySmall() throws {
         func waiting(writes n: Int, validations: [ReadValidation] = []) throws -> CommitQueue.Waiting {

@@ -124,7 +124,9 @@ public final class HostServices: Sendable {
 
     /// Services whose work before their first suspension is decoding the request and handing it
     /// to the writer: started inline (see `ServiceTasks.start`). Reads run SQLite on the spot, and
-    /// stay in a task on the pool, so a long query never holds up a worker's socket reader.
+    /// stay in a task on the pool, so a long query never holds up a worker's socket reader. A
+    /// transaction's commit, which goes through the store's async commit, is handed to the writer's
+    /// thread too: a worker's socket reader never commits itself (`CommitPlacement`).
     static func startsInline(_ operation: Boundary.Operation) -> Bool {
         switch operation {
         case .commit, .commitTransaction, .enqueueTasks: return true

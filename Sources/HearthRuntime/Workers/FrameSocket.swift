@@ -43,7 +43,8 @@ final class FrameSocket: Sendable {
     private static let corkLimit = 256 << 10
     /// The largest written batch whose buffer is kept to be the outbox's next.
     private static let reusedBufferLimit = 64 << 10
-    /// The longest a corked frame waits while the reader handles more frames.
+    /// The age past which corked frames go out as soon as the reader finishes the frame it is
+    /// handling (not while it handles one).
     static let corkDelay = Duration.microseconds(50)
 
     private let outbox = Mutex(Outbox())
@@ -105,8 +106,9 @@ final class FrameSocket: Sendable {
     }
 
     /// Sends what the reader thread corked (called by it before it blocks, and after each frame
-    /// once the oldest corked frame has waited `corkDelay`: a reply is never held behind a later
-    /// handler's long synchronous part).
+    /// once the oldest corked frame has waited `corkDelay`). The age is checked between frames:
+    /// a reply corked before a frame whose handling runs long (a handler's synchronous part in a
+    /// worker) waits for that handling to end, as the frames read after it do.
     func flushCorked(olderThan age: Duration? = nil) {
         let writes = outbox.withLock { o -> Bool in
             guard o.corked, !o.writing else { return false }
@@ -225,9 +227,12 @@ final class FrameSocket: Sendable {
     /// `onClose` runs once, when the peer closed, the stream broke or a frame was malformed
     /// (with the reason), after which the descriptor is closed. Frames longer than `maxFrame`
     /// end the connection (a worker may not make its host allocate without bound).
-    func startReading(name: String, maxFrame: Int = Boundary.maxFrameBytes, onFrame: @escaping @Sendable ([UInt8]) -> Void,
-                      onClose: @escaping @Sendable (String?) -> Void) {
+    /// `threadSetup` runs first on the reader thread (the host marks it as one that never commits
+    /// itself, `CommitPlacement`).
+    func startReading(name: String, maxFrame: Int = Boundary.maxFrameBytes, threadSetup: (@Sendable () -> Void)? = nil,
+                      onFrame: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable (String?) -> Void) {
         let thread = Thread { [self] in
+            threadSetup?()
             // Strong, as the thread itself holds the socket while it reads: the reader goes with
             // `readerState` when the loop ends. A weak reference would give the socket a side table,
             // and every retain and release of it (several per frame) the runtime's slow path.

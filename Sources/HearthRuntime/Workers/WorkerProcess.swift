@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import HearthModel
+import HearthStore
 import CHearthSystem
 import HearthUnitABI
 import Synchronization
@@ -117,8 +118,11 @@ final class WorkerProcess: Sendable {
         killer.arm { [weak self] in self?.kill(reason: "it stopped reading its socket (a write to it made no progress for 10 s)") }
         readOutput(out[0], stream: "stdout")
         readOutput(err[0], stream: "stderr")
-        // A worker's largest request is a write batch (Firestore caps a request at 10 MiB).
-        socket.startReading(name: "hearth-host-\(launch.unit)-\(child)", maxFrame: WorkerProcess.maxWorkerFrame, onFrame: { [self] frame in
+        // A worker's largest request is a write batch (Firestore caps a request at 10 MiB). The
+        // reader never commits on its own thread: a transaction's commit that starts there
+        // (`HostServices.startsInline`) goes to the writer's, and the reader reads on.
+        socket.startReading(name: "hearth-host-\(launch.unit)-\(child)", maxFrame: WorkerProcess.maxWorkerFrame,
+                            threadSetup: { CommitPlacement.neverOnThisThread() }, onFrame: { [self] frame in
             self.received(frame, services: services)
         }, onClose: { [self] problem in
             self.connectionClosed(problem)

@@ -1,5 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Dispatch
 import Synchronization
+
+/// Threads that must never run a commit themselves, even when the writer is idle
+/// (`WriterExecutor.runHereIfIdle`): a worker's socket reader in the host, which would read
+/// nothing more from that worker until the commit (and any checkpoint tail it triggers) is done,
+/// and whose worker's other commits could not join a group meanwhile. Their commits go to the
+/// writer's thread.
+public enum CommitPlacement {
+    /// A pthread key: Swift has no thread-local storage of its own.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Marks the calling thread, for the rest of its life, as one that never commits itself.
+    public static func neverOnThisThread() {
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+    }
+
+    /// Whether the calling thread was marked.
+    static var forbiddenHere: Bool { pthread_getspecific(key) != nil }
+}
 
 /// Where the writer actor runs: a serial dispatch queue of its own, not Swift's cooperative pool.
 /// Everything the writer does is synchronous SQLite work (page writes, index builds, a whole
@@ -43,11 +70,11 @@ final class WriterExecutor: SerialExecutor {
     /// Runs `block` on the queue from the calling thread when the writer has nothing queued or
     /// running: `DispatchQueue.sync` then runs it right here ("as a performance optimization, this
     /// function executes blocks on the current thread whenever possible"), so a lone commit costs
-    /// no thread switch either way. False, with nothing run, when the writer is busy or the caller
-    /// is the writer. Jobs queued between the check and the `sync` run first while the caller
+    /// no thread switch either way. False, with nothing run, when the writer is busy, the caller
+    /// is the writer, or the caller's thread must never commit itself (`CommitPlacement`). Jobs queued between the check and the `sync` run first while the caller
     /// waits for them: a narrow window, but a preempted caller can wait for whatever arrived in it.
     func runHereIfIdle(_ block: () -> Void) -> Bool {
-        guard DispatchQueue.getSpecific(key: onQueue) == nil,
+        guard DispatchQueue.getSpecific(key: onQueue) == nil, !CommitPlacement.forbiddenHere,
               pending.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged else { return false }
         queue.sync(execute: block)
         pending.subtract(1, ordering: .relaxed)
