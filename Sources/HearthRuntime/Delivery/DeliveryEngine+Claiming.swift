@@ -219,16 +219,24 @@ extension DeliveryEngine {
 
     func flushCompletions() async {
         guard !completions.isEmpty else { return }
+        if let at = completionsRetryAt, clock.now() < at { return }
         let batch = completions
         completions = []
         do {
             try await deliveries.complete(batch.map(\.outcome), owner: node.id)
+            completionsRetryAt = nil
             // What the lanes read from the store before this was recorded is out of date: a retry is
             // pending again at its new due time, a success lets the next change of its document go.
             for function in Set(batch.map(\.function)) { markDirty(function, due: nil) }
         } catch {
-            // The attempts ran; their rows stay running until the lease ends, then run again.
-            log.error("recording delivery outcomes failed", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])
+            // Kept, ahead of what ended meanwhile, and recorded again after a pause. Dropped, the
+            // rows would stay running until their lease ended, and an attempt that succeeded would
+            // then be retried, or dead-lettered as if its process had died. Recording twice is
+            // safe: an outcome changes its row only while that row still runs this attempt under
+            // this node (after a lease taken back, it changes nothing).
+            completions.insert(contentsOf: batch, at: 0)
+            completionsRetryAt = clock.now() + DeliveryEngine.completionsRetryDelay
+            log.error("recording delivery outcomes failed; trying again in 1 s", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])
         }
     }
 }

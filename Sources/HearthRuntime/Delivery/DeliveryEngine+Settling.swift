@@ -15,7 +15,8 @@ extension DeliveryEngine {
         let giveUp = ContinuousClock.now + .seconds(wallSeconds)
         while ContinuousClock.now < giveUp {
             await runDue(at: clock.now())
-            if !completions.isEmpty { continue }
+            // Outcomes still to record: another pass, unless recording them failed and waits for time.
+            if !completions.isEmpty && completionsRetryAt == nil { continue }
             let now = clock.now()
             let dueNow = (await nextDeadline()).map { $0 <= now } ?? false
             if running.isEmpty {

@@ -127,6 +127,11 @@ public actor DeliveryEngine {
     /// Attempts ended and not yet recorded in the store, with their functions (whose lanes are
     /// read again once they are).
     var completions: [(function: String, outcome: DeliveryOutcome)] = []
+    /// Set when recording `completions` failed (another process held the write lock past the busy
+    /// timeout, a full disk): they are recorded again from then on, not at every pass.
+    var completionsRetryAt: Timestamp?
+    /// How long recording waits after it failed.
+    static let completionsRetryDelay = Duration.seconds(1)
     /// Deliveries this engine started whose attempt's end it has not taken in yet (`takeEnded`).
     var running: Set<Int64> = []
     /// Attempts that ended, in the order the invoker reported them, on the thread that read the
@@ -206,6 +211,8 @@ public actor DeliveryEngine {
             await invoker.progress.wait(atMost: deadline - ContinuousClock.now)
             takeEnded()
         }
+        // A last try, even within the pause after a failed one.
+        completionsRetryAt = nil
         await flushCompletions()
     }
 
@@ -260,7 +267,8 @@ public actor DeliveryEngine {
         }
         if firesSchedules { for state in schedules.values { consider(state.next) } }
         consider(try? deliveries.nextLeaseEnd())
-        if !completions.isEmpty || pruneBacklog { consider(now) }
+        if !completions.isEmpty { consider(completionsRetryAt.map { max($0, now) } ?? now) }
+        if pruneBacklog { consider(now) }
         return earliest
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import HearthAuth
 import HearthModel
 @_spi(Internals) @testable import HearthRuntime
-import HearthStore
+@testable import HearthStore
 import HearthTesting
 import Testing
 
@@ -278,6 +278,32 @@ struct DeliveryEdgeTests {
                 == Timestamp(rfc3339: "2026-03-15T00:00:00Z")!)
         #expect(daily.latestFire(from: first, upTo: first) == first)
     }
+    @Test("outcomes that fail to be recorded (another process holds the write lock past the busy timeout) are recorded once it lets go, not left running until the lease ends", .timeLimit(.minutes(2)))
+    func outcomeRecordedAfterLockContention() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        // hang sleeps an hour on the host clock: its attempt ends at its 60 s timeout, with no
+        // retry (a dead letter). That is the outcome to record.
+        try await app.write(["hang/a": ["n": 1]])
+        await app.settle()
+        #expect(try app.deliveries(function: "hang").map(\.state) == [.running])
+
+        // Another process on the data directory takes SQLite's write lock and keeps it past the
+        // store's 5 s busy timeout: recording the outcome fails.
+        let other = try Connection(path: app.directory + "/store.sqlite", options: Connection.Options())
+        try other.execute("BEGIN IMMEDIATE")
+        await app.advance(by: .seconds(61))
+        #expect(try app.deliveries(function: "hang").map(\.state) == [.running], "not recorded while the lock is held")
+        try other.execute("ROLLBACK")
+
+        // Recorded at the next try, a second later: as the attempt ended, not as a process death
+        // when the lease runs out half an hour on.
+        await app.advance(by: .seconds(2))
+        let hang = try app.deliveries(function: "hang")
+        #expect(hang.map(\.state) == [.dead])
+        #expect(hang.first?.lastError?.hasPrefix("deadline-exceeded") == true, "\(hang.first?.lastError ?? "no error")")
+        #expect(hang.first?.attempts == 1)
+    }
+
     @Test("a delivery whose process died during its last allowed attempt is dead-lettered on recovery, not run again")
     func diedDuringAttempt() async throws {
         let dir = NSTemporaryDirectory() + "hearth-died-\(UUID().uuidString)"
