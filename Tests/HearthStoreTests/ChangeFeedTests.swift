@@ -46,6 +46,7 @@ struct ChangeFeedTests {
         recent.append((1...20).map { change($0, bytes: 10) })
         #expect(recent.after(10, limit: 100)?.map(\.sequence) == Array(11...20), "the last ten")
         #expect(recent.after(12, limit: 3)?.map(\.sequence) == [13, 14, 15])
+        #expect(recent.after(12, limit: .max)?.map(\.sequence) == Array(13...20), "any limit, Int.max included")
         #expect(recent.after(9, limit: 100) == nil, "older than the window: the database answers")
         #expect(recent.after(20, limit: 100) == nil, "nothing newer here: the database answers")
         #expect(recent.after(15, limit: 0) == nil)

@@ -24,10 +24,15 @@ extension DeliveryEngine {
             retryPolicies[name] = nil
             log.log(.notice, "function stopped", ["function": .string(name), "reason": "its unit's new version does not declare it"])
         }
-        for route in documentRoutes where !names.contains(route.function) { try await feed.removeCursor(DeliveryEngine.documentCursor(route.function)) }
-        for route in userRoutes where !names.contains(route.function) { try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(route.function)) }
+        // Their routes go before the first await, so a routing pass that runs meanwhile (the engine
+        // is an actor: it may, while this waits for the store) routes nothing more for them and
+        // cannot write their cursors back after they are removed.
+        let removedDocumentRoutes = documentRoutes.filter { !names.contains($0.function) }
+        let removedUserRoutes = userRoutes.filter { !names.contains($0.function) }
         documentRoutes.removeAll { !names.contains($0.function) }
         userRoutes.removeAll { !names.contains($0.function) }
+        for route in removedDocumentRoutes { try await feed.removeCursor(DeliveryEngine.documentCursor(route.function)) }
+        for route in removedUserRoutes { try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(route.function)) }
         var added: [FunctionEntry] = []
         for entry in entries {
             // A function that changed kind (document ↔ user trigger) keeps no route of the old kind.

@@ -66,7 +66,7 @@ final class RecentChanges: Sendable {
             // Where sequence + 1 is if nothing before it is missing; a gap before it means a miss.
             let offset = Int(sequence + 1 - oldest.sequence)
             guard offset < w.count, w.at(offset).sequence == sequence + 1 else { return nil }
-            let end = min(w.count, offset + limit)
+            let end = limit >= w.count - offset ? w.count : offset + limit  // no overflow for any limit
             var run: [DocumentChange] = []
             run.reserveCapacity(end - offset)
             for i in offset..<end {
