@@ -24,20 +24,20 @@ extension DeliveryEngine {
             retryPolicies[name] = nil
             log.log(.notice, "function stopped", ["function": .string(name), "reason": "its unit's new version does not declare it"])
         }
-        // Their routes go before the first await, so a routing pass that runs meanwhile (the engine
-        // is an actor: it may, while this waits for the store) routes nothing more for them and
-        // cannot write their cursors back after they are removed.
-        let removedDocumentRoutes = documentRoutes.filter { !names.contains($0.function) }
-        let removedUserRoutes = userRoutes.filter { !names.contains($0.function) }
-        documentRoutes.removeAll { !names.contains($0.function) }
-        userRoutes.removeAll { !names.contains($0.function) }
-        for route in removedDocumentRoutes { try await feed.removeCursor(DeliveryEngine.documentCursor(route.function)) }
-        for route in removedUserRoutes { try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(route.function)) }
+        // Routes that go: a removed function's, and the old kind's of a function that changed kind
+        // (document ↔ user trigger). They go before the first await, so no routing pass started
+        // from now routes for them; their cursors go once no pass that began before is in flight
+        // (`removeGoneCursors`): such a pass, still writing its deliveries, would put them back.
+        let kinds = Dictionary(entries.map { ($0.name, $0.trigger) }, uniquingKeysWith: { a, _ in a })
+        func keepsDocumentRoute(_ function: String) -> Bool { if case .document? = kinds[function] { true } else { false } }
+        func keepsUserRoute(_ function: String) -> Bool { if case .user? = kinds[function] { true } else { false } }
+        goneCursors += documentRoutes.filter { !keepsDocumentRoute($0.function) }.map { .document(DeliveryEngine.documentCursor($0.function)) }
+        goneCursors += userRoutes.filter { !keepsUserRoute($0.function) }.map { .user(DeliveryEngine.userCursor($0.function)) }
+        documentRoutes.removeAll { !keepsDocumentRoute($0.function) }
+        userRoutes.removeAll { !keepsUserRoute($0.function) }
+        if !inPass { try await removeGoneCursors() }
         var added: [FunctionEntry] = []
         for entry in entries {
-            // A function that changed kind (document ↔ user trigger) keeps no route of the old kind.
-            if case .document = entry.trigger {} else { documentRoutes.removeAll { $0.function == entry.name } }
-            if case .user = entry.trigger {} else { userRoutes.removeAll { $0.function == entry.name } }
             guard let old = lanes[entry.name] ?? drainingLanes.removeValue(forKey: entry.name) else {
                 added.append(entry)
                 continue
@@ -74,6 +74,9 @@ extension DeliveryEngine {
         for name in Array(schedules.keys) where table[name].map({ if case .schedule = $0.trigger { false } else { true } }) ?? true {
             schedules[name] = nil
         }
+        // A function back before its old cursor went keeps that cursor (it resumes where it was).
+        let returning = Set(added.flatMap { [DeliveryEngine.documentCursor($0.name), DeliveryEngine.userCursor($0.name)] })
+        goneCursors.removeAll { returning.contains($0.name) }
         _ = try await registerRoutes(FunctionTable(entries: added), now: now)
         for entry in added {
             retryPolicies[entry.name] = lanes[entry.name]?.retry
@@ -81,5 +84,37 @@ extension DeliveryEngine {
         }
         markAllDirty()
         work.notify(nil)
+    }
+
+    /// A feed cursor whose route is gone, to delete.
+    enum GoneCursor: Equatable {
+        case document(String)
+        case user(String)
+
+        var name: String {
+            switch self {
+            case .document(let name), .user(let name): name
+            }
+        }
+    }
+
+    /// Deletes the cursors of routes `update` took out (called by it when no routing pass is in
+    /// flight, else at the start of the next pass, before it routes). What fails to be deleted is
+    /// tried again at the next pass; a restart removes whatever is left (`removeCursors`).
+    func removeGoneCursors() async throws {
+        var batch = goneCursors
+        goneCursors = []
+        while let next = batch.first {
+            do {
+                switch next {
+                case .document(let name): try await feed.removeCursor(name)
+                case .user(let name): try await deliveries.removeUserEventCursor(name)
+                }
+            } catch {
+                goneCursors.insert(contentsOf: batch, at: 0)
+                throw error
+            }
+            batch.removeFirst()
+        }
     }
 }

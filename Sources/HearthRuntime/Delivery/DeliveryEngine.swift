@@ -123,6 +123,8 @@ public actor DeliveryEngine {
     var retryPolicies: [String: RetryPolicy] = [:]
     var documentRoutes: [DocumentRoute] = []
     var userRoutes: [UserRoute] = []
+    /// Cursors of routes a new table took out, still to delete (`removeGoneCursors`).
+    var goneCursors: [GoneCursor] = []
     var schedules: [String: ScheduleState] = [:]
     /// Attempts ended and not yet recorded in the store, with their functions (whose lanes are
     /// read again once they are).
@@ -259,7 +261,9 @@ public actor DeliveryEngine {
         func consider(_ t: Timestamp?) { if let t { earliest = earliest.map { min($0, t) } ?? t } }
         absorbWork()
         refreshDirtyLanes()
-        for (_, lane) in lanes where lane.capacity > 0 {
+        // While outcomes wait to be recorded again, the lanes wait with them: the database still
+        // counts those deliveries as running, so a lane that looks free here could claim nothing.
+        for (_, lane) in lanes where lane.capacity > 0 && completionsRetryAt == nil {
             guard let due = lane.nextDue else { continue }
             var l = lane
             l.refill(at: now)
@@ -282,10 +286,13 @@ public actor DeliveryEngine {
         absorbWork()
         await flushCompletions()
         do {
+            try await removeGoneCursors()
             while try await routeDocuments(now: now) {}
             while try await routeUserEvents(now: now) {}
             if firesSchedules { try await fireSchedules(now: now) }
-            try await recoverLapsedLeases(now: now)
+            // Not while outcomes of this node wait to be recorded: recovery could take back a lease
+            // whose attempt ended, and the outcome would then change nothing.
+            if completionsRetryAt == nil { try await recoverLapsedLeases(now: now) }
             try await housekeeping(now: now)
             guard !stopping else { return }
             // Attempts that ended during the steps above: taken in and recorded first, so the

@@ -304,6 +304,24 @@ struct DeliveryEdgeTests {
         #expect(hang.first?.attempts == 1)
     }
 
+    @Test("a new table that turns a document trigger into a user trigger drops the old kind's feed cursor, and the new kind starts at its log's end")
+    func kindChangeDropsOldCursor() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        #expect(try await app.runtime.store.engine.cursors()["trigger:recordWrite"] != nil)
+        let table = app.runtime.table
+        let entries = table.entries.map { entry in
+            entry.name == "recordWrite" ? FunctionEntry(spec: FunctionSpec(name: entry.name, trigger: .user(.created), options: entry.spec.options), unit: entry.unit) : entry
+        }
+        try await app.runtime.engine.update(table: FunctionTable(entries: entries))
+        #expect(try await app.runtime.store.engine.cursors()["trigger:recordWrite"] == nil, "the document cursor no longer holds back pruning")
+        #expect(try app.runtime.deliveries.userEventCursors()["user-trigger:recordWrite"] != nil)
+        // Changes to its old documents no longer reach it.
+        try await app.write(["items/after": ["n": 1]])
+        await app.settle()
+        #expect(try app.deliveries(function: "recordWrite").isEmpty)
+        #expect(try await app.documents(in: "runs").isEmpty)
+    }
+
     @Test("a delivery whose process died during its last allowed attempt is dead-lettered on recovery, not run again")
     func diedDuringAttempt() async throws {
         let dir = NSTemporaryDirectory() + "hearth-died-\(UUID().uuidString)"
