@@ -29,12 +29,18 @@ extension DeliveryEngine {
         // from now routes for them; their cursors go once no pass that began before is in flight
         // (`removeGoneCursors`): such a pass, still writing its deliveries, would put them back.
         let kinds = Dictionary(entries.map { ($0.name, $0.trigger) }, uniquingKeysWith: { a, _ in a })
-        func keepsDocumentRoute(_ function: String) -> Bool { if case .document? = kinds[function] { true } else { false } }
-        func keepsUserRoute(_ function: String) -> Bool { if case .user? = kinds[function] { true } else { false } }
-        goneCursors += documentRoutes.filter { !keepsDocumentRoute($0.function) }.map { .document(DeliveryEngine.documentCursor($0.function)) }
-        goneCursors += userRoutes.filter { !keepsUserRoute($0.function) }.map { .user(DeliveryEngine.userCursor($0.function)) }
-        documentRoutes.removeAll { !keepsDocumentRoute($0.function) }
-        userRoutes.removeAll { !keepsUserRoute($0.function) }
+        func keeps(_ gone: GoneCursor) -> Bool {
+            switch (gone, kinds[gone.function]) {
+            case (.document, .document?), (.user, .user?): true
+            default: false
+            }
+        }
+        // A function back, with the same kind, before its cursor went keeps it (it resumes there).
+        goneCursors.removeAll(where: keeps)
+        goneCursors += documentRoutes.map { GoneCursor.document(function: $0.function) }.filter { !keeps($0) }
+        goneCursors += userRoutes.map { GoneCursor.user(function: $0.function) }.filter { !keeps($0) }
+        documentRoutes.removeAll { !keeps(.document(function: $0.function)) }
+        userRoutes.removeAll { !keeps(.user(function: $0.function)) }
         if !inPass { try await removeGoneCursors() }
         var added: [FunctionEntry] = []
         for entry in entries {
@@ -74,9 +80,6 @@ extension DeliveryEngine {
         for name in Array(schedules.keys) where table[name].map({ if case .schedule = $0.trigger { false } else { true } }) ?? true {
             schedules[name] = nil
         }
-        // A function back before its old cursor went keeps that cursor (it resumes where it was).
-        let returning = Set(added.flatMap { [DeliveryEngine.documentCursor($0.name), DeliveryEngine.userCursor($0.name)] })
-        goneCursors.removeAll { returning.contains($0.name) }
         _ = try await registerRoutes(FunctionTable(entries: added), now: now)
         for entry in added {
             retryPolicies[entry.name] = lanes[entry.name]?.retry
@@ -86,14 +89,14 @@ extension DeliveryEngine {
         work.notify(nil)
     }
 
-    /// A feed cursor whose route is gone, to delete.
+    /// The feed cursor of a function's route that is gone, to delete.
     enum GoneCursor: Equatable {
-        case document(String)
-        case user(String)
+        case document(function: String)
+        case user(function: String)
 
-        var name: String {
+        var function: String {
             switch self {
-            case .document(let name), .user(let name): name
+            case .document(let function), .user(let function): function
             }
         }
     }
@@ -107,8 +110,8 @@ extension DeliveryEngine {
         while let next = batch.first {
             do {
                 switch next {
-                case .document(let name): try await feed.removeCursor(name)
-                case .user(let name): try await deliveries.removeUserEventCursor(name)
+                case .document(let function): try await feed.removeCursor(DeliveryEngine.documentCursor(function))
+                case .user(let function): try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(function))
                 }
             } catch {
                 goneCursors.insert(contentsOf: batch, at: 0)

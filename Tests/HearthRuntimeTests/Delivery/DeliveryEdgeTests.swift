@@ -304,7 +304,7 @@ struct DeliveryEdgeTests {
         #expect(hang.first?.attempts == 1)
     }
 
-    @Test("a new table that turns a document trigger into a user trigger drops the old kind's feed cursor, and the new kind starts at its log's end")
+    @Test("a new table that turns a document trigger into a user trigger drops the old kind's feed cursor and gives it one of the new kind; its old documents no longer reach it")
     func kindChangeDropsOldCursor() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
         #expect(try await app.runtime.store.engine.cursors()["trigger:recordWrite"] != nil)
