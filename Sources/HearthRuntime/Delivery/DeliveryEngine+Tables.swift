@@ -36,12 +36,15 @@ extension DeliveryEngine {
             }
         }
         // A function back, with the same kind, before its cursor went keeps it (it resumes there).
+        // Should this update fail before its route is registered again, the cursor is queued again.
+        let rescued = goneCursors.filter(keeps)
         goneCursors.removeAll(where: keeps)
+        var registered = false
+        defer { if !registered { goneCursors += rescued.filter { !hasRoute($0) } } }
         goneCursors += documentRoutes.map { GoneCursor.document(function: $0.function) }.filter { !keeps($0) }
         goneCursors += userRoutes.map { GoneCursor.user(function: $0.function) }.filter { !keeps($0) }
         documentRoutes.removeAll { !keeps(.document(function: $0.function)) }
         userRoutes.removeAll { !keeps(.user(function: $0.function)) }
-        if !inPass { try await removeGoneCursors() }
         var added: [FunctionEntry] = []
         for entry in entries {
             guard let old = lanes[entry.name] ?? drainingLanes.removeValue(forKey: entry.name) else {
@@ -81,12 +84,28 @@ extension DeliveryEngine {
             schedules[name] = nil
         }
         _ = try await registerRoutes(FunctionTable(entries: added), now: now)
+        registered = true
         for entry in added {
             retryPolicies[entry.name] = lanes[entry.name]?.retry
             log.info("function started", ["function": .string(entry.name), "unit": .string(entry.unit.name)])
         }
         markAllDirty()
         work.notify(nil)
+        // Last, so that an update that fails (and is rolled back) has deleted nothing; a failure
+        // here leaves the cursors queued for the next pass.
+        if !inPass {
+            do { try await removeGoneCursors() } catch {
+                log.error("removing feed cursors of functions gone failed; trying again at the next pass", ["error": .string("\(error)")])
+            }
+        }
+    }
+
+    /// Whether the function of `gone` has a route of that kind (it is back).
+    func hasRoute(_ gone: GoneCursor) -> Bool {
+        switch gone {
+        case .document(let function): documentRoutes.contains { $0.function == function }
+        case .user(let function): userRoutes.contains { $0.function == function }
+        }
     }
 
     /// The feed cursor of a function's route that is gone, to delete.
@@ -102,22 +121,22 @@ extension DeliveryEngine {
     }
 
     /// Deletes the cursors of routes `update` took out (called by it when no routing pass is in
-    /// flight, else at the start of the next pass, before it routes). What fails to be deleted is
-    /// tried again at the next pass; a restart removes whatever is left (`removeCursors`).
+    /// flight, else at the start of the next pass, before it routes), one at a time: each leaves
+    /// the queue once deleted, and is skipped if its function got a route of that kind back
+    /// meanwhile. What fails to be deleted stays queued for the next pass; a restart removes
+    /// whatever is left (`removeCursors`). One call at a time does the work.
     func removeGoneCursors() async throws {
-        var batch = goneCursors
-        goneCursors = []
-        while let next = batch.first {
-            do {
+        guard !removingCursors else { return }
+        removingCursors = true
+        defer { removingCursors = false }
+        while let next = goneCursors.first {
+            if !hasRoute(next) {
                 switch next {
                 case .document(let function): try await feed.removeCursor(DeliveryEngine.documentCursor(function))
                 case .user(let function): try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(function))
                 }
-            } catch {
-                goneCursors.insert(contentsOf: batch, at: 0)
-                throw error
             }
-            batch.removeFirst()
+            if let i = goneCursors.firstIndex(of: next) { goneCursors.remove(at: i) }
         }
     }
 }

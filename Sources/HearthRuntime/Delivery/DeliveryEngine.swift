@@ -125,6 +125,8 @@ public actor DeliveryEngine {
     var userRoutes: [UserRoute] = []
     /// Cursors of routes a new table took out, still to delete (`removeGoneCursors`).
     var goneCursors: [GoneCursor] = []
+    /// Set while `removeGoneCursors` works through them.
+    var removingCursors = false
     var schedules: [String: ScheduleState] = [:]
     /// Attempts ended and not yet recorded in the store, with their functions (whose lanes are
     /// read again once they are).
