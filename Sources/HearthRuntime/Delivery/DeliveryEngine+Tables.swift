@@ -37,12 +37,12 @@ extension DeliveryEngine {
         }
         // A function back, with the same kind, before its cursor went keeps it (it resumes there).
         // Should this update fail before its route is registered again, the cursor is queued again.
-        let rescued = goneCursors.filter(keeps)
-        goneCursors.removeAll(where: keeps)
+        let rescued = goneCursors.map(\.cursor).filter(keeps)
+        goneCursors.removeAll { keeps($0.cursor) }
         var registered = false
-        defer { if !registered { goneCursors += rescued.filter { !hasRoute($0) } } }
-        goneCursors += documentRoutes.map { GoneCursor.document(function: $0.function) }.filter { !keeps($0) }
-        goneCursors += userRoutes.map { GoneCursor.user(function: $0.function) }.filter { !keeps($0) }
+        defer { if !registered { for cursor in rescued where !hasRoute(cursor) { queueGone(cursor) } } }
+        for cursor in documentRoutes.map({ GoneCursor.document(function: $0.function) }) where !keeps(cursor) { queueGone(cursor) }
+        for cursor in userRoutes.map({ GoneCursor.user(function: $0.function) }) where !keeps(cursor) { queueGone(cursor) }
         documentRoutes.removeAll { !keeps(.document(function: $0.function)) }
         userRoutes.removeAll { !keeps(.user(function: $0.function)) }
         var added: [FunctionEntry] = []
@@ -94,7 +94,7 @@ extension DeliveryEngine {
         // Last, so that an update that fails (and is rolled back) has deleted nothing; a failure
         // here leaves the cursors queued for the next pass.
         if !inPass {
-            do { try await removeGoneCursors() } catch {
+            do { try await removeGoneCursors(stoppingForPass: true) } catch {
                 log.error("removing feed cursors of functions gone failed; trying again at the next pass", ["error": .string("\(error)")])
             }
         }
@@ -120,23 +120,31 @@ extension DeliveryEngine {
         }
     }
 
+    /// Queues `cursor` for deletion, under an id of its own.
+    func queueGone(_ cursor: GoneCursor) {
+        nextGoneID += 1
+        goneCursors.append((id: nextGoneID, cursor: cursor))
+    }
+
     /// Deletes the cursors of routes `update` took out (called by it when no routing pass is in
     /// flight, else at the start of the next pass, before it routes), one at a time: each leaves
-    /// the queue once deleted, and is skipped if its function got a route of that kind back
-    /// meanwhile. What fails to be deleted stays queued for the next pass; a restart removes
-    /// whatever is left (`removeCursors`). One call at a time does the work.
-    func removeGoneCursors() async throws {
+    /// the queue once deleted (by its id: the same cursor may be rescued and queued again
+    /// meanwhile), and is skipped if its function got a route of that kind back. `update`'s call
+    /// stops once a pass has begun (that pass may still write cursors queued meanwhile; the next
+    /// one deletes them). What fails to be deleted stays queued for the next pass; a restart
+    /// removes whatever is left (`removeCursors`). One call at a time does the work.
+    func removeGoneCursors(stoppingForPass: Bool = false) async throws {
         guard !removingCursors else { return }
         removingCursors = true
         defer { removingCursors = false }
-        while let next = goneCursors.first {
-            if !hasRoute(next) {
-                switch next {
+        while !(stoppingForPass && inPass), let next = goneCursors.first {
+            if !hasRoute(next.cursor) {
+                switch next.cursor {
                 case .document(let function): try await feed.removeCursor(DeliveryEngine.documentCursor(function))
                 case .user(let function): try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(function))
                 }
             }
-            if let i = goneCursors.firstIndex(of: next) { goneCursors.remove(at: i) }
+            goneCursors.removeAll { $0.id == next.id }
         }
     }
 }

@@ -124,7 +124,8 @@ public actor DeliveryEngine {
     var documentRoutes: [DocumentRoute] = []
     var userRoutes: [UserRoute] = []
     /// Cursors of routes a new table took out, still to delete (`removeGoneCursors`).
-    var goneCursors: [GoneCursor] = []
+    var goneCursors: [(id: Int, cursor: GoneCursor)] = []
+    var nextGoneID = 0
     /// Set while `removeGoneCursors` works through them.
     var removingCursors = false
     var schedules: [String: ScheduleState] = [:]
