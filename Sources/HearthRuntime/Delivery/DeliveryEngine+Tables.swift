@@ -97,6 +97,7 @@ extension DeliveryEngine {
             do { try await removeGoneCursors(stoppingForPass: true) } catch {
                 log.error("removing feed cursors of functions gone failed; trying again at the next pass", ["error": .string("\(error)")])
             }
+            if !goneCursors.isEmpty { work.notify(nil) }  // the rest, at a pass soon
         }
     }
 
@@ -130,14 +131,15 @@ extension DeliveryEngine {
     /// flight, else at the start of the next pass, before it routes), one at a time: each leaves
     /// the queue once deleted (by its id: the same cursor may be rescued and queued again
     /// meanwhile), and is skipped if its function got a route of that kind back. `update`'s call
-    /// stops once a pass has begun (that pass may still write cursors queued meanwhile; the next
-    /// one deletes them). What fails to be deleted stays queued for the next pass; a restart
+    /// stops at the cursors queued after a pass began (that pass may still write them back; the
+    /// next one deletes them): ids grow in queue order, and the routes of those queued before
+    /// were gone when the pass began. What fails to be deleted stays queued for the next pass; a restart
     /// removes whatever is left (`removeCursors`). One call at a time does the work.
     func removeGoneCursors(stoppingForPass: Bool = false) async throws {
         guard !removingCursors else { return }
         removingCursors = true
         defer { removingCursors = false }
-        while !(stoppingForPass && inPass), let next = goneCursors.first {
+        while let next = goneCursors.first, !(stoppingForPass && inPass && next.id > passGoneHorizon) {
             if !hasRoute(next.cursor) {
                 switch next.cursor {
                 case .document(let function): try await feed.removeCursor(DeliveryEngine.documentCursor(function))

@@ -126,6 +126,8 @@ public actor DeliveryEngine {
     /// Cursors of routes a new table took out, still to delete (`removeGoneCursors`).
     var goneCursors: [(id: Int, cursor: GoneCursor)] = []
     var nextGoneID = 0
+    /// The last id queued when the current pass began (see `removeGoneCursors`).
+    var passGoneHorizon = 0
     /// Set while `removeGoneCursors` works through them.
     var removingCursors = false
     var schedules: [String: ScheduleState] = [:]
@@ -286,6 +288,7 @@ public actor DeliveryEngine {
     public func runDue(at now: Timestamp) async {
         guard started, !inPass else { return }
         inPass = true
+        passGoneHorizon = nextGoneID
         defer { inPass = false }
         absorbWork()
         await flushCompletions()

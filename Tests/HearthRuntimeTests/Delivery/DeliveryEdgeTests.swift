@@ -322,6 +322,18 @@ struct DeliveryEdgeTests {
         #expect(try await app.documents(in: "runs").isEmpty)
     }
 
+    @Test("a new table without several triggers drops all their feed cursors, and none of the others'")
+    func removedTriggersDropCursors() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let before = try await app.runtime.store.engine.cursors()
+        #expect(before["trigger:recordWrite"] != nil && before["trigger:orderedRetry"] != nil && before["trigger:flaky"] != nil)
+        let gone: Set<String> = ["recordWrite", "orderedRetry"]
+        try await app.runtime.engine.update(table: FunctionTable(entries: app.runtime.table.entries.filter { !gone.contains($0.name) }))
+        let after = try await app.runtime.store.engine.cursors()
+        #expect(after["trigger:recordWrite"] == nil && after["trigger:orderedRetry"] == nil)
+        #expect(Set(after.keys) == Set(before.keys).subtracting(["trigger:recordWrite", "trigger:orderedRetry"]))
+    }
+
     @Test("a delivery whose process died during its last allowed attempt is dead-lettered on recovery, not run again")
     func diedDuringAttempt() async throws {
         let dir = NSTemporaryDirectory() + "hearth-died-\(UUID().uuidString)"
