@@ -361,7 +361,7 @@ struct TransactionTests {
             #expect(manager.locks.lockCount == 0)
             #expect(manager.openCount == 0)
             #expect(try await store.allChanges().isEmpty)
-            await expectError(.failedPrecondition, "not open") { _ = try await manager.commit(txn, [.set(a, [:])]) }
+            await expectError(.invalidArgument, "not open") { _ = try await manager.commit(txn, [.set(a, [:])]) }
             #expect(try await store.get(a) == nil)
         }
     }
@@ -419,7 +419,7 @@ struct TransactionTests {
             let outcome = try await withTimeout { await waiting.result }
             #expect(throws: CancellationError.self) { try outcome.get() }
             #expect(manager.locks.waiterCount == 1)
-            await expectError(.failedPrecondition) { _ = try await manager.commit(cancelled, [.set(path, ["by": "cancelled"])]) }
+            await expectError(.invalidArgument) { _ = try await manager.commit(cancelled, [.set(path, ["by": "cancelled"])]) }
 
             // The holder commits; the lock passes to the transaction still waiting.
             _ = try await manager.commit(holder, [.set(path, ["by": "holder"])])
@@ -511,7 +511,7 @@ struct TransactionTests {
             let manager = store.transactions
             let txn = manager.begin()
             manager.rollback(txn)
-            await expectError(.failedPrecondition) { _ = try await manager.locks.acquire("c/x", for: txn) }
+            await expectError(.invalidArgument) { _ = try await manager.locks.acquire("c/x", for: txn) }
             #expect(manager.locks.lockCount == 0)
         }
     }
@@ -529,7 +529,7 @@ struct TransactionTests {
             clock.advance(by: manager.idleTimeout - .seconds(29))  // idle for 61 s, active for 31 s
             try await until(manager.changes) { manager.openCount == 1 }
             #expect(manager.locks.lockCount == 0)
-            await expectError(.failedPrecondition) { _ = try await manager.commit(idle, [.set(path, ["x": 1])]) }
+            await expectError(.invalidArgument) { _ = try await manager.commit(idle, [.set(path, ["x": 1])]) }
             // The lock is free for others now.
             _ = try await withTimeout { try await manager.get(active, [path]) }
             _ = try await manager.commit(active, [.set(path, ["x": 2])])
@@ -564,8 +564,8 @@ struct TransactionTests {
             #expect(Set(ids).count == 50)
             #expect(zip(ids, ids.dropFirst()).allSatisfy { $1 != $0 &+ 1 }, "not sequential")
             let txn = ids[0]
-            await expectError(.failedPrecondition, "is not open") { _ = try await manager.get(txn, [path], caller: 8) }
-            await expectError(.failedPrecondition) { _ = try await manager.commit(txn, [.set(path, ["by": "intruder"])], caller: 8) }
+            await expectError(.invalidArgument, "is not open") { _ = try await manager.get(txn, [path], caller: 8) }
+            await expectError(.invalidArgument) { _ = try await manager.commit(txn, [.set(path, ["by": "intruder"])], caller: 8) }
             manager.rollback(txn, caller: 8)
             #expect(manager.openCount == 50, "another caller's rollback is ignored")
             _ = try await manager.get(txn, [path], caller: 7)

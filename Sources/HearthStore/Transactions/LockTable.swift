@@ -63,7 +63,7 @@ final class LockTable: Sendable {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
                 let outcome: Result<Bool, any Error> = state.withLock { s in
                     guard s.live.contains(txn) else {
-                        return .failure(HTTPSError(.failedPrecondition, "transaction \(txn) has ended"))
+                        return .failure(TransactionManager.notOpen(txn))
                     }
                     guard let holder = s.owner[path], holder != txn else {
                         s.owner[path] = txn

@@ -71,7 +71,7 @@ public final class TransactionManager: Sendable {
             open[txn]!.lastActivity = now
             return true
         }
-        if !known { throw HTTPSError(.failedPrecondition, "transaction \(txn) is not open (it committed, rolled back or expired)") }
+        if !known { throw TransactionManager.notOpen(txn) }
     }
 
     /// Reads documents inside a transaction, locking each first (in path order, so two transactions
@@ -115,11 +115,18 @@ public final class TransactionManager: Sendable {
         return fresh
     }
 
+    /// A transaction that ended (committed, rolled back, expired when idle) or is another caller's,
+    /// in Firestore's words and status: its clients retry a transaction on an INVALID_ARGUMENT that
+    /// says "transaction has expired" (nodejs-firestore, java-firestore).
+    static func notOpen(_ txn: UInt64) -> HTTPSError {
+        HTTPSError(.invalidArgument, "The referenced transaction has expired or is no longer valid (transaction \(txn) is not open: it committed, rolled back or expired).")
+    }
+
     /// Commits the transaction's writes if nothing it read has changed; the transaction ends either way.
     public func commit(_ txn: UInt64, _ writes: [DocumentWrite], enqueues: [TaskEnqueue] = [], caller: UInt64? = nil) async throws -> CommitResult {
         try touch(txn, caller: caller)
         let open = state.withLock { $0[txn] }
-        guard let open else { throw HTTPSError(.failedPrecondition, "transaction \(txn) is not open") }
+        guard let open else { throw TransactionManager.notOpen(txn) }
         defer { rollback(txn) }
         var validations: [ReadValidation] = open.reads.map { .document($0.key, updateTime: $0.value) }
         validations += open.queries.map { .query($0.0, results: $0.1) }
