@@ -110,12 +110,19 @@ extension FirestoreREST {
     /// that those documents are still what the rules saw (and, if not, everything runs again);
     /// inside one, they are read through the transaction, so its commit validates them, and a
     /// denial ends the transaction. Returns the result and the documents as they were.
-    func commitChecked(_ writes: [DocumentWrite], _ call: Call, txn: UInt64? = nil) async throws -> (CommitResult, [StoredDocument?]) {
+    func commitChecked(_ writes: [DocumentWrite], _ call: Call, txn: UInt64? = nil, verifies: [Verify] = []) async throws -> (CommitResult, [StoredDocument?]) {
         let caller = call.caller
-        guard writes.count <= 500 else { throw HTTPSError(.invalidArgument, "a commit can hold at most 500 writes (got \(writes.count))") }
+        guard writes.count + verifies.count <= 500 else {
+            throw HTTPSError(.invalidArgument, "a commit can hold at most 500 writes (got \(writes.count + verifies.count))")
+        }
         let owner = owner(caller)
         if let txn, readOnly.withLock({ $0.contains(txn) }) {
             if !writes.isEmpty { throw HTTPSError(.invalidArgument, "Cannot modify entities in a read-only transaction.") }
+            if !verifies.isEmpty {
+                let docs = try await store.transactions.get(txn, verifies.map(\.path), caller: owner)
+                if !caller.isAdmin { try access.authorize(caller, zip(verifies, docs).map { .get($0.path, $1) }, reads: .multiple) }
+                _ = try FirestoreREST.check(verifies, against: docs, names: call.names)
+            }
             store.transactions.rollback(txn, caller: owner)
             readOnly.withLock { _ = $0.remove(txn) }
             return (CommitResult(commitTime: store.clock.now(), writeResults: []), [])
@@ -125,6 +132,21 @@ extension FirestoreREST {
             attempt += 1
             var current: [StoredDocument?] = []
             var validations: [ReadValidation] = []
+            if !verifies.isEmpty {
+                // Read through the transaction when there is one (its commit then checks them);
+                // outside one, checked now and again by the commit.
+                let paths = verifies.map(\.path)
+                let docs: [StoredDocument?]
+                if let txn { docs = try await store.transactions.get(txn, paths, caller: owner) } else { docs = try await store.getAll(paths) }
+                if !caller.isAdmin {
+                    do { _ = try access.authorize(caller, zip(paths, docs).map { .get($0, $1) }, reads: .multiple) } catch {
+                        if let txn { store.transactions.rollback(txn, caller: owner) }
+                        throw error
+                    }
+                }
+                let checked = try FirestoreREST.check(verifies, against: docs, names: call.names)
+                if txn == nil { validations += checked }
+            }
             if !caller.isAdmin {
                 let paths = writes.map(\.path)
                 if let txn { current = try await store.transactions.get(txn, paths, caller: owner) } else { current = try await store.getAll(paths) }
@@ -138,7 +160,7 @@ extension FirestoreREST {
                     throw error
                 }
                 if txn == nil {
-                    var seen: Set<DocumentPath> = []
+                    var seen = Set(validations.compactMap { if case .document(let path, _) = $0 { path } else { nil } })
                     for (path, doc) in zip(paths, current) where seen.insert(path).inserted {
                         validations.append(.document(path, updateTime: doc?.updateTime))
                     }
@@ -209,15 +231,78 @@ extension FirestoreREST {
 
     func commit(_ call: Call) async throws -> Value {
         let body = try call.body()
-        let writes = try writeList(body["writes"], names: call.names)
+        // `verify` writes (what firebase-js-sdk's transactions send for documents they read and did
+        // not write: a precondition on the document, needing only read access) are checked, not
+        // written; the others are written. Each has its result in its place.
+        var writes: [DocumentWrite] = []
+        var verifies: [Verify] = []
+        var order: [Int?] = []  // for each write of the request: its index in `writes`, nil for a verify
+        if let json = body["writes"] {
+            guard case .array(let items) = json else { throw HTTPSError(.invalidArgument, "writes: must be an array") }
+            for (i, item) in items.enumerated() {
+                if let verify = try FirestoreREST.verify(item, field: "writes[\(i)]", names: call.names) {
+                    verifies.append(verify)
+                    order.append(nil)
+                } else {
+                    order.append(writes.count)
+                    writes.append(try write(item, field: "writes[\(i)]", names: call.names))
+                }
+            }
+        }
         let txn = try FirestoreREST.transactionID(body["transaction"])
-        let (result, _) = try await commitChecked(writes, call, txn: txn)
+        let (result, _) = try await commitChecked(writes, call, txn: txn, verifies: verifies)
         if let txn { readOnly.withLock { _ = $0.remove(txn) } }
         var out: [String: Value] = ["commitTime": .string(result.commitTime.rfc3339)]
-        if !writes.isEmpty {
-            out["writeResults"] = .array(zip(result.writeResults, writes).map { FirestoreREST.writeResult($0, $1, call.names) })
+        if !order.isEmpty {
+            out["writeResults"] = .array(order.map { index in
+                guard let index else { return .map([:]) }
+                return FirestoreREST.writeResult(result.writeResults[index], writes[index], call.names)
+            })
         }
         return .map(out)
+    }
+
+    /// A `verify` write: the document must meet `precondition` at the commit.
+    struct Verify {
+        let path: DocumentPath
+        let precondition: Precondition
+    }
+
+    /// The write at `field` when it is a `verify` (a document name and a `currentDocument`
+    /// precondition, nothing else); nil for any other write.
+    static func verify(_ json: Value, field: String, names: FirestoreJSON) throws(HTTPSError) -> Verify? {
+        guard case .map(let w) = json, let target = w["verify"] else { return nil }
+        if w["update"] != nil || w["delete"] != nil || w["transform"] != nil || w["updateMask"] != nil || w["updateTransforms"] != nil {
+            throw .invalidArgument("\(field): a verify write carries a document name and a currentDocument precondition, nothing else")
+        }
+        guard case .string(let name) = target else { throw .invalidArgument("\(field).verify: must be a document name") }
+        let path = try names.documentPath(name, field: field + ".verify")
+        guard case .map(let pre)? = w["currentDocument"], (pre["exists"] == nil) != (pre["updateTime"] == nil) else {
+            throw .invalidArgument("\(field).currentDocument: a verify write needs exists or updateTime")
+        }
+        if let exists = pre["exists"] {
+            guard case .bool(let b) = exists else { throw .invalidArgument("\(field).currentDocument.exists: must be true or false") }
+            return Verify(path: path, precondition: .exists(b))
+        }
+        return Verify(path: path, precondition: .updateTime(try FirestoreJSON.timestamp(pre["updateTime"]!, field: field + ".currentDocument.updateTime")))
+    }
+
+    /// Checks `verifies` against the documents as they are; their update times, for the commit to
+    /// check again. A document not as the client read it fails the commit with FAILED_PRECONDITION.
+    static func check(_ verifies: [Verify], against docs: [StoredDocument?], names: FirestoreJSON) throws(HTTPSError) -> [ReadValidation] {
+        var validations: [ReadValidation] = []
+        for (verify, doc) in zip(verifies, docs) {
+            let holds: Bool
+            switch verify.precondition {
+            case .exists(let exists): holds = (doc != nil) == exists
+            case .updateTime(let time): holds = doc?.updateTime == time
+            }
+            guard holds else {
+                throw HTTPSError(.failedPrecondition, "the stored version of \(names.name(verify.path)) does not match the required base version")
+            }
+            validations.append(.document(verify.path, updateTime: doc?.updateTime))
+        }
+        return validations
     }
 
     func writeList(_ json: Value?, names: FirestoreJSON) throws(HTTPSError) -> [DocumentWrite] {

@@ -268,6 +268,43 @@ struct FirestoreRESTTests {
         }
     }
 
+    @Test("commit checks verify writes (firebase-js-sdk's transactions: a document read and not written) and writes nothing when one fails")
+    func verifyWrites() async throws {
+        try await withREST { _, rest in
+            let read = try await rest.send("PATCH", "/notes/read", RESTClient.fields(["n": 1], Self.names))
+            let readTime = try #require(read.json["updateTime"]?.stringValue)
+            func verify(_ doc: String, _ pre: Value) -> Value { ["verify": .string(rest.name(doc)), "currentDocument": pre] }
+            let written: Value = ["update": ["name": .string(rest.name("notes/written")), "fields": ["n": ["integerValue": "2"]]]]
+            // As read: the write goes through; each write has its result in its place, the verify an empty one.
+            let ok = try await rest.post("commit", ["writes": [verify("notes/read", ["updateTime": .string(readTime)]),
+                                                               verify("notes/absent", ["exists": false]), written]])
+            #expect(ok.status == 200, "\(ok.json)")
+            let results = ok.json["writeResults"]?.arrayValue ?? []
+            #expect(results.count == 3)
+            #expect(results.prefix(2).allSatisfy { $0 == [:] }, "\(results)")
+            #expect(results.last?["updateTime"] != nil)
+            #expect(try await rest.get("notes/read").json["updateTime"]?.stringValue == readTime, "a verify changes nothing")
+            #expect(try await rest.get("notes/absent").status == 404)
+            // Changed since it was read, or there when it was read as missing: FAILED_PRECONDITION, nothing written.
+            _ = try await rest.send("PATCH", "/notes/read", RESTClient.fields(["n": 3], Self.names))
+            let later: Value = ["update": ["name": .string(rest.name("notes/later")), "fields": [:]]]
+            for stale in [verify("notes/read", ["updateTime": .string(readTime)]), verify("notes/written", ["exists": false])] {
+                let failed = try await rest.post("commit", ["writes": [stale, later]])
+                #expect(failed.status == 400, "\(failed.json)")
+                #expect(failed.json["error"]?["status"] == "FAILED_PRECONDITION")
+                #expect(try await rest.get("notes/later").status == 404)
+            }
+            // A verify alone, and badly formed ones.
+            let alone = try await rest.post("commit", ["writes": [verify("notes/written", ["exists": true])]])
+            #expect(alone.status == 200 && alone.json["writeResults"]?.arrayValue?.count == 1, "\(alone.json)")
+            for bad: Value in [["verify": .string(rest.name("notes/read"))], ["verify": 7, "currentDocument": ["exists": true]],
+                               ["verify": .string(rest.name("notes/read")), "currentDocument": ["exists": true], "delete": .string(rest.name("notes/read"))]] {
+                let refused = try await rest.post("commit", ["writes": [bad]])
+                #expect(refused.status == 400 && refused.json["error"]?["status"] == "INVALID_ARGUMENT", "\(bad): \(refused.json)")
+            }
+        }
+    }
+
     @Test("batchWrite reports a status per write; batchGet answers found and missing, beginning a transaction when asked")
     func batchWriteAndGet() async throws {
         try await withREST { door, rest in

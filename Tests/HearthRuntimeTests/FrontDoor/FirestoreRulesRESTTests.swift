@@ -18,6 +18,21 @@ struct FirestoreRulesRESTTests {
         return c
     }
 
+    @Test("a verify write needs read access to its document, and nothing more")
+    func verifyNeedsRead() async throws {
+        try await withREST(rules: Self.sampleRules) { door, rest in
+            try await door.runtime.store.commit([.set(try DocumentPath("members/alice/items/a"), ["title": "milk"]),
+                                                 .set(try DocumentPath("members/bob/items/b"), ["title": "bob's"])])
+            let alice = try await client(rest, "alice")
+            func verifyExists(_ doc: String) -> Value { ["writes": [["verify": .string(rest.name(doc)), "currentDocument": ["exists": true]]]] }
+            let own = try await alice.post("commit", verifyExists("members/alice/items/a"))
+            #expect(own.status == 200, "\(own.json)")
+            let others = try await alice.post("commit", verifyExists("members/bob/items/b"))
+            #expect(others.status == 403, "\(others.json)")
+            #expect(others.json["error"]?["status"] == "PERMISSION_DENIED")
+        }
+    }
+
     @Test("the sample rules: each member reads and writes their own data; secrets and delivery records stay server-only; messages allow only isRead")
     func sampleRules() async throws {
         try await withREST(rules: Self.sampleRules) { door, rest in
