@@ -118,13 +118,21 @@ extension FirestoreREST {
         let owner = owner(caller)
         if let txn, readOnly.withLock({ $0.contains(txn) }) {
             if !writes.isEmpty { throw HTTPSError(.invalidArgument, "Cannot modify entities in a read-only transaction.") }
+            // Open and the caller's (else INVALID_ARGUMENT, and another caller's stays read-only).
+            let docs: [StoredDocument?]
+            do { docs = try await store.transactions.get(txn, verifies.map(\.path), caller: owner) } catch {
+                if !store.transactions.isOpen(txn) { readOnly.withLock { _ = $0.remove(txn) } }
+                throw error
+            }
+            // The transaction ends here whatever the verifies find.
+            defer {
+                store.transactions.rollback(txn, caller: owner)
+                readOnly.withLock { _ = $0.remove(txn) }
+            }
             if !verifies.isEmpty {
-                let docs = try await store.transactions.get(txn, verifies.map(\.path), caller: owner)
                 if !caller.isAdmin { try access.authorize(caller, zip(verifies, docs).map { .get($0.path, $1) }, reads: .multiple) }
                 _ = try FirestoreREST.check(verifies, against: docs, names: call.names)
             }
-            store.transactions.rollback(txn, caller: owner)
-            readOnly.withLock { _ = $0.remove(txn) }
             return (CommitResult(commitTime: store.clock.now(), writeResults: []), [])
         }
         var attempt = 0
@@ -144,7 +152,12 @@ extension FirestoreREST {
                         throw error
                     }
                 }
-                let checked = try FirestoreREST.check(verifies, against: docs, names: call.names)
+                let checked: [ReadValidation]
+                do { checked = try FirestoreREST.check(verifies, against: docs, names: call.names) } catch {
+                    // A transaction whose commit fails ends, holding no lock.
+                    if let txn { store.transactions.rollback(txn, caller: owner) }
+                    throw error
+                }
                 if txn == nil { validations += checked }
             }
             if !caller.isAdmin {

@@ -384,7 +384,8 @@ final class FirestoreREST: Sendable {
             throw HTTPSError(.invalidArgument, "transaction: is required")
         }
         store.transactions.rollback(id, caller: owner(call.caller))
-        _ = readOnly.withLock { $0.remove(id) }
+        // Still open: another caller's, which stays read-only.
+        if !store.transactions.isOpen(id) { _ = readOnly.withLock { $0.remove(id) } }
         return .emptyMap
     }
 

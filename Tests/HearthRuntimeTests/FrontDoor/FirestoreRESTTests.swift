@@ -294,6 +294,15 @@ struct FirestoreRESTTests {
                 #expect(failed.json["error"]?["status"] == "FAILED_PRECONDITION")
                 #expect(try await rest.get("notes/later").status == 404)
             }
+            // In a transaction: a verify that fails ends it (its locks go with it), read-write or read-only.
+            for options: Value in [["readWrite": [:]], ["readOnly": [:]]] {
+                let begun = try await rest.post("beginTransaction", ["options": options])
+                let txn = try #require(begun.json["transaction"])
+                let stale = try await rest.post("commit", ["transaction": txn, "writes": [verify("notes/read", ["updateTime": .string(readTime)])]])
+                #expect(stale.json["error"]?["status"] == "FAILED_PRECONDITION", "\(options): \(stale.json)")
+                let after = try await rest.post("commit", ["transaction": txn, "writes": []])
+                #expect(after.json["error"]?["status"] == "INVALID_ARGUMENT", "\(options): the transaction ended: \(after.json)")
+            }
             // A verify alone, and badly formed ones.
             let alone = try await rest.post("commit", ["writes": [verify("notes/written", ["exists": true])]])
             #expect(alone.status == 200 && alone.json["writeResults"]?.arrayValue?.count == 1, "\(alone.json)")
