@@ -94,9 +94,7 @@ extension DeliveryEngine {
         // Last, so that an update that fails (and is rolled back) has deleted nothing; a failure
         // here leaves the cursors queued for the next pass.
         if !inPass {
-            do { try await removeGoneCursors(stoppingForPass: true) } catch {
-                log.error("removing feed cursors of functions gone failed; trying again at the next pass", ["error": .string("\(error)")])
-            }
+            await removeGoneCursors(stoppingForPass: true)
             if !goneCursors.isEmpty { work.notify(nil) }  // the rest, at a pass soon
         }
     }
@@ -110,7 +108,7 @@ extension DeliveryEngine {
     }
 
     /// The feed cursor of a function's route that is gone, to delete.
-    enum GoneCursor: Equatable {
+    enum GoneCursor {
         case document(function: String)
         case user(function: String)
 
@@ -133,17 +131,23 @@ extension DeliveryEngine {
     /// meanwhile), and is skipped if its function got a route of that kind back. `update`'s call
     /// stops at the cursors queued after a pass began (that pass may still write them back; the
     /// next one deletes them): ids grow in queue order, and the routes of those queued before
-    /// were gone when the pass began. What fails to be deleted stays queued for the next pass; a restart
-    /// removes whatever is left (`removeCursors`). One call at a time does the work.
-    func removeGoneCursors(stoppingForPass: Bool = false) async throws {
+    /// were gone when the pass began. A failure is logged, and what failed to be deleted stays
+    /// queued for the next pass (the routes are gone already, so nothing else waits for it); a
+    /// restart removes whatever is left (`removeCursors`). One call at a time does the work.
+    func removeGoneCursors(stoppingForPass: Bool = false) async {
         guard !removingCursors else { return }
         removingCursors = true
         defer { removingCursors = false }
         while let next = goneCursors.first, !(stoppingForPass && inPass && next.id > passGoneHorizon) {
             if !hasRoute(next.cursor) {
-                switch next.cursor {
-                case .document(let function): try await feed.removeCursor(DeliveryEngine.documentCursor(function))
-                case .user(let function): try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(function))
+                do {
+                    switch next.cursor {
+                    case .document(let function): try await feed.removeCursor(DeliveryEngine.documentCursor(function))
+                    case .user(let function): try await deliveries.removeUserEventCursor(DeliveryEngine.userCursor(function))
+                    }
+                } catch {
+                    log.error("removing feed cursors of functions gone failed; trying again at the next pass", ["error": .string("\(error)")])
+                    return
                 }
             }
             goneCursors.removeAll { $0.id == next.id }

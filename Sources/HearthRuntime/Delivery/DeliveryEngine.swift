@@ -268,11 +268,13 @@ public actor DeliveryEngine {
         refreshDirtyLanes()
         // While outcomes wait to be recorded again, the lanes wait with them: the database still
         // counts those deliveries as running, so a lane that looks free here could claim nothing.
-        for (_, lane) in lanes where lane.capacity > 0 && completionsRetryAt == nil {
-            guard let due = lane.nextDue else { continue }
-            var l = lane
-            l.refill(at: now)
-            consider(max(due, l.tokenTime(after: now)))
+        if completionsRetryAt == nil {
+            for (_, lane) in lanes where lane.capacity > 0 {
+                guard let due = lane.nextDue else { continue }
+                var l = lane
+                l.refill(at: now)
+                consider(max(due, l.tokenTime(after: now)))
+            }
         }
         if firesSchedules { for state in schedules.values { consider(state.next) } }
         // Leases are taken back only once outcomes waiting to be recorded are (`runDue`).
@@ -293,9 +295,7 @@ public actor DeliveryEngine {
         absorbWork()
         await flushCompletions()
         // The routes of these cursors are gone already: routing goes on if deleting them fails.
-        do { try await removeGoneCursors() } catch {
-            log.error("removing feed cursors of functions gone failed; trying again at the next pass", ["error": .string("\(error)")])
-        }
+        await removeGoneCursors()
         do {
             while try await routeDocuments(now: now) {}
             while try await routeUserEvents(now: now) {}

@@ -129,10 +129,7 @@ extension FirestoreREST {
                 store.transactions.rollback(txn, caller: owner)
                 readOnly.withLock { _ = $0.remove(txn) }
             }
-            if !verifies.isEmpty {
-                if !caller.isAdmin { try access.authorize(caller, zip(verifies, docs).map { .get($0.path, $1) }, reads: .multiple) }
-                _ = try FirestoreREST.check(verifies, against: docs, names: call.names)
-            }
+            _ = try checkVerifies(verifies, docs, call)
             return (CommitResult(commitTime: store.clock.now(), writeResults: []), [])
         }
         var attempt = 0
@@ -146,14 +143,8 @@ extension FirestoreREST {
                 let paths = verifies.map(\.path)
                 let docs: [StoredDocument?]
                 if let txn { docs = try await store.transactions.get(txn, paths, caller: owner) } else { docs = try await store.getAll(paths) }
-                if !caller.isAdmin {
-                    do { _ = try access.authorize(caller, zip(paths, docs).map { .get($0, $1) }, reads: .multiple) } catch {
-                        if let txn { store.transactions.rollback(txn, caller: owner) }
-                        throw error
-                    }
-                }
                 let checked: [ReadValidation]
-                do { checked = try FirestoreREST.check(verifies, against: docs, names: call.names) } catch {
+                do { checked = try checkVerifies(verifies, docs, call) } catch {
                     // A transaction whose commit fails ends, holding no lock.
                     if let txn { store.transactions.rollback(txn, caller: owner) }
                     throw error
@@ -298,6 +289,14 @@ extension FirestoreREST {
             return Verify(path: path, precondition: .exists(b))
         }
         return Verify(path: path, precondition: .updateTime(try FirestoreJSON.timestamp(pre["updateTime"]!, field: field + ".currentDocument.updateTime")))
+    }
+
+    /// Checks `verifies` for the caller: read access to each document (a client's), then its
+    /// precondition (`check`).
+    func checkVerifies(_ verifies: [Verify], _ docs: [StoredDocument?], _ call: Call) throws(HTTPSError) -> [ReadValidation] {
+        guard !verifies.isEmpty else { return [] }
+        if !call.caller.isAdmin { _ = try access.authorize(call.caller, zip(verifies, docs).map { .get($0.path, $1) }, reads: .multiple) }
+        return try FirestoreREST.check(verifies, against: docs, names: call.names)
     }
 
     /// Checks `verifies` against the documents as they are; their update times, for the commit to

@@ -71,8 +71,9 @@ final class WriterExecutor: SerialExecutor {
     /// running: `DispatchQueue.sync` then runs it right here ("as a performance optimization, this
     /// function executes blocks on the current thread whenever possible"), so a lone commit costs
     /// no thread switch either way. False, with nothing run, when the writer is busy, the caller
-    /// is the writer, or the caller's thread must never commit itself (`CommitPlacement`). Jobs queued between the check and the `sync` run first while the caller
-    /// waits for them: a narrow window, but a preempted caller can wait for whatever arrived in it.
+    /// is the writer, or the caller's thread must never commit itself (`CommitPlacement`). Jobs
+    /// queued between the check and the `sync` run first while the caller waits for them: a narrow
+    /// window, but a preempted caller can wait for whatever arrived in it.
     func runHereIfIdle(_ block: () -> Void) -> Bool {
         guard DispatchQueue.getSpecific(key: onQueue) == nil, !CommitPlacement.forbiddenHere,
               pending.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged else { return false }

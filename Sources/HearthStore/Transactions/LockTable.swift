@@ -55,8 +55,9 @@ final class LockTable: Sendable {
     }
 
     /// Locks `path` for `txn`, waiting for earlier holders; throws `aborted` instead of deadlocking,
-    /// `invalid-argument` once the transaction has ended (`TransactionManager.notOpen`), and `CancellationError` when the waiting
-    /// task is cancelled (it leaves the queue at once; the transaction keeps the locks it holds).
+    /// `invalid-argument` once the transaction has ended (`TransactionManager.notOpen`), and
+    /// `CancellationError` when the waiting task is cancelled (it leaves the queue at once; the
+    /// transaction keeps the locks it holds).
     func acquire(_ path: String, for txn: UInt64) async throws {
         let token = tokens.add(1, ordering: .relaxed).newValue
         try await withTaskCancellationHandler {

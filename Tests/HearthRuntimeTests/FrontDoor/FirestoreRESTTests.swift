@@ -307,7 +307,11 @@ struct FirestoreRESTTests {
             let alone = try await rest.post("commit", ["writes": [verify("notes/written", ["exists": true])]])
             #expect(alone.status == 200 && alone.json["writeResults"]?.arrayValue?.count == 1, "\(alone.json)")
             for bad: Value in [["verify": .string(rest.name("notes/read"))], ["verify": 7, "currentDocument": ["exists": true]],
-                               ["verify": .string(rest.name("notes/read")), "currentDocument": ["exists": true], "delete": .string(rest.name("notes/read"))]] {
+                               ["verify": .string(rest.name("notes/read")), "currentDocument": ["exists": true], "delete": .string(rest.name("notes/read"))],
+                               ["verify": .string(rest.name("notes/read")), "currentDocument": ["updateTime": "not a time"]],
+                               ["verify": .string(rest.name("notes/read")), "currentDocument": ["updateTime": 99999999999999]],
+                               ["verify": .string(rest.name("notes/read")), "currentDocument": ["exists": "yes"]],
+                               ["verify": .string(rest.name("../../x")), "currentDocument": ["exists": true]]] {
                 let refused = try await rest.post("commit", ["writes": [bad]])
                 #expect(refused.status == 400 && refused.json["error"]?["status"] == "INVALID_ARGUMENT", "\(bad): \(refused.json)")
             }
