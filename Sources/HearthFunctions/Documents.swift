@@ -43,13 +43,14 @@ public struct Documents: Sendable {
     /// The document at an already-validated path (a snapshot's `path`, an event's `path`).
     public func document(_ path: DocumentPath) -> DocumentReference { DocumentReference(path: path, channel: channel) }
 
-    /// A query over every collection named `id`, at any depth (a collection-group query).
+    /// A query over every collection named `id`, at any depth (a collection-group query); throws
+    /// `invalid-argument` when `id` is not a collection id (empty, holding a slash, or reserved).
     ///
     /// ```swift
     /// let overdue = try await docs.collectionGroup("items").whereField("targetDate", isLessThan: now).getDocuments(Item.self)
     /// ```
-    public func collectionGroup(_ id: String) -> Query {
-        Query(spec: QuerySpec(collectionID: id, allDescendants: true), channel: channel)
+    public func collectionGroup(_ id: String) throws -> Query {
+        Query(spec: try QuerySpec(group: id), channel: channel)
     }
 
     /// A new, empty `WriteBatch`: up to 500 writes (and any task enqueues) committed together,

@@ -5,18 +5,76 @@ public enum PathRules {
     public static let maxSegments = 100
     public static let maxIDBytes = 1500
 
-    /// Checks one collection or document id; the error names the id and the rule.
-    public static func validateID(_ id: Substring, in path: String) throws(HTTPSError) {
+    /// Checks one collection or document id; the error names the id and the rule. With
+    /// `numericIDs`, a numeric id (`__id7__`, see `numericID`) passes too.
+    public static func validateID(_ id: Substring, in path: String, numericIDs: Bool = false) throws(HTTPSError) {
         if id.isEmpty { throw .invalidArgument("invalid path '\(path)': empty segment") }
         if id == "." || id == ".." { throw .invalidArgument("invalid path '\(path)': '\(id)' is not a valid id") }
-        if id.utf8.count >= 4 && id.hasPrefix("__") && id.hasSuffix("__") {
+        if isReserved(id) && !(numericIDs && numericID(id) != nil) {
             throw .invalidArgument("invalid path '\(path)': ids of the form __.*__ are reserved ('\(id)')")
         }
     }
 
+    /// `__.*__`, on the bytes: a grapheme test would miss `__x\u{600}__`, whose U+0600 joins the
+    /// underscore after it.
+    static func isReserved(_ id: Substring) -> Bool {
+        let utf8 = id.utf8
+        return utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8)
+    }
+
+    /// The number a numeric id stands for: `__id<int64>__`, the form Firestore gives the numeric
+    /// keys of Datastore, written canonically (an optional minus and digits, no leading zero, no
+    /// `-0`), so that two ids with one number are one id. No document here has one (such ids are
+    /// reserved), but clients name them as bounds: firebase-tools' recursive delete and the Admin
+    /// SDKs' `recursiveDelete` query from `collection/__id-9223372036854775808__`, the lowest name
+    /// in a collection. Numeric ids sort before every other id, by their number. Read on the
+    /// UTF-8 bytes only.
+    public static func numericID<S: StringProtocol>(_ segment: S) -> Int64? {
+        let utf8 = Array(segment.utf8)
+        guard utf8.count >= 7, utf8.starts(with: "__id".utf8), utf8.reversed().starts(with: "__".utf8) else { return nil }
+        var digits = utf8[4..<(utf8.count - 2)]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { digits = digits.dropFirst() }
+        guard let first = digits.first, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              first != UInt8(ascii: "0") || (digits.count == 1 && !negative) else { return nil }
+        // Int64's own parser: nil past the range (the digits are checked, so nothing else fails).
+        return Int64(String(decoding: utf8[4..<(utf8.count - 2)], as: UTF8.self))
+    }
+
+    /// A slash path's segments, split on the "/" byte. Splitting the String itself does not split
+    /// where an id starts with a combining mark (U+0301), which joins the slash before it into one
+    /// Character; every path is split here instead.
+    public static func split(_ path: Substring, omittingEmpty: Bool = false) -> [Substring] {
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: omittingEmpty).map { Substring($0) }
+    }
+
+    public static func split(_ path: String, omittingEmpty: Bool = false) -> [Substring] {
+        split(Substring(path), omittingEmpty: omittingEmpty)
+    }
+
+    /// The text after the last "/" byte of `path`, and the text before it (nil without a slash).
+    public static func lastSegment(_ path: String) -> (parent: Substring, id: Substring)? {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return (path[..<slash], path[path.utf8.index(after: slash)...])
+    }
+
+    /// Firestore's order of two ids: numeric ids first, by number, then the rest by UTF-8 bytes.
+    public static func compareIDs(_ a: String, _ b: String) -> ComparisonOrder {
+        // Most ids do not start with "_", so this is one byte test for each in the common case.
+        if a.utf8.first == UInt8(ascii: "_") || b.utf8.first == UInt8(ascii: "_") {
+            switch (numericID(a), numericID(b)) {
+            case let (x?, y?): return ComparisonOrder(x, y)
+            case (_?, nil): return .ascending
+            case (nil, _?): return .descending
+            case (nil, nil): break
+            }
+        }
+        return Value.compareUTF8(a, b)
+    }
+
     /// Splits and checks a slash path; `document` says which kind of path is wanted (nil: either).
     /// One pass over the UTF-8 bytes; the slow checks run only on suspicious segments.
-    public static func segments(_ path: String, document: Bool?) throws(HTTPSError) -> [String] {
+    public static func segments(_ path: String, document: Bool?, numericIDs: Bool = false) throws(HTTPSError) -> [String] {
         let bytes = path.utf8.count
         if bytes > maxPathBytes {
             throw .invalidArgument("invalid path: longer than \(maxPathBytes) bytes (\(bytes))")
@@ -34,7 +92,8 @@ public enum PathRules {
                 let n = segment.count
                 let id = String(decoding: segment, as: UTF8.self)
                 if n == 0 || n <= 2 && segment.allSatisfy({ $0 == UInt8(ascii: ".") }) || n >= 4 && segment[0] == 95 {
-                    do throws(HTTPSError) { try validateID(Substring(id), in: path) } catch { return error }
+                    // Numeric ids name documents, never collections (the even positions).
+                    do throws(HTTPSError) { try validateID(Substring(id), in: path, numericIDs: numericIDs && parts.count % 2 == 1) } catch { return error }
                 }
                 parts.append(id)
                 if parts.count > maxSegments {
@@ -67,6 +126,13 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
     /// Parses and validates a slash path; errors are `invalid-argument` naming the rule broken.
     public init(_ path: String) throws(HTTPSError) {
         segments = try PathRules.segments(path, document: true)
+        description = path
+    }
+
+    /// Parses a name a query compares documents with, where numeric ids (`__id7__`) are allowed
+    /// beside the ids documents can have (`PathRules.numericID`).
+    public init(queryBound path: String) throws(HTTPSError) {
+        segments = try PathRules.segments(path, document: true, numericIDs: true)
         description = path
     }
 
@@ -107,10 +173,10 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
         other.segments.count > segments.count && other.segments.starts(with: segments)
     }
 
-    /// Firestore's order of document names: segment by segment, each by UTF-8 bytes.
+    /// Firestore's order of document names: segment by segment (`PathRules.compareIDs`).
     public static func < (lhs: DocumentPath, rhs: DocumentPath) -> Bool {
         for (a, b) in zip(lhs.segments, rhs.segments) {
-            let c = Value.compareUTF8(a, b)
+            let c = PathRules.compareIDs(a, b)
             if c != .same { return c == .ascending }
         }
         return lhs.segments.count < rhs.segments.count

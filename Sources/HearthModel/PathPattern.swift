@@ -20,7 +20,7 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible, Codable 
         var segments: [Segment] = []
         var names: Set<String> = []
         var restCount = 0
-        for raw in text.split(separator: "/", omittingEmptySubsequences: false) {
+        for raw in PathRules.split(text) {
             if raw.hasPrefix("{") {
                 guard raw.hasSuffix("}"), raw.count >= 3 else {
                     throw .invalidArgument("invalid path pattern '\(text)': malformed wildcard '\(raw)'")

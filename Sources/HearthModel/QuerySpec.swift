@@ -65,6 +65,8 @@ public struct QuerySpec: Sendable, Hashable, Codable {
 
     /// The document whose subcollections are queried; nil for the root.
     public var parent: DocumentPath?
+    /// The collections' id; empty for a kindless query, which reads collections of every id
+    /// (`isKindless`).
     public var collectionID: String
     /// A collection group: every collection named `collectionID` under `parent`, at any depth.
     public var allDescendants: Bool
@@ -94,9 +96,33 @@ public struct QuerySpec: Sendable, Hashable, Codable {
         self.init(parent: path.parent, collectionID: path.id)
     }
 
-    /// The collection path of a non-group query.
+    /// A collection-group query on every collection named `id`; an empty `id` is refused here
+    /// rather than taken for a kindless query.
+    public init(group id: String) throws(HTTPSError) {
+        if id.isEmpty || id.contains("/") { throw .invalidArgument("invalid collection id '\(id)' for a collection group") }
+        try PathRules.validateID(Substring(id), in: id)
+        self.init(collectionID: id, allDescendants: true)
+    }
+
+    /// A kindless query: no collection id, so every collection under `parent` (its own with
+    /// `allDescendants` false, all beneath it at any depth with true). Firestore's REST API takes
+    /// one as a `from` without `collectionId`; firebase-tools' and the Admin SDKs' recursive
+    /// deletes send them. Like Datastore's kindless queries, it filters and orders only on
+    /// `__name__`.
+    public var isKindless: Bool { collectionID.isEmpty }
+
+    /// What the query reads, for messages: `members/alice/items`, `collection group 'items' under
+    /// lists/a`, `every collection under members/alice`.
+    public var scopeDescription: String {
+        let under = parent.map { " under \($0)" }
+        if isKindless { return (allDescendants ? "every collection at any depth" : "every collection") + (under ?? " at the root") }
+        if allDescendants { return "collection group '\(collectionID)'" + (under ?? "") }
+        return collectionPath?.description ?? collectionID
+    }
+
+    /// The collection path of a query on one collection (neither a group nor kindless).
     public var collectionPath: CollectionPath? {
-        guard !allDescendants else { return nil }
+        guard !allDescendants, !isKindless else { return nil }
         return CollectionPath(trustedSegments: (parent?.segments ?? []) + [collectionID])
     }
 
@@ -119,10 +145,14 @@ public struct QuerySpec: Sendable, Hashable, Codable {
 
     /// Checks the rules Firestore enforces on a query; the error names the rule.
     public func validate() throws(HTTPSError) {
-        if collectionID.isEmpty || collectionID.contains("/") {
-            throw .invalidArgument("invalid collection id '\(collectionID)'")
+        if isKindless {
+            for field in filters.map(\.field) + orderBy.map(\.field) where !field.isDocumentID {
+                throw .invalidArgument("a kindless query (one without a collection id) can only filter and order on __name__, not '\(field)'")
+            }
+        } else {
+            if collectionID.contains("/") { throw .invalidArgument("invalid collection id '\(collectionID)'") }
+            try PathRules.validateID(Substring(collectionID), in: collectionID)
         }
-        try PathRules.validateID(Substring(collectionID), in: collectionID)
         if let limit, limit < 0 { throw .invalidArgument("limit must not be negative (got \(limit))") }
         if limitToLast && orderBy.isEmpty {
             throw .invalidArgument("limitToLast requires at least one orderBy clause")

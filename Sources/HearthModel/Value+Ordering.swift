@@ -3,9 +3,9 @@ import Foundation
 /// Firestore's ordering of values across types
 /// (https://firebase.google.com/docs/firestore/manage-data/data-types#value_type_ordering):
 /// null < booleans < numbers (NaN first, then by value, integers and doubles mixed)
-/// < timestamps < strings (UTF-8 byte order) < bytes < references (segment by segment)
-/// < geopoints (latitude, then longitude) < arrays (element by element, then length)
-/// < maps (keys sorted, key then value pairwise, then size).
+/// < timestamps < strings (UTF-8 byte order) < bytes < references (segment by segment, numeric
+/// ids such as `__id7__` first) < geopoints (latitude, then longitude) < arrays (element by
+/// element, then length) < maps (keys sorted, key then value pairwise, then size).
 extension Value {
     /// The rank of the value's type in Firestore's ordering; integers and doubles share one.
     public var typeOrder: Int {
@@ -106,12 +106,13 @@ extension Value {
         return ComparisonOrder(a.count, b.count)
     }
 
-    /// References compare segment by segment, so `a/b` sorts before `a-x/b` even though `/` > `-`.
+    /// References compare segment by segment, so `a/b` sorts before `a-x/b` even though `/` > `-`;
+    /// numeric ids (`__id7__`) sort before other ids (`PathRules.compareIDs`).
     static func compareReferences(_ a: String, _ b: String) -> ComparisonOrder {
-        let sa = a.split(separator: "/", omittingEmptySubsequences: false)
-        let sb = b.split(separator: "/", omittingEmptySubsequences: false)
+        let sa = PathRules.split(a)
+        let sb = PathRules.split(b)
         for (x, y) in zip(sa, sb) {
-            let c = compareUTF8(String(x), String(y))
+            let c = PathRules.compareIDs(String(x), String(y))
             if c != .same { return c }
         }
         return ComparisonOrder(sa.count, sb.count)

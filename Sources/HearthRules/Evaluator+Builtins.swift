@@ -56,7 +56,7 @@ extension Evaluation {
             }
         case .path:
             guard case .string(let s) = args[0] else { throw fail("path() takes a string", expr) }
-            let segments = s.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+            let segments = PathRules.split(s, omittingEmpty: true).map(String.init)
             guard !segments.isEmpty, segments.count <= PathRules.maxSegments + 3 else { throw fail("path(): invalid path '\(s.prefix(60))'", expr) }
             return .path(segments)
         case .mathAbs:
@@ -150,7 +150,7 @@ extension Evaluation {
         let segments: [String]
         switch target {
         case .path(let s): segments = s
-        case .string(let s): segments = s.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        case .string(let s): segments = PathRules.split(s, omittingEmpty: true).map(String.init)
         default: throw fail("expected a document path such as /databases/$(database)/documents/…, got \(target.typeName)", expr)
         }
         let prefix = RulesValue.documentsPrefix(database)

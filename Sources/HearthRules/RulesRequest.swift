@@ -77,11 +77,7 @@ public struct RulesRequest: Sendable {
     var pathDescription: String {
         switch target {
         case .document(let p): return p.description
-        case .query(let q, _):
-            if q.allDescendants {
-                return "collection group '\(q.collectionID)'" + (q.parent.map { " under \($0)" } ?? "")
-            }
-            return q.collectionPath?.description ?? q.collectionID
+        case .query(let q, _): return q.scopeDescription
         }
     }
 }

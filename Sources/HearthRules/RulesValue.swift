@@ -67,7 +67,7 @@ indirect enum RulesValue: Sendable {
         case .string(let s): self = .string(s)
         case .bytes(let b): self = .bytes(b)
         case .reference(let r):
-            self = .path(RulesValue.documentsPrefix(database) + r.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+            self = .path(RulesValue.documentsPrefix(database) + PathRules.split(r).map(String.init))
         case .geoPoint(let g): self = .latlng(g)
         case .array(let a): self = .list(a.map { RulesValue($0, database: database) })
         case .map(let m): self = .map(m.mapValues { RulesValue($0, database: database) })

@@ -82,7 +82,8 @@ public struct Ruleset: Sendable {
         case .query(let spec, let offset):
             guard request.method == .list else { return deny(request, .aborted("a query target is only for the list method")) }
             let parent = (spec.parent?.segments ?? []).map(PathItem.segment)
-            subject = parent + (spec.allDescendants ? [.unknownRun] : []) + [.segment(spec.collectionID), .unknownID]
+            // A kindless query's collections have any id, so rules must allow every one.
+            subject = parent + (spec.allDescendants ? [.unknownRun] : []) + [spec.isKindless ? .unknownID : .segment(spec.collectionID), .unknownID]
             resource = .map([
                 "data": .field(FieldPath(segments: [])),
                 "id": .unknown("the id of a document the query returns"),
@@ -164,7 +165,7 @@ public struct Ruleset: Sendable {
                 bindings.append(Binding(depth: block.depths[p], name: name, value: .string(s)))
                 return true
             case (.single(let name), .unknownID):
-                bindings.append(Binding(depth: block.depths[p], name: name, value: .unknown("{\(name)} is the id of any document the query returns")))
+                bindings.append(Binding(depth: block.depths[p], name: name, value: .unknown("{\(name)} is any id on the path of a document the query returns")))
                 return true
             default:
                 return false

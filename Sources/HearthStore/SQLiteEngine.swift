@@ -183,8 +183,7 @@ public final class SQLiteEngine: StorageEngine {
                 : try populatedCollections(db, underPrefix: prefix)
             var ids: Set<String> = []
             for path in populated {
-                let rest = path.dropFirst(prefix.count)
-                if let id = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first { ids.insert(String(id)) }
+                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first { ids.insert(String(id)) }
             }
             return try ids.sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in try CollectionPath(prefix + id) }
         }
@@ -200,8 +199,9 @@ public final class SQLiteEngine: StorageEngine {
             }
             let prefix = collection.description + "/"
             for path in try populatedCollections(db, underPrefix: prefix) {
-                let rest = path.dropFirst(prefix.count)
-                if let id = rest.split(separator: "/", maxSplits: 1).first, listing[String(id)] == nil { listing[String(id)] = false }
+                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first, listing[String(id)] == nil {
+                    listing[String(id)] = false
+                }
             }
             return try listing.keys.sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in
                 DocumentListing(path: try collection.document(id), exists: listing[id]!)
@@ -227,7 +227,7 @@ public final class SQLiteEngine: StorageEngine {
                 WHERE c.path >= ? AND c.path < ? LIMIT ?
                 """, [.text(text + "/"), .text(text + "0"), .integer(Int64(limit - out.count))]) { ($0.text(0), $0.text(1)) }
             for (collectionPath, id) in rows {
-                out.append(DocumentPath(trustedSegments: collectionPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init) + [id]))
+                out.append(DocumentPath(trustedSegments: PathRules.split(collectionPath).map(String.init) + [id]))
             }
             return out
         }

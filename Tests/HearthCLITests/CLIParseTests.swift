@@ -74,6 +74,9 @@ struct CLIParseTests {
         #expect(usageError(["docs", "query", "items", "--order-by", ""])?.contains("--order-by needs a field") == true)
         #expect(usageError(["docs", "query", "items", "--order-by=:"])?.contains("--order-by needs a field") == true)
         #expect(usageError(["docs", "query", "items", "--order-by", "n:sideways"])?.contains("asc or desc") == true)
+        // An empty group id is refused, not taken for a kindless query over the whole database.
+        #expect(usageError(["docs", "query", "", "--group"])?.contains("invalid collection id '' for a collection group") == true)
+        #expect(usageError(["docs", "query", "a/b", "--group"])?.contains("invalid collection id 'a/b'") == true)
     }
 
     @Test("serve takes --host and --port over the configuration's")

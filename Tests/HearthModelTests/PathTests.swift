@@ -127,6 +127,80 @@ struct PathTests {
         }
     }
 
+    @Test("numeric ids (__id7__) are read as 64-bit numbers, and nothing else is one")
+    func numericIDs() {
+        #expect(PathRules.numericID("__id7__") == 7)
+        #expect(PathRules.numericID("__id-9223372036854775808__") == Int64.min)
+        #expect(PathRules.numericID("__id9223372036854775807__") == Int64.max)
+        #expect(PathRules.numericID("__id0__") == 0)
+        // Only the canonical spelling: one number, one id. Read on bytes: U+0600 joins the "_"
+        // after it into one grapheme, which must not hide the body's non-digit.
+        for other in ["__id__", "__id-__", "__id+1__", "__idx__", "__id1x__", "__id9223372036854775808__", "_id1__", "__id1_", "id1", "__ID1__",
+                      "__id07__", "__id-0__", "__id-07__", "__id 7__", "__id7\u{600}__", "__id\u{661}__"] {
+            #expect(PathRules.numericID(other) == nil, "\(other)")
+        }
+    }
+
+    @Test("numeric ids sort before other ids, by number, in names and references alike")
+    func numericIDOrder() throws {
+        let ordered = try ["a/__id-9223372036854775808__", "a/__id-3__", "a/__id2__", "a/__id10__", "a/\u{0}", "a/A", "a/__x",
+                           "a/b", "a\u{0}/__id-9223372036854775808__", "a-x/b"].map { try DocumentPath(queryBound: $0) }
+        for (i, x) in ordered.enumerated() {
+            for (j, y) in ordered.enumerated() {
+                #expect((x < y) == (i < j), "\(x) < \(y)")
+                #expect(Value.compare(.reference(x.description), .reference(y.description)) == ComparisonOrder(i, j))
+            }
+        }
+    }
+
+    @Test("only a query's bounds may name numeric ids; other reserved ids stay refused there too")
+    func queryBounds() throws {
+        #expect(try DocumentPath(queryBound: "users\u{0}/__id-9223372036854775808__").segments == ["users\u{0}", "__id-9223372036854775808__"])
+        #expect(pathError { _ = try DocumentPath("users/__id7__") }?.message == "invalid path 'users/__id7__': ids of the form __.*__ are reserved ('__id7__')")
+        #expect(pathError { _ = try DocumentPath(queryBound: "users/__x__") }?.message == "invalid path 'users/__x__': ids of the form __.*__ are reserved ('__x__')")
+        #expect(pathError { _ = try DocumentPath(queryBound: "users") } != nil)
+        // Numeric ids name documents, never collections.
+        #expect(pathError { _ = try DocumentPath(queryBound: "__id5__/x") }?.message.contains("reserved ('__id5__')") == true)
+        #expect(pathError { _ = try DocumentPath(queryBound: "a/b/__id1__/x") }?.message.contains("reserved ('__id1__')") == true)
+        #expect(try DocumentPath(queryBound: "a/b/c/__id1__").id == "__id1__")
+    }
+
+    @Test("the reserved form __.*__ is checked on bytes, so a joining mark cannot hide the final underscores")
+    func reservedOnBytes() {
+        // U+0600 (a prepended concatenation mark) joins the "_" after it into one grapheme.
+        #expect(pathError { _ = try DocumentPath("a/__x\u{600}__") }?.message.contains("reserved") == true)
+        #expect(pathError { _ = try DocumentPath("a/__id7\u{600}__") }?.message.contains("reserved") == true)
+        #expect(pathError { _ = try DocumentPath("a/__x\u{600}_") } == nil)
+    }
+
+    @Test("paths split on the slash byte, also where an id starts with a combining mark that joins the slash")
+    func combiningMarkAfterSlash() throws {
+        // "/\u{301}" is one Character: a split on Characters would see no slash there.
+        let path = try DocumentPath("c/d/\u{301}e/x")
+        #expect(path.segments == ["c", "d", "\u{301}e", "x"])
+        #expect(PathRules.split("c/d/\u{301}e").map(String.init) == ["c", "d", "\u{301}e"])
+        #expect(PathRules.lastSegment("c/d/\u{301}e").map { [String($0.parent), String($0.id)] } == ["c/d", "\u{301}e"])
+        // References compare the same segments: "\u{301}b" (CC 81 62) after "c" (63).
+        #expect(Value.compare(.reference("a/\u{301}b"), .reference("a/c")) == .descending)
+        #expect(Value.compare(.reference("a/\u{301}b/x/y"), .reference("a/\u{301}b")) == .descending)
+        #expect((try DocumentPath("a/c")) < (try DocumentPath("a/\u{301}b")))
+        let pattern = try PathPattern("c/{doc}/\u{301}e/{id}")
+        #expect(pattern.match(path) != nil)
+    }
+
+    @Test("a collection group needs a collection id; an empty one is not taken for a kindless query")
+    func groupIDs() throws {
+        let group = try QuerySpec(group: "items")
+        #expect(group.collectionID == "items" && group.allDescendants && !group.isKindless)
+        #expect(pathError { _ = try QuerySpec(group: "") }?.message == "invalid collection id '' for a collection group")
+        #expect(pathError { _ = try QuerySpec(group: "a/b") }?.message == "invalid collection id 'a/b' for a collection group")
+        #expect(pathError { _ = try QuerySpec(group: "__x__") }?.message.contains("reserved") == true)
+        // The empty id is how Firestore's REST API spells a kindless query.
+        #expect(QuerySpec(collectionID: "", allDescendants: true).isKindless)
+        #expect(QuerySpec(collectionID: "", allDescendants: true).collectionPath == nil)
+        #expect(QuerySpec(collectionID: "").collectionPath == nil)
+    }
+
     @Test("trusted segments skip validation but not the shape")
     func trusted() {
         #expect(DocumentPath(trustedSegments: ["a", "b"]).description == "a/b")

@@ -185,7 +185,7 @@ struct DocsQueryCommand: Command {
         var spec: QuerySpec
         do {
             if args.flag("group") {
-                spec = QuerySpec(collectionID: p[0], allDescendants: true)
+                spec = try QuerySpec(group: p[0])
             } else {
                 spec = QuerySpec(collection: try CollectionPath(p[0]))
             }

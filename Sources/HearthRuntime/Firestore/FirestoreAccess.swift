@@ -28,7 +28,7 @@ struct FirestoreAccess: Sendable {
         var path: String {
             switch self {
             case .get(let p, _), .create(let p, _), .update(let p, _, _), .delete(let p, _): return p.description
-            case .list(let spec, _): return spec.collectionPath?.description ?? "collection group '\(spec.collectionID)'"
+            case .list(let spec, _): return spec.scopeDescription
             }
         }
 

@@ -11,8 +11,19 @@ struct FirestoreJSON: Sendable {
     /// `projects/{project}/databases/(default)/documents`.
     let documentsRoot: String
 
+    /// Whether references may name numeric ids (`__id7__`): in a query's filters and cursors,
+    /// not in documents (`PathRules.numericID`).
+    private(set) var numericIDs = false
+
     init(project: String) {
         documentsRoot = "projects/\(project)/databases/(default)/documents"
+    }
+
+    /// This decoder for a query's values.
+    var forQueries: FirestoreJSON {
+        var copy = self
+        copy.numericIDs = true
+        return copy
     }
 
     /// How deeply typed values may nest here: well past Firestore's 20 (so the store's own error
@@ -32,16 +43,18 @@ struct FirestoreJSON: Sendable {
     /// The slash path a resource name under this database's documents names ("" for the root).
     func relativePath(_ name: String, field: String) throws(HTTPSError) -> String {
         if name == documentsRoot { return "" }
-        guard name.hasPrefix(documentsRoot + "/") else {
+        // On bytes: a first id starting with a combining mark joins the "/" into one Character.
+        let prefix = documentsRoot.utf8.count + 1
+        guard name.utf8.count >= prefix, name.utf8.starts(with: documentsRoot.utf8), name.utf8.dropFirst(prefix - 1).first == UInt8(ascii: "/") else {
             throw .invalidArgument("\(field): '\(name)' is not a resource name under \(documentsRoot)")
         }
-        return String(name.dropFirst(documentsRoot.count + 1))
+        return String(Substring(name.utf8.dropFirst(prefix)))
     }
 
     /// The document a resource name names.
-    func documentPath(_ name: String, field: String) throws(HTTPSError) -> DocumentPath {
+    func documentPath(_ name: String, field: String, numericIDs: Bool = false) throws(HTTPSError) -> DocumentPath {
         let relative = try relativePath(name, field: field)
-        do { return try DocumentPath(relative) } catch {
+        do { return try numericIDs ? DocumentPath(queryBound: relative) : DocumentPath(relative) } catch {
             throw .invalidArgument("\(field): '\(name)' does not name a document (\(error.message))")
         }
     }
@@ -93,7 +106,7 @@ struct FirestoreJSON: Sendable {
             return .bytes(bytes)
         case "referenceValue":
             guard case .string(let s) = payload else { throw .invalidArgument("\(field).referenceValue: must be a string (got \(payload.typeName))") }
-            return .reference(try documentPath(s, field: field + ".referenceValue").description)
+            return .reference(try documentPath(s, field: field + ".referenceValue", numericIDs: numericIDs).description)
         case "geoPointValue":
             guard case .map(let point) = payload else { throw .invalidArgument("\(field).geoPointValue: must be an object") }
             let latitude = point["latitude"]?.doubleValue ?? 0, longitude = point["longitude"]?.doubleValue ?? 0

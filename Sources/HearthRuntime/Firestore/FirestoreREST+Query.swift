@@ -30,10 +30,26 @@ extension FirestoreREST {
         guard case .array(let from)? = q["from"], from.count == 1, case .map(let selector) = from[0] else {
             throw .invalidArgument("structuredQuery.from: exactly one collection selector is required")
         }
-        guard case .string(let collectionID)? = selector["collectionId"], !collectionID.isEmpty else {
-            throw .invalidArgument("structuredQuery.from[0].collectionId: is required")
+        for key in selector.keys where key != "collectionId" && key != "allDescendants" {
+            throw .invalidArgument("structuredQuery.from[0]: unknown field '\(key)'")
         }
-        let allDescendants = selector["allDescendants"]?.boolValue ?? false
+        // No collectionId (or an empty one, proto3's default) is a kindless query: every
+        // collection under the parent (`QuerySpec.isKindless`).
+        let collectionID: String
+        switch selector["collectionId"] {
+        case nil, .null: collectionID = ""
+        case .string(let id): collectionID = id
+        case let other?: throw .invalidArgument("structuredQuery.from[0].collectionId: must be a string (got \(other.typeName))")
+        }
+        let allDescendants: Bool
+        switch selector["allDescendants"] {
+        case nil, .null: allDescendants = false
+        case .bool(let b): allDescendants = b
+        case let other?: throw .invalidArgument("structuredQuery.from[0].allDescendants: must be a boolean (got \(other.typeName))")
+        }
+        // Values in filters and cursors may name numeric ids (`__id7__`), which clients use as
+        // the bounds of a collection's names.
+        let names = names.forQueries
 
         var projection: [FieldPath]?
         if case .map(let select)? = q["select"] {

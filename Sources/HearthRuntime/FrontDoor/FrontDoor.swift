@@ -12,7 +12,7 @@ import Synchronization
 /// Routes, in order: `/healthz`, `/metrics`, `/__/admin/…`, `/identitytoolkit.googleapis.com/…`,
 /// `/www.googleapis.com/identitytoolkit/v3/…` (the iOS SDK's paths), `/securetoken.googleapis.com/…`,
 /// `/emulator/v1/…` (the Auth emulator's oobCodes), `/v1/projects/{p}/databases/…` (Firestore's REST
-/// API, `FirestoreREST`), `[[rewrites]]` (first match wins), `/api/**` (404), then
+/// API, `FirestoreREST`; also under `/v1beta1`), `[[rewrites]]` (first match wins), `/api/**` (404), then
 /// functions at `/{name}` and `/{project}/{region}/{name}`.
 public final class FrontDoor: Sendable {
     public let runtime: Runtime
@@ -34,7 +34,7 @@ public final class FrontDoor: Sendable {
         init(source: String, function: String) {
             self.source = source
             self.function = function
-            segments = source.split(separator: "/", omittingEmptySubsequences: true)
+            segments = PathRules.split(source, omittingEmpty: true)
         }
 
         func matches(_ path: [Substring]) -> Bool {
@@ -174,7 +174,10 @@ public final class FrontDoor: Sendable {
         if segment(0, is: "securetoken.googleapis.com") { return .secureToken(segments.dropFirst()) }
         if segment(0, is: "emulator") && (segment(1, is: "v1") || segment(1, is: "action")) { return .emulator(segments.dropFirst()) }
         if segment(0, is: "www.googleapis.com") && segment(1, is: "identitytoolkit") { return .legacyToolkit(segments.dropFirst()) }
-        if segment(0, is: "v1") && count >= 6 && segment(1, is: "projects") && segment(3, is: "databases") { return .firestore(segments.dropFirst()) }
+        // v1beta1 is the same API under its older name, which older firebase-tools still call.
+        if (segment(0, is: "v1") || segment(0, is: "v1beta1")) && count >= 6 && segment(1, is: "projects") && segment(3, is: "databases") {
+            return .firestore(segments.dropFirst())
+        }
         if let rewrite = rewrites.first(where: { $0.matches(segments) }) { return .rewrite(rewrite) }
         // Built only for an answer that names it: every function request passes here.
         var path: String { "/" + segments.joined(separator: "/") }

@@ -13,10 +13,10 @@ enum DocumentServices {
             store.commit(request.writes, enqueues: try tasks.check(request.enqueues), done: done)
         }
         services.serve(Boundary.RunQuery.self) { _, request in
-            try await store.query(request.query)
+            try await store.query(try unitQuery(request.query))
         }
         services.serve(Boundary.CountQuery.self) { _, request in
-            Int64(try await store.count(request.query))
+            Int64(try await store.count(try unitQuery(request.query)))
         }
         services.serve(Boundary.ListCollections.self) { _, request in
             try await store.listCollections(under: request.parent)
@@ -38,7 +38,7 @@ enum DocumentServices {
             try await store.transactions.get(request.transaction, request.paths, caller: caller.invocation)
         }
         services.serve(Boundary.TransactionQuery.self) { caller, request in
-            try await store.transactions.query(request.transaction, request.query, caller: caller.invocation)
+            try await store.transactions.query(request.transaction, try unitQuery(request.query), caller: caller.invocation)
         }
         services.serve(Boundary.CommitTransaction.self) { caller, request in
             try await store.transactions.commit(request.transaction, request.writes, enqueues: try tasks.check(request.enqueues),
@@ -48,5 +48,13 @@ enum DocumentServices {
             store.transactions.rollback(request.transaction, caller: caller.invocation)
             return Boundary.Empty()
         }
+    }
+
+    /// A unit's query, which names its collection: the SDK has no kindless query (units delete a
+    /// tree with `recursiveDelete`), so an empty collection id is the mistake it always was, not a
+    /// read of every collection.
+    static func unitQuery(_ spec: QuerySpec) throws(HTTPSError) -> QuerySpec {
+        if spec.isKindless { throw .invalidArgument("a query needs a collection id (got an empty one)") }
+        return spec
     }
 }

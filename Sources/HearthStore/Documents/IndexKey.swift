@@ -10,7 +10,10 @@ import HearthModel
 ///   remainder for integers beyond 2^53 that doubles cannot hold exactly (so 2^53 + 1 sorts between
 ///   2^53 and 2^53 + 2); NaN is the lowest number;
 /// - strings and bytes: the bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01;
-/// - references: each segment so escaped and ended, then 0x00 0x00 (segment-wise order);
+/// - references: each segment so escaped and ended, then 0x00 0x00 (segment-wise order); a
+///   numeric id (`__id7__`, which sorts before other ids) is 0x00 0x02 and its number's 8 bytes
+///   (sign bit flipped): above the end of a shorter reference (0x00 0x00) and below every id a
+///   path can hold (ids are not empty, and a leading 0x00 is escaped to 0x00 0xFF);
 /// - arrays: the elements' keys, then 0x00; maps: 0x01, key, value for each key in order, then 0x00.
 enum IndexKey {
     static let null: UInt8 = 0x05
@@ -54,7 +57,13 @@ enum IndexKey {
             b.withUnsafeBufferPointer { appendEscaped($0, to: &out) }
         case .reference(let r):
             out.append(reference)
-            for segment in r.split(separator: "/", omittingEmptySubsequences: false) {
+            for segment in PathRules.split(r) {
+                if segment.utf8.first == UInt8(ascii: "_"), let n = PathRules.numericID(segment) {
+                    out.append(0)
+                    out.append(2)
+                    appendBigEndian(UInt64(bitPattern: n) ^ (1 << 63), to: &out)
+                    continue
+                }
                 var s = String(segment)
                 s.withUTF8 { appendEscaped($0, to: &out) }
             }

@@ -458,7 +458,7 @@ actor Writer {
             let now = try QueryEngine(db: db, collections: collections).run(spec)
             let current = Dictionary(now.map { ($0.path, $0.updateTime) }, uniquingKeysWith: { a, _ in a })
             if current != expected {
-                throw HTTPSError(.aborted, "transaction conflict: the results of a query on '\(spec.collectionID)' changed since it ran")
+                throw HTTPSError(.aborted, "transaction conflict: the results of a query on \(spec.scopeDescription) changed since it ran")
             }
         }
     }

@@ -55,7 +55,7 @@ struct QueryEngine {
         func reference(_ v: Value) throws(HTTPSError) -> Value {
             switch v {
             case .string(let id):
-                guard let base else { throw .invalidArgument("a collection group query needs full document references, not the id '\(id)'") }
+                guard let base else { throw .invalidArgument("a collection group or kindless query needs full document references, not the id '\(id)'") }
                 return .reference(base + "/" + id)
             case .array(let items):
                 var out: [Value] = []
@@ -78,19 +78,34 @@ struct QueryEngine {
         return Prepared(spec: spec, order: order, matcher: QueryMatcher(filters: spec.filters, order: order), reversed: reversed)
     }
 
-    /// The collections a query reads: one, or every one of a group (under `parent`, if set).
+    /// The collections a query reads: one, every one of a group (under `parent`, if set), or for
+    /// a kindless query every one under `parent` (its own, or all beneath it). Collections that
+    /// no name in the query's `__name__` range can fall in are left out (`NameRange`).
     func targetCollections(_ spec: QuerySpec) throws -> [(id: Int64, path: String)] {
         if let path = spec.collectionPath {
             guard let id = try collections.id(of: path, on: db) else { return [] }
             return [(id, path.description)]
         }
-        if let parent = spec.parent {
-            let prefix = parent.description + "/"
-            // Paths under the parent: ≥ "parent/" and < "parent0" ('0' follows '/').
-            return try db.query("SELECT id, path FROM collections WHERE collection_id = ? AND path >= ? AND path < ?",
-                                [.text(spec.collectionID), .text(prefix), .text(parent.description + "0")]) { ($0.int64(0), $0.text(1)) }
+        let row = { (s: Statement) in (id: s.int64(0), path: s.text(1)) }
+        var sql = "SELECT id, path FROM collections WHERE "
+        var bindings: [SQLiteValue] = []
+        if !spec.isKindless {
+            sql += "collection_id = ? AND "
+            bindings.append(.text(spec.collectionID))
         }
-        return try db.query("SELECT id, path FROM collections WHERE collection_id = ?", [.text(spec.collectionID)]) { ($0.int64(0), $0.text(1)) }
+        if spec.isKindless && !spec.allDescendants {
+            sql += "parent_path = ?"
+            bindings.append(.text(spec.parent?.description ?? ""))
+        } else if let parent = spec.parent {
+            // Paths under the parent: ≥ "parent/" and < "parent0" ('0' follows '/').
+            sql += "path >= ? AND path < ?"
+            bindings += [.text(parent.description + "/"), .text(parent.description + "0")]
+        } else {
+            sql += "1"
+        }
+        let found = try db.query(sql, bindings, row)
+        let range = NameRange(spec)
+        return range.isUnbounded ? found : found.filter { range.mayHold(collection: $0.path) }
     }
 
     func run(_ spec: QuerySpec) throws -> [StoredDocument] {
@@ -150,8 +165,8 @@ struct QueryEngine {
         for f in p.spec.filters where f.field.isDocumentID && (f.op == .equal || f.op == .in) {
             let refs = f.op == .equal ? [f.value] : (f.value.arrayValue ?? [])
             let ids = refs.compactMap { ref -> String? in
-                guard case .reference(let r) = ref, let slash = r.lastIndex(of: "/"), r[..<slash] == path else { return nil }
-                return String(r[r.index(after: slash)...])
+                guard case .reference(let r) = ref, let (parent, id) = PathRules.lastSegment(r), parent == path else { return nil }
+                return String(id)
             }
             return .nameLookup(ids)
         }
@@ -192,13 +207,18 @@ struct QueryEngine {
         case .nameScan:
             var sql = "SELECT d.id, \(QueryEngine.documentColumns) FROM documents AS d WHERE d.collection = ?"
             var bindings: [SQLiteValue] = [.integer(collection)]
-            // The start cursor bounds the ids only when it names a document of this collection: names
-            // order by collection path first, so a cursor elsewhere says nothing about these ids
-            // (the cursor is still applied to every document in Swift).
-            if let start = p.spec.startAt, let first = start.values.first, case .reference(let ref) = first,
-               let slash = ref.lastIndex(of: "/"), ref[..<slash] == path {
-                sql += direction == "ASC" ? " AND d.id >= ?" : " AND d.id <= ?"
-                bindings.append(.text(String(ref[ref.index(after: slash)...])))
+            // The start cursor bounds the ids when it names a document of this collection or one
+            // beneath it: its segment at the ids' depth, `id`, then bounds them, since this
+            // collection's ids on the far side of `id` name documents on the far side of the
+            // cursor. A cursor elsewhere says nothing about these ids (it is still applied to every
+            // document in Swift), nor does a numeric id (`__id7__`), which sorts before every id a
+            // document can have but not in SQLite's byte order.
+            if let start = p.spec.startAt, case .reference(let ref)? = start.values.first {
+                let cursor = PathRules.split(ref), collection = PathRules.split(path)
+                if cursor.count > collection.count, cursor.starts(with: collection), PathRules.numericID(cursor[collection.count]) == nil {
+                    sql += direction == "ASC" ? " AND d.id >= ?" : " AND d.id <= ?"
+                    bindings.append(.text(String(cursor[collection.count])))
+                }
             }
             return (sql + " ORDER BY d.id \(direction)", bindings)
         case .equalityScan(let f):
@@ -287,7 +307,7 @@ struct QueryEngine {
 
     func runCollection(_ p: Prepared, collection: Int64, path: String) throws -> [StoredDocument] {
         let plan = try plan(p, collection: collection, path: path)
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let segments = PathRules.split(path).map(String.init)
         let (sql, bindings) = statement(for: plan, p, collection: collection, path: path)
         let s = try db.prepare(sql)
         defer { s.reset() }

@@ -1,0 +1,217 @@
+import Foundation
+import HearthHTTP
+import HearthModel
+@_spi(Internals) @testable import HearthRuntime
+import HearthTesting
+import Testing
+
+/// Recursive deletes over Firestore's REST API, in the requests real tools send (written from
+/// their sources): firebase-tools' `firestore:delete` (src/firestore/delete.ts) and
+/// google-cloud-firestore's `Query.recursive()` (base_query.py). Both find what to delete with a
+/// kindless query (a `from` without `collectionId`) bounded by numeric-id names such as
+/// `users/__id-9223372036854775808__`, then delete it with commits.
+@Suite("Firestore REST: kindless queries and recursive deletes")
+struct FirestoreKindlessRESTTests {
+    static let minID = "__id-9223372036854775808__"
+    static let tree = [
+        "users/alice", "users/alice/items/i1", "users/alice/items/i1/notes/n1", "users/bob", "users/bob/tags/t",
+        "users/123", "users/_x", "users-old/u", "users0/u", "usersa/u", "other/doc", "other/doc/sub/s1", "other/doc/sub/s1/deeper/d",
+    ]
+
+    static func seed(_ door: DoorFixture) async throws {
+        try await door.runtime.store.commit(try tree.map { .set(try DocumentPath($0), ["n": 1]) })
+    }
+
+    static func remaining(_ door: DoorFixture) async throws -> Set<String> {
+        Set(try await door.runtime.store.query(QuerySpec(collectionID: "", allDescendants: true)).map(\.path.description))
+    }
+
+    /// The names in a runQuery answer (which holds one element with only a readTime when empty).
+    static func names(_ answer: (status: Int, json: Value), _ rest: RESTClient) throws -> [String] {
+        #expect(answer.status == 200, "\(answer.json)")
+        return try #require(answer.json.arrayValue).compactMap { $0["document"]?["name"]?.stringValue }
+            .map { String(Substring($0.utf8.dropFirst(rest.root.utf8.count + 1))) }  // bytes: see combiningMarkRootCollection
+    }
+
+    /// firebase-tools' delete of a path: query a page of descendants, delete them in a commit,
+    /// go on after the last name until a page comes back empty. Returns every name it deleted.
+    static func firebaseToolsDelete(_ path: String, recursive: Bool, rest: RESTClient, version: String = "v1", page: Int = 3) async throws -> [String] {
+        var segments = path.split(separator: "/").map(String.init)
+        let isDocument = segments.count % 2 == 0
+        if !isDocument { segments.removeLast() }
+        let parent = ([rest.root] + segments).joined(separator: "/")
+        var deleted: [String] = []
+        if isDocument {
+            let r = try await rest.post("commit", ["writes": [["delete": .string(rest.name(path))]]])
+            #expect(r.status == 200, "\(r.json)")
+        }
+        var startAfter: String?
+        for _ in 0..<50 {
+            var query: [String: Value] = [
+                "limit": .int(Int64(page)),
+                "from": [["allDescendants": .bool(recursive)]],
+                "select": ["fields": [["fieldPath": "__name__"]]],
+                "orderBy": [["field": ["fieldPath": "__name__"]]],
+            ]
+            if !isDocument {
+                func bound(_ op: String, _ name: String) -> Value {
+                    ["fieldFilter": ["field": ["fieldPath": "__name__"], "op": .string(op), "value": ["referenceValue": .string(name)]]]
+                }
+                query["where"] = ["compositeFilter": ["op": "AND", "filters": [
+                    bound("GREATER_THAN_OR_EQUAL", "\(rest.root)/\(path)/\(minID)"),
+                    bound("LESS_THAN", "\(rest.root)/\(path)\u{0}/\(minID)"),
+                ]]]
+            }
+            if let startAfter { query["startAt"] = ["values": [["referenceValue": .string(startAfter)]], "before": false] }
+            let body = JSONWriter.string(["structuredQuery": .map(query)])
+            let r = try await rest.door.send("POST", "/\(version)/\(parent):runQuery",
+                                             headers: [("Content-Type", "application/json"), ("Authorization", rest.authorization ?? "")], body: body)
+            let found = try names((r.status, (try? JSONParser.parse(r.body)) ?? .string(r.text)), rest)
+            if found.isEmpty { break }
+            // select __name__ answers names with no fields.
+            let commit = try await rest.post("commit", ["writes": .array(found.map { ["delete": .string(rest.name($0))] })])
+            #expect(commit.status == 200, "\(commit.json)")
+            deleted += found
+            startAfter = rest.name(found.last!)
+        }
+        return deleted
+    }
+
+    @Test("firebase-tools' `firestore:delete -r` on a collection removes it and everything beneath it, and nothing beside it")
+    func deleteCollectionRecursively() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door)
+            let deleted = try await Self.firebaseToolsDelete("users", recursive: true, rest: rest)
+            let expected = Self.tree.filter { $0.hasPrefix("users/") }
+            // Numeric ids sort first, so users/123 and users/_x fall inside the range too.
+            #expect(deleted == expected.sorted { try! DocumentPath($0) < DocumentPath($1) })
+            #expect(try await Self.remaining(door) == Set(Self.tree).subtracting(expected))
+        }
+    }
+
+    @Test("firebase-tools' `firestore:delete -r` on a document, over /v1beta1 as older releases call it")
+    func deleteDocumentRecursively() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door)
+            let deleted = try await Self.firebaseToolsDelete("other/doc", recursive: true, rest: rest, version: "v1beta1")
+            #expect(deleted == ["other/doc/sub/s1", "other/doc/sub/s1/deeper/d"])
+            #expect(try await Self.remaining(door) == Set(Self.tree).subtracting(["other/doc", "other/doc/sub/s1", "other/doc/sub/s1/deeper/d"]))
+        }
+    }
+
+    @Test("`firestore:delete --shallow` on a collection removes only its own documents")
+    func deleteShallow() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door)
+            let deleted = try await Self.firebaseToolsDelete("users", recursive: false, rest: rest, page: 100)
+            #expect(Set(deleted) == ["users/alice", "users/bob", "users/123", "users/_x"])
+            #expect(try await Self.remaining(door).contains("users/alice/items/i1"))
+        }
+    }
+
+    @Test("google-cloud-firestore's recursive(): the root's kindless query between startAt and endAt cursors")
+    func pythonRecursive() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door)
+            // What the generated client sends: proto3 JSON leaves out the empty collectionId; the
+            // explicit empty string means the same.
+            for selector: Value in [["allDescendants": true], ["collectionId": "", "allDescendants": true]] {
+                let r = try await rest.post("runQuery", ["structuredQuery": [
+                    "from": [selector],
+                    "select": ["fields": [["fieldPath": "__name__"]]],
+                    "orderBy": [["field": ["fieldPath": "__name__"], "direction": "ASCENDING"]],
+                    "startAt": ["values": [["referenceValue": .string(rest.name("users/\(Self.minID)"))]], "before": true],
+                    "endAt": ["values": [["referenceValue": .string(rest.name("users\u{0}/\(Self.minID)"))]]],
+                    "limit": 5000,
+                ]])
+                #expect(try Self.names(r, rest) == Self.tree.filter { $0.hasPrefix("users/") }.sorted { try! DocumentPath($0) < DocumentPath($1) })
+            }
+            // Its count, as runAggregationQuery.
+            let count = try await rest.post("runAggregationQuery", ["structuredAggregationQuery": [
+                "structuredQuery": ["from": [["allDescendants": true]]], "aggregations": [["alias": "n", "count": [:]]]]])
+            #expect(count.json.arrayValue?.first?["result"]?["aggregateFields"]?["n"]?["integerValue"] == .string("\(Self.tree.count)"), "\(count.json)")
+        }
+    }
+
+    @Test("clients run kindless queries only where the rules allow every collection beneath the parent")
+    func underRules() async throws {
+        let rules = (try? String(contentsOfFile: packageRoot + "/firestore.rules", encoding: .utf8)) ?? ""
+        try await withREST(rules: rules) { door, rest in
+            try await door.runtime.store.commit([.set(try DocumentPath("members/alice/items/a"), ["n": 1]),
+                                                 .set(try DocumentPath("members/alice/items/a/notes/x"), ["n": 2]),
+                                                 .set(try DocumentPath("members/alice/profiles/secrets"), ["fcmToken": "t"])])
+            var alice = rest
+            alice.authorization = "Bearer " + (try await door.idToken("alice"))
+            func kindless(under parent: String, descendants: Bool) async throws -> (status: Int, json: Value) {
+                try await alice.send("POST", (parent.isEmpty ? "" : "/" + parent) + ":runQuery",
+                                     ["structuredQuery": ["from": [["allDescendants": .bool(descendants)]]]])
+            }
+            // Under an item every collection is covered by the catch-all rule.
+            let own = try await kindless(under: "members/alice/items/a", descendants: true)
+            #expect(try Self.names(own, rest) == ["members/alice/items/a/notes/x"])
+            // Under the member, the collections include profiles, whose secrets document no client
+            // may read, so no rule covers the whole query; the root, no rule at all.
+            for (parent, descendants) in [("members/alice", true), ("members/alice", false), ("", true)] {
+                let denied = try await kindless(under: parent, descendants: descendants)
+                #expect(denied.status == 403, "\(parent): \(denied.json)")
+                #expect(denied.json["error"]?["status"] == "PERMISSION_DENIED")
+            }
+        }
+    }
+
+    @Test("a root collection whose id starts with a combining mark is reachable by name, listed and queried")
+    func combiningMarkRootCollection() async throws {
+        try await withREST { door, rest in
+            // "/\u{301}" is one Character: names are split and compared on bytes.
+            let create = try await rest.send("POST", "/%CC%81x", ["fields": ["n": ["integerValue": "1"]]], query: "documentId=d")
+            #expect(create.status == 200, "\(create.json)")
+            #expect(create.json["name"] == .string(rest.name("\u{301}x/d")))
+            let batch = try await rest.post("batchGet", ["documents": [.string(rest.name("\u{301}x/d"))]])
+            #expect(batch.json.arrayValue?.first?["found"]?["name"] == .string(rest.name("\u{301}x/d")), "\(batch.json)")
+            let listed = try await rest.get("%CC%81x")
+            #expect(listed.json["documents"]?.arrayValue?.count == 1, "\(listed.json)")
+            let query = try await rest.post("runQuery", ["structuredQuery": ["from": [["collectionId": "\u{301}x"]]]])
+            #expect(try Self.names(query, rest) == ["\u{301}x/d"])
+        }
+    }
+
+    @Test("units' queries name a collection: the boundary refuses an empty collection id instead of reading everything")
+    func unitsNameACollection() throws {
+        #expect(throws: HTTPSError.invalidArgument("a query needs a collection id (got an empty one)")) {
+            _ = try DocumentServices.unitQuery(QuerySpec(collectionID: "", allDescendants: true))
+        }
+        #expect(try DocumentServices.unitQuery(QuerySpec(group: "items")).collectionID == "items")
+    }
+
+    @Test("bad kindless queries and misplaced numeric ids get INVALID_ARGUMENT naming the problem; nothing is written")
+    func badRequests() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door)
+            let cases: [(Value, String)] = [
+                (["from": [["allDescendants": true]], "where": ["fieldFilter": ["field": ["fieldPath": "n"], "op": "EQUAL", "value": ["integerValue": "1"]]]],
+                 "a kindless query (one without a collection id) can only filter and order on __name__, not 'n'"),
+                (["from": [["allDescendants": true]], "orderBy": [["field": ["fieldPath": "n"]]]], "not 'n'"),
+                (["from": [["collectionId": 5]]], "structuredQuery.from[0].collectionId: must be a string (got integer)"),
+                (["from": [["allDescendants": "yes"]]], "structuredQuery.from[0].allDescendants: must be a boolean (got string)"),
+                (["from": [["collectionId": "users", "kind": "x"]]], "structuredQuery.from[0]: unknown field 'kind'"),
+                (["from": [["allDescendants": true]], "where": ["fieldFilter": ["field": ["fieldPath": "__name__"], "op": "GREATER_THAN",
+                                                                              "value": ["referenceValue": .string(rest.name("users/__x__"))]]]],
+                 "ids of the form __.*__ are reserved ('__x__')"),
+            ]
+            for (query, message) in cases {
+                let r = try await rest.post("runQuery", ["structuredQuery": query])
+                #expect(r.status == 400, "\(query): \(r.json)")
+                #expect(r.json["error"]?["message"]?.stringValue?.contains(message) == true, "\(r.json)")
+            }
+            // A numeric id bounds queries; documents and stored references cannot have one.
+            let create = try await rest.send("POST", "/users", ["fields": [:]], query: "documentId=__id7__")
+            #expect(create.status == 400, "\(create.json)")
+            let reference = try await rest.post("commit", ["writes": [["update": ["name": .string(rest.name("users/alice")),
+                "fields": ["r": ["referenceValue": .string(rest.name("users/__id7__"))]]]]]])
+            #expect(reference.status == 400, "\(reference.json)")
+            #expect(try await Self.remaining(door) == Set(Self.tree))
+            let alice = try await door.runtime.store.get(try DocumentPath("users/alice"))
+            #expect(alice?.fields == ["n": 1])
+        }
+    }
+}
