@@ -193,6 +193,20 @@ struct QueryKindlessTests {
                     }
                 }.sorted().map(\.description)
                 #expect(try await store.paths(q) == expected, "\(q)")
+                // Pages of it: the first n (several collections merged by name), then after a cursor.
+                q.limit = Int.random(in: 0...6, using: &rng)
+                #expect(try await store.paths(q) == Array(expected.prefix(q.limit!)), "\(q)")
+                if let cursor = expected.randomElement(using: &rng) {
+                    q.startAt = .init(values: [.reference(cursor)], before: false)
+                    let rest = expected.drop { $0 != cursor }.dropFirst()
+                    #expect(try await store.paths(q) == Array(rest.prefix(q.limit!)), "\(q)")
+                    q.limitToLast = true
+                    q.orderBy = [.init(.documentID)]
+                    q.startAt = nil
+                    q.endAt = .init(values: [.reference(cursor)], before: true)
+                    let before = expected.prefix { $0 != cursor }
+                    #expect(try await store.paths(q) == Array(before.suffix(q.limit!)), "\(q)")
+                }
             }
         }
     }

@@ -51,6 +51,15 @@ struct NameRange {
         return true
     }
 
+    /// Firestore's order of two paths given as segments (`PathRules.compareIDs`, then length).
+    static func order(_ a: [Substring], _ b: [Substring]) -> ComparisonOrder {
+        for (x, y) in zip(a, b) {
+            let c = PathRules.compareIDs(String(x), String(y))
+            if c != .same { return c }
+        }
+        return ComparisonOrder(a.count, b.count)
+    }
+
     /// Where the names in `collection` lie relative to `bound`: all before it, all after it, or
     /// `.same` when it lies among them. Their first segments are the collection's, so the segments
     /// the two share decide; when those are equal and the bound is no longer than the collection,
@@ -62,4 +71,45 @@ struct NameRange {
         }
         return bound.count <= collection.count ? .descending : .same
     }
+}
+
+/// The `capacity` documents with the lowest names seen so far: a max-heap on the name, so the
+/// worst kept name (`cutoff`, once full) is at the top.
+struct NameHeap {
+    let capacity: Int
+    private var items: [StoredDocument] = []
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// The highest kept name when the heap is full: anything at or after it cannot be kept.
+    var cutoff: DocumentPath? { items.count == capacity ? items.first?.path : nil }
+
+    /// Keeps `doc` if it is among the lowest `capacity` names (the caller checks `cutoff` first).
+    mutating func insert(_ doc: StoredDocument) {
+        if items.count < capacity {
+            items.append(doc)
+            var i = items.count - 1
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard items[parent].path < items[i].path else { break }
+                items.swapAt(parent, i)
+                i = parent
+            }
+            return
+        }
+        guard doc.path < items[0].path else { return }
+        items[0] = doc
+        var i = 0
+        while true {
+            let left = 2 * i + 1, right = left + 1
+            var largest = i
+            if left < items.count && items[largest].path < items[left].path { largest = left }
+            if right < items.count && items[largest].path < items[right].path { largest = right }
+            if largest == i { break }
+            items.swapAt(i, largest)
+            i = largest
+        }
+    }
+
+    func sorted() -> [StoredDocument] { items.sorted { $0.path < $1.path } }
 }

@@ -111,6 +111,11 @@ struct QueryEngine {
     func run(_ spec: QuerySpec) throws -> [StoredDocument] {
         let prepared = try prepare(spec)
         let targets = try targetCollections(prepared.spec)
+        if targets.count > 1, let limit = prepared.spec.limit, prepared.order.count == 1, prepared.order[0].direction == .ascending {
+            var results = try firstByName(prepared, targets, limit: limit)
+            if prepared.reversed { results.reverse() }
+            return results
+        }
         var results: [StoredDocument] = []
         for target in targets {
             results += try runCollection(prepared, collection: target.id, path: target.path)
@@ -121,6 +126,28 @@ struct QueryEngine {
         }
         if prepared.reversed { results.reverse() }
         return results
+    }
+
+    /// The first `limit` results, in name order, of a query over several collections ordered by
+    /// name alone: a page of a collection group or of a recursive delete. Reading `limit` from
+    /// every collection and sorting, as other orders do, made each page of a tree with many
+    /// subcollections read nearly the whole tree. Here collections are visited in path order while
+    /// a heap keeps the best `limit` names so far; each collection's names all sort after its
+    /// path, so once the heap is full a collection at or past its worst name, and every
+    /// collection after it, is skipped, and a collection's stream stops there.
+    func firstByName(_ p: Prepared, _ targets: [(id: Int64, path: String)], limit: Int) throws -> [StoredDocument] {
+        guard limit > 0 else { return [] }
+        let ordered = targets.map { (target: $0, segments: PathRules.split($0.path)) }
+            .sorted { NameRange.order($0.segments, $1.segments) == .ascending }
+        var best = NameHeap(capacity: limit)
+        for (target, segments) in ordered {
+            if let worst = best.cutoff, NameRange.compare(segments, PathRules.split(worst.description)) == .descending { break }
+            for doc in try runCollection(p, collection: target.id, path: target.path) {
+                if let worst = best.cutoff, !(doc.path < worst) { break }
+                best.insert(doc)
+            }
+        }
+        return best.sorted()
     }
 
     func count(_ spec: QuerySpec) throws -> Int {
