@@ -17,7 +17,7 @@ public enum PathRules {
 
     /// `__.*__`, on the bytes: a grapheme test would miss `__x\u{600}__`, whose U+0600 joins the
     /// underscore after it.
-    static func isReserved(_ id: Substring) -> Bool {
+    public static func isReserved(_ id: Substring) -> Bool {
         let utf8 = id.utf8
         return utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8)
     }
@@ -143,8 +143,9 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
         description = trustedSegments.joined(separator: "/")
     }
 
-    public static func == (a: DocumentPath, b: DocumentPath) -> Bool { a.description == b.description }
-    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+    /// Equal when the bytes are (`UTF8Key`): Firestore keeps "café" and "cafe\u{301}" apart.
+    public static func == (a: DocumentPath, b: DocumentPath) -> Bool { UTF8Key.equal(a.description, b.description) }
+    public func hash(into hasher: inout Hasher) { UTF8Key.hash(description, into: &hasher) }
 
     public var id: String { segments[segments.count - 1] }
     public var collection: CollectionPath {
@@ -217,8 +218,9 @@ public struct CollectionPath: Sendable, Hashable, CustomStringConvertible {
         self.description = description
     }
 
-    public static func == (a: CollectionPath, b: CollectionPath) -> Bool { a.description == b.description }
-    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+    /// Equal when the bytes are (`UTF8Key`).
+    public static func == (a: CollectionPath, b: CollectionPath) -> Bool { UTF8Key.equal(a.description, b.description) }
+    public func hash(into hasher: inout Hasher) { UTF8Key.hash(description, into: &hasher) }
 
     public var id: String { segments[segments.count - 1] }
     public var parent: DocumentPath? { segments.count > 1 ? DocumentPath(trustedSegments: Array(segments.dropLast())) : nil }

@@ -99,7 +99,7 @@ public struct QuerySpec: Sendable, Hashable, Codable {
     /// A collection-group query on every collection named `id`; an empty `id` is refused here
     /// rather than taken for a kindless query.
     public init(group id: String) throws(HTTPSError) {
-        if id.isEmpty || id.contains("/") { throw .invalidArgument("invalid collection id '\(id)' for a collection group") }
+        if id.isEmpty || id.utf8.contains(UInt8(ascii: "/")) { throw .invalidArgument("invalid collection id '\(id)' for a collection group") }
         try PathRules.validateID(Substring(id), in: id)
         self.init(collectionID: id, allDescendants: true)
     }
@@ -150,7 +150,7 @@ public struct QuerySpec: Sendable, Hashable, Codable {
                 throw .invalidArgument("a kindless query (one without a collection id) can only filter and order on __name__, not '\(field)'")
             }
         } else {
-            if collectionID.contains("/") { throw .invalidArgument("invalid collection id '\(collectionID)'") }
+            if collectionID.utf8.contains(UInt8(ascii: "/")) { throw .invalidArgument("invalid collection id '\(collectionID)'") }
             try PathRules.validateID(Substring(collectionID), in: collectionID)
         }
         if let limit, limit < 0 { throw .invalidArgument("limit must not be negative (got \(limit))") }
@@ -187,7 +187,7 @@ public struct QuerySpec: Sendable, Hashable, Codable {
             if f.field.isDocumentID {
                 switch f.value {
                 case .reference, .array: break
-                case .string(let s) where !s.contains("/"): break
+                case .string(let s) where !s.utf8.contains(UInt8(ascii: "/")): break
                 default:
                     throw .invalidArgument("filters on the document id need a document id or reference (got \(f.value.typeName))")
                 }

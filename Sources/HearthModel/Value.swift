@@ -108,19 +108,13 @@ extension Value: Hashable {
         case .int(let v): hasher.combine(2 as UInt8); hasher.combine(v)
         case .double(let v): hasher.combine(3 as UInt8); hasher.combine(v.isNaN ? Double.nan.bitPattern : v.bitPattern)
         case .timestamp(let v): hasher.combine(4 as UInt8); hasher.combine(v)
-        case .string(let v): hasher.combine(5 as UInt8); Value.hashUTF8(v, into: &hasher)
+        case .string(let v): hasher.combine(5 as UInt8); UTF8Key.hash(v, into: &hasher)
         case .bytes(let v): hasher.combine(6 as UInt8); hasher.combine(v)
-        case .reference(let v): hasher.combine(7 as UInt8); Value.hashUTF8(v, into: &hasher)
+        case .reference(let v): hasher.combine(7 as UInt8); UTF8Key.hash(v, into: &hasher)
         case .geoPoint(let v): hasher.combine(8 as UInt8); hasher.combine(v)
         case .array(let v): hasher.combine(9 as UInt8); hasher.combine(v)
         case .map(let v): hasher.combine(10 as UInt8); hasher.combine(v)
         }
-    }
-
-    private static func hashUTF8(_ string: String, into hasher: inout Hasher) {
-        var copy = string
-        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        hasher.combine(string.utf8.count)
     }
 }
 

@@ -270,7 +270,7 @@ final class Evaluation {
                 switch v {
                 case .string(let s):
                     if s.isEmpty { throw fail("empty path segment from $(…)", e) }
-                    if s.contains("/") { throw fail("path segment from $(…) contains '/': \(v.brief)", e) }
+                    if s.utf8.contains(UInt8(ascii: "/")) { throw fail("path segment from $(…) contains '/': \(v.brief)", e) }
                     segments.append(s)
                 case .int(let i): segments.append(String(i))
                 case .path(let p): segments.append(contentsOf: p)

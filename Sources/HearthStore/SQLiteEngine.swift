@@ -181,30 +181,30 @@ public final class SQLiteEngine: StorageEngine {
             let populated = prefix.isEmpty
                 ? try db.query("SELECT c.path FROM collections AS c WHERE EXISTS (SELECT 1 FROM documents AS d WHERE d.collection = c.id)") { $0.text(0) }
                 : try populatedCollections(db, underPrefix: prefix)
-            var ids: Set<String> = []
+            var ids: Set<UTF8Key> = []
             for path in populated {
-                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first { ids.insert(String(id)) }
+                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first { ids.insert(UTF8Key(id)) }
             }
-            return try ids.sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in try CollectionPath(prefix + id) }
+            return try ids.map(\.string).sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in try CollectionPath(prefix + id) }
         }
     }
 
     public func listDocuments(in collection: CollectionPath) throws -> [DocumentListing] {
         try readers.withSnapshot { db in
-            var listing: [String: Bool] = [:]
+            var listing: [UTF8Key: Bool] = [:]
             if let id = try collections.id(of: collection, on: db) {
                 for docID in try db.query("SELECT id FROM documents WHERE collection = ?", [.integer(id)], { $0.text(0) }) {
-                    listing[docID] = true
+                    listing[UTF8Key(docID)] = true
                 }
             }
             let prefix = collection.description + "/"
             for path in try populatedCollections(db, underPrefix: prefix) {
-                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first, listing[String(id)] == nil {
-                    listing[String(id)] = false
+                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first, listing[UTF8Key(id)] == nil {
+                    listing[UTF8Key(id)] = false
                 }
             }
-            return try listing.keys.sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in
-                DocumentListing(path: try collection.document(id), exists: listing[id]!)
+            return try listing.sorted(by: { Value.compareUTF8($0.key.string, $1.key.string) == .ascending }).map { id, exists in
+                DocumentListing(path: try collection.document(id.string), exists: exists)
             }
         }
     }

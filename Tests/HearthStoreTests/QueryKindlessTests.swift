@@ -206,6 +206,10 @@ struct QueryKindlessTests {
                     q.endAt = .init(values: [.reference(cursor)], before: true)
                     let before = expected.prefix { $0 != cursor }
                     #expect(try await store.paths(q) == Array(before.suffix(q.limit!)), "\(q)")
+                    // Descending with limitToLast runs ascending (the merge by name), then reverses.
+                    q.orderBy = [.init(.documentID, .descending)]
+                    q.endAt = nil
+                    #expect(try await store.paths(q) == Array(expected.prefix(q.limit!).reversed()), "\(q)")
                 }
             }
         }

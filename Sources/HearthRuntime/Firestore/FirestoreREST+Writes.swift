@@ -224,9 +224,10 @@ extension FirestoreREST {
     /// (`Document already exists: projects/p/databases/(default)/documents/a/b`).
     static func namingDocuments(_ error: HTTPSError, _ writes: [DocumentWrite], _ names: FirestoreJSON) -> HTTPSError {
         var error = error
-        for prefix in ["No document to update: ", "Document already exists: "] where error.message.hasPrefix(prefix) {
-            let path = error.message.dropFirst(prefix.count)
-            if let write = writes.first(where: { $0.path.description == path }) {
+        // On bytes: a path starting with a combining mark joins the space before it.
+        for prefix in ["No document to update: ", "Document already exists: "] where error.message.utf8.starts(with: prefix.utf8) {
+            let path = Substring(error.message.utf8.dropFirst(prefix.utf8.count))
+            if let write = writes.first(where: { UTF8Key.equal(Substring($0.path.description), path) }) {
                 error.message = prefix + names.name(write.path)
             }
         }

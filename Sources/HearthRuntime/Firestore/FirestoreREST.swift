@@ -69,8 +69,10 @@ final class FirestoreREST: Sendable {
             }
             var rest = segments.dropFirst(4).map(String.init)
             var verb: String?
-            if let last = rest.last, let colon = last.lastIndex(of: ":"), FirestoreREST.verbs.contains(String(last[last.index(after: colon)...])) {
-                verb = String(last[last.index(after: colon)...])
+            // On bytes: an id ending in a prepended mark (U+0600) joins the ":" into one Character.
+            if let last = rest.last, let colon = last.utf8.lastIndex(of: UInt8(ascii: ":")),
+               FirestoreREST.verbs.contains(String(last[last.utf8.index(after: colon)...])) {
+                verb = String(last[last.utf8.index(after: colon)...])
                 rest[rest.count - 1] = String(last[..<colon])
             }
             guard rest.first == "documents" else { throw HTTPSError(.notFound, "no Firestore route for \(request.path)") }
@@ -260,7 +262,8 @@ final class FirestoreREST: Sendable {
     func listWithMissing(_ call: Call, _ collection: CollectionPath, mask: [FieldPath]?, pageSize: Int?, after token: PageToken?) async throws -> Value {
         try access.authorize(call.caller, .list(QuerySpec(collection: collection), offset: 0), reads: .single)
         var listing = try await store.listDocuments(in: collection)
-        if case .reference(let last)? = token?.values.last { listing.removeAll { $0.path.description <= last } }
+        // Firestore's order (by bytes, segment by segment), not Swift's `<=` on the whole string.
+        if case .reference(let last)? = token?.values.last { listing.removeAll { Value.compare(.reference($0.path.description), .reference(last)) != .descending } }
         var out: [String: Value] = [:]
         if let pageSize, pageSize > 0, listing.count > pageSize {
             listing.removeLast(listing.count - pageSize)
@@ -327,12 +330,12 @@ final class FirestoreREST: Sendable {
         }
         let body = try call.body()
         let pageSize = try body["pageSize"].map { try FirestoreJSON.int32($0, field: "pageSize") } ?? 0
-        var ids = try await store.listCollections(under: parent).map(\.id).sorted()
+        var ids = try await store.listCollections(under: parent).map(\.id).sorted { Value.compareUTF8($0, $1) == .ascending }
         if case .string(let token)? = body["pageToken"], !token.isEmpty {
             guard let bytes = Base64.decodeURL(token), let after = String(validating: bytes, as: UTF8.self) else {
                 throw HTTPSError(.invalidArgument, "pageToken: not a page token this server issued")
             }
-            ids.removeAll { $0 <= after }
+            ids.removeAll { Value.compareUTF8($0, after) != .descending }
         }
         var out: [String: Value] = [:]
         if pageSize > 0, ids.count > pageSize {

@@ -182,7 +182,7 @@ enum WriteApplication {
                 if bytes > DocumentLimits.maxFieldNameBytes {
                     throw .invalidArgument("document \(path): a field name is longer than \(DocumentLimits.maxFieldNameBytes) bytes")
                 }
-                if bytes >= 4 && key.utf8.first == 95 && key.hasPrefix("__") && key.hasSuffix("__") {
+                if key.utf8.first == 95 && PathRules.isReserved(Substring(key)) {
                     throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)')")
                 }
                 switch member {

@@ -10,15 +10,15 @@ import Synchronization
 /// grows, and an entry is added after its index is committed, so a reader that sees a field here
 /// finds its index complete.
 final class IndexRegistry: Sendable {
-    /// Collection id → indexed field (canonical text) → its parsed path.
-    private let fields = Mutex<[String: [String: FieldPath]]>([:])
+    /// Collection id (by its bytes, `UTF8Key`) → indexed field (canonical text) → its parsed path.
+    private let fields = Mutex<[UTF8Key: [String: FieldPath]]>([:])
 
     func load(_ db: Connection) throws {
         let rows = try db.query("SELECT collection_id, field FROM indexed_fields") { ($0.text(0), $0.text(1)) }
         for (c, f) in rows { add([f], to: c) }
     }
 
-    func indexed(_ collectionID: String) -> [String: FieldPath] { fields.withLock { $0[collectionID] ?? [:] } }
+    func indexed(_ collectionID: String) -> [String: FieldPath] { fields.withLock { $0[UTF8Key(collectionID)] ?? [:] } }
 
     func missing(_ wanted: Set<String>, in collectionID: String) -> Set<String> {
         let have = indexed(collectionID)
@@ -27,7 +27,7 @@ final class IndexRegistry: Sendable {
 
     func add(_ new: Set<String>, to collectionID: String) {
         let parsed = new.compactMap { f in (try? FieldPath(f)).map { (f, $0) } }
-        fields.withLock { map in for (f, path) in parsed { map[collectionID, default: [:]][f] = path } }
+        fields.withLock { map in for (f, path) in parsed { map[UTF8Key(collectionID), default: [:]][f] = path } }
     }
 
     /// The fields a query's plans may read from the index: every filtered and ordered field.

@@ -264,10 +264,10 @@ actor Writer {
             var order: [DocumentPath] = []
             var transformResults: [[Value]] = []
             // Collection ids looked up in this commit (a batch usually writes into one collection).
-            var collectionIDs: [String: Int64?] = [:]
+            var collectionIDs: [UTF8Key: Int64?] = [:]
             func collectionID(_ path: DocumentPath) throws -> Int64? {
                 // Looked up by the collection's slash path: its segments are built only on a miss.
-                let key = path.collectionDescription
+                let key = UTF8Key(path.collectionDescription)
                 if let known = collectionIDs[key] { return known }
                 let id = try self.collectionID(path.collection, learned: &learnedCollections)
                 collectionIDs[key] = id

@@ -49,7 +49,7 @@ struct BulkInsert {
     let indexes: IndexRegistry
     var result = ImportedRecords()
     /// Collections resolved in this transaction, by path.
-    var collectionIDs: [String: (CollectionPath, Int64)] = [:]
+    var collectionIDs: [UTF8Key: (CollectionPath, Int64)] = [:]
     var schedules: Set<String> = []
     var taskIDs: Set<[String]> = []
     /// SQLITE_CONSTRAINT_PRIMARYKEY, a macro Swift does not import (https://www.sqlite.org/rescode.html#constraint_primarykey).
@@ -117,9 +117,9 @@ struct BulkInsert {
     }
 
     private mutating func collectionID(_ path: CollectionPath) throws -> Int64 {
-        if let (_, id) = collectionIDs[path.description] { return id }
+        if let (_, id) = collectionIDs[UTF8Key(path.description)] { return id }
         let id = try collections.idCreating(path, on: db)
-        collectionIDs[path.description] = (path, id)
+        collectionIDs[UTF8Key(path.description)] = (path, id)
         return id
     }
 

@@ -192,7 +192,7 @@ struct QueryEngine {
         for f in p.spec.filters where f.field.isDocumentID && (f.op == .equal || f.op == .in) {
             let refs = f.op == .equal ? [f.value] : (f.value.arrayValue ?? [])
             let ids = refs.compactMap { ref -> String? in
-                guard case .reference(let r) = ref, let (parent, id) = PathRules.lastSegment(r), parent == path else { return nil }
+                guard case .reference(let r) = ref, let (parent, id) = PathRules.lastSegment(r), UTF8Key.equal(parent, Substring(path)) else { return nil }
                 return String(id)
             }
             return .nameLookup(ids)
@@ -242,7 +242,7 @@ struct QueryEngine {
             // document can have but not in SQLite's byte order.
             if let start = p.spec.startAt, case .reference(let ref)? = start.values.first {
                 let cursor = PathRules.split(ref), collection = PathRules.split(path)
-                if cursor.count > collection.count, cursor.starts(with: collection), PathRules.numericID(cursor[collection.count]) == nil {
+                if cursor.count > collection.count, cursor.starts(with: collection, by: UTF8Key.equal), PathRules.numericID(cursor[collection.count]) == nil {
                     sql += direction == "ASC" ? " AND d.id >= ?" : " AND d.id <= ?"
                     bindings.append(.text(String(cursor[collection.count])))
                 }
@@ -353,10 +353,10 @@ struct QueryEngine {
         }
         if sortsInMemory {
             var candidates: [StoredDocument] = []
-            var seen: Set<String> = []
+            var seen: Set<UTF8Key> = []
             while try s.step() {
                 let doc = try readDocument(s, idColumn: 0, dataColumn: 1, collection: segments)
-                if seen.insert(doc.path.id).inserted && m.matches(doc) { candidates.append(doc) }
+                if seen.insert(UTF8Key(doc.path.id)).inserted && m.matches(doc) { candidates.append(doc) }
             }
             candidates.sort { m.compare($0, $1) == .ascending }
             for doc in candidates {

@@ -1,0 +1,68 @@
+import Foundation
+import HearthModel
+@testable import HearthStore
+import Testing
+
+/// Ids that Swift calls equal but Firestore keeps apart: "café" with U+00E9 (NFC) and "cafe\u{301}"
+/// (NFD, e and a combining accent) are canonically equivalent, so `String ==` and `String` hashing
+/// merge them, while Firestore and SQLite compare bytes. The store keys paths and ids on bytes.
+@Suite("Canonically equivalent ids stay apart", .timeLimit(.minutes(1)))
+struct UnicodeIDTests {
+    static let nfc = "caf\u{E9}"
+    static let nfd = "cafe\u{301}"
+
+    @Test("the two spellings are equal Swift strings, and different paths")
+    func premise() throws {
+        #expect(Self.nfc == Self.nfd)
+        #expect(try DocumentPath("c/\(Self.nfc)") != DocumentPath("c/\(Self.nfd)"))
+        #expect(try Set([DocumentPath("c/\(Self.nfc)"), DocumentPath("c/\(Self.nfd)")]).count == 2)
+        #expect(try CollectionPath(Self.nfc) != CollectionPath(Self.nfd))
+        #expect(UTF8Key(Self.nfc) != UTF8Key(Self.nfd) && UTF8Key(Self.nfc) == UTF8Key("caf\u{E9}"))
+    }
+
+    @Test("two documents whose ids differ only in normalization are two documents, also in one commit")
+    func twinDocuments() async throws {
+        try await withStore { store, _ in
+            try await store.commit([.create(try doc("c/\(Self.nfc)"), ["n": 1]), .create(try doc("c/\(Self.nfd)"), ["n": 2])])
+            let both = try await store.getAll([try doc("c/\(Self.nfc)"), try doc("c/\(Self.nfd)")])
+            #expect(both.map { $0?.fields["n"] } == [1, 2])
+            #expect(try store.documentRowCount() == 2)
+            #expect(try await store.query(QuerySpec(collection: try coll("c"))).count == 2)
+            // A query's `in` lookup by name keeps both.
+            var byName = QuerySpec(collection: try coll("c"))
+            byName.filters = [.init(.documentID, .in, [.reference("c/\(Self.nfc)"), .reference("c/\(Self.nfd)")])]
+            #expect(try await store.query(byName).count == 2)
+            #expect(Set(try store.sqlite.listDocuments(in: try coll("c")).map { UTF8Key($0.path.id) }) == [UTF8Key(Self.nfc), UTF8Key(Self.nfd)])
+        }
+    }
+
+    @Test("collections whose ids differ only in normalization keep their own documents, their own indexes, across a reopen")
+    func twinCollections() async throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        var store = try await DocumentStore.open(path: path, clock: ManualClock())
+        // The NFC collection is created, queried (cached, and its field indexed) first.
+        try await store.commit([.create(try doc("\(Self.nfc)/x"), ["n": 1])])
+        var onN = QuerySpec(collection: try coll(Self.nfc))
+        onN.filters = [.init(try field("n"), .greaterThan, 0)]
+        #expect(try await store.paths(onN) == ["\(Self.nfc)/x"])
+        // Then the NFD one: its write must not land in the cached NFC collection, and its query
+        // on the same field must build (or find) an index that holds its document.
+        try await store.commit([.create(try doc("\(Self.nfd)/y"), ["n": 2])])
+        var onNFD = onN
+        onNFD.collectionID = Self.nfd
+        for _ in 0..<2 {
+            #expect(try await store.paths(QuerySpec(collection: try coll(Self.nfc))) == ["\(Self.nfc)/x"])
+            #expect(try await store.paths(QuerySpec(collection: try coll(Self.nfd))) == ["\(Self.nfd)/y"])
+            #expect(try await store.paths(onNFD) == ["\(Self.nfd)/y"])
+            #expect(try await store.get(try doc("\(Self.nfd)/y"))?.fields["n"] == 2)
+            #expect(try await store.get(try doc("\(Self.nfc)/y")) == nil)
+            let listed = try store.sqlite.listCollections(under: nil).map { UTF8Key($0.description) }
+            #expect(Set(listed) == [UTF8Key(Self.nfc), UTF8Key(Self.nfd)])
+            // The same answers from a fresh cache.
+            store.close()
+            store = try await DocumentStore.open(path: path, clock: ManualClock())
+        }
+        store.close()
+    }
+}
