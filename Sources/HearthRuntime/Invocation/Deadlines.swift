@@ -116,31 +116,10 @@ final class Deadlines: Sendable {
         return next
     }
 
-    // MARK: binary min-heap by deadline
+    private static func push(_ heap: inout [Entry], _ entry: Entry) { heap.heapPush(entry, by: earlier) }
 
-    private static func push(_ heap: inout [Entry], _ entry: Entry) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
+    private static func pop(_ heap: inout [Entry]) { heap.heapRemoveTop(by: earlier) }
 
-    private static func pop(_ heap: inout [Entry]) {
-        heap.swapAt(0, heap.count - 1)
-        heap.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
-            if smallest == parent { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-    }
+    /// The heap's order: the earliest deadline on top.
+    private static func earlier(_ a: Entry, _ b: Entry) -> Bool { a.deadline < b.deadline }
 }

@@ -87,29 +87,14 @@ struct NameHeap {
     /// Keeps `doc` if it is among the lowest `capacity` names (the caller checks `cutoff` first).
     mutating func insert(_ doc: StoredDocument) {
         if items.count < capacity {
-            items.append(doc)
-            var i = items.count - 1
-            while i > 0 {
-                let parent = (i - 1) / 2
-                guard items[parent].path < items[i].path else { break }
-                items.swapAt(parent, i)
-                i = parent
-            }
-            return
-        }
-        guard doc.path < items[0].path else { return }
-        items[0] = doc
-        var i = 0
-        while true {
-            let left = 2 * i + 1, right = left + 1
-            var largest = i
-            if left < items.count && items[largest].path < items[left].path { largest = left }
-            if right < items.count && items[largest].path < items[right].path { largest = right }
-            if largest == i { break }
-            items.swapAt(i, largest)
-            i = largest
+            items.heapPush(doc, by: NameHeap.later)
+        } else if doc.path < items[0].path {
+            items.heapReplaceTop(with: doc, by: NameHeap.later)
         }
     }
+
+    /// The heap's order: the highest name on top.
+    static func later(_ a: StoredDocument, _ b: StoredDocument) -> Bool { b.path < a.path }
 
     func sorted() -> [StoredDocument] { items.sorted { $0.path < $1.path } }
 }

@@ -28,6 +28,20 @@ struct RESTClient: Sendable {
     func get(_ path: String, query: String = "") async throws -> (status: Int, json: Value) { try await send("GET", "/" + path, query: query) }
     func post(_ verb: String, _ body: Value) async throws -> (status: Int, json: Value) { try await send("POST", ":" + verb, body) }
 
+    /// The names a collection's listing returns, page after page (at most 10 pages).
+    func listNames(_ collection: String, query: String) async throws -> [String] {
+        var names: [String] = []
+        var token = ""
+        for _ in 0..<10 {
+            let page = try await get(collection, query: query + (token.isEmpty ? "" : "&pageToken=\(token)"))
+            #expect(page.status == 200, "\(page.json)")
+            names += (page.json["documents"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+            guard let next = page.json["nextPageToken"]?.stringValue else { break }
+            token = next
+        }
+        return names
+    }
+
     /// A document's fields, typed, for create and patch bodies.
     static func fields(_ fields: [String: Value], _ names: FirestoreJSON) -> Value { ["fields": names.fieldsJSON(fields)] }
 }
@@ -167,16 +181,7 @@ struct FirestoreRESTTests {
             let store = door.runtime.store
             for i in 0..<7 { try await store.commit([.set(try DocumentPath("items/i\(i)"), ["n": .int(Int64(i % 3)), "i": .int(Int64(i))])]) }
             try await store.commit([.set(try DocumentPath("items/ghost/sub/x"), ["deep": true])])
-            var names: [String] = []
-            var token = ""
-            for _ in 0..<10 {
-                let page = try await rest.get("items", query: "pageSize=3" + (token.isEmpty ? "" : "&pageToken=\(token)"))
-                #expect(page.status == 200, "\(page.json)")
-                names += (page.json["documents"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
-                guard let next = page.json["nextPageToken"]?.stringValue else { break }
-                token = next
-            }
-            #expect(names == (0..<7).map { rest.name("items/i\($0)") })
+            #expect(try await rest.listNames("items", query: "pageSize=3") == (0..<7).map { rest.name("items/i\($0)") })
             let ordered = try await rest.get("items", query: "orderBy=n%20desc,i&mask.fieldPaths=i")
             let order = (ordered.json["documents"]?.arrayValue ?? []).compactMap { $0["fields"]?["i"]?["integerValue"]?.stringValue }
             #expect(order == ["2", "5", "1", "4", "0", "3", "6"])
@@ -200,15 +205,7 @@ struct FirestoreRESTTests {
             // Pages of one with showMissing, in byte order: cafe\u{301} (…65 CC 81) < caf\u{E9} (…C3 A9)
             // < e\u{301} (65 CC 81) < f (66). Swift's `<=`, which puts é after f, skipped f after
             // e\u{301}'s page token, and took the two spellings of café for one.
-            var names: [String] = []
-            var token = ""
-            for _ in 0..<10 {
-                let page = try await rest.get("u", query: "showMissing=true&pageSize=1" + (token.isEmpty ? "" : "&pageToken=\(token)"))
-                #expect(page.status == 200, "\(page.json)")
-                names += (page.json["documents"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
-                guard let next = page.json["nextPageToken"]?.stringValue else { break }
-                token = next
-            }
+            let names = try await rest.listNames("u", query: "showMissing=true&pageSize=1")
             #expect(names.map(UTF8Key.init) == ["u/\(nfd)", "u/\(nfc)", "u/e\u{301}", "u/f"].map { UTF8Key(rest.name($0)) })
             // An OR query matching both keeps both: its branches merge by name, on bytes.
             let either = try await rest.post("runQuery", ["structuredQuery": ["from": [["collectionId": "u"]], "where": ["compositeFilter": ["op": "OR", "filters": [
