@@ -171,7 +171,7 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// True when `other` lies under this document (in one of its subcollections, at any depth).
     public func isAncestor(of other: DocumentPath) -> Bool {
-        other.segments.count > segments.count && other.segments.starts(with: segments)
+        other.segments.count > segments.count && other.segments.starts(with: segments, by: UTF8Key.equal)
     }
 
     /// Firestore's order of document names: segment by segment (`PathRules.compareIDs`).

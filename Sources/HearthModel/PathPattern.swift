@@ -110,7 +110,7 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible, Codable 
 
     static func matchOne(_ seg: Segment, _ part: String, _ params: inout [String: String]) -> Bool {
         switch seg {
-        case .literal(let l): return l == part
+        case .literal(let l): return UTF8Key.equal(l, part)  // bytes: "\u{212A}udos" is not "Kudos"
         case .capture(let n): params[n] = part; return true
         case .captureRest: return false
         }

@@ -177,7 +177,7 @@ extension RulesValue {
         case let (.timestamp(x), .timestamp(y)): return x == y
         case let (.duration(x), .duration(y)): return x == y
         case let (.latlng(x), .latlng(y)): return x == y
-        case let (.path(x), .path(y)): return x == y
+        case let (.path(x), .path(y)): return x.elementsEqual(y, by: UTF8Key.equal)
         case let (.list(x), .list(y)):
             return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1) }
         case let (.set(x), .set(y)):

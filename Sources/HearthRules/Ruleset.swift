@@ -160,7 +160,7 @@ public struct Ruleset: Sendable {
         var bindings: [Binding] = []
         func bind(_ p: Int, _ item: PathItem) -> Bool {
             switch (pattern[p], item) {
-            case (.literal(let l), .segment(let s)): return l == s
+            case (.literal(let l), .segment(let s)): return UTF8Key.equal(l, s)  // bytes, as Firestore matches paths
             case (.single(let name), .segment(let s)):
                 bindings.append(Binding(depth: block.depths[p], name: name, value: .string(s)))
                 return true

@@ -167,7 +167,7 @@ public final class SQLiteEngine: StorageEngine {
 
     /// Collections under `prefix` (a path followed by "/") holding at least one document.
     private func populatedCollections(_ db: Connection, underPrefix prefix: String) throws -> [String] {
-        let upper = String(prefix.dropLast()) + "0"
+        let upper = String(Substring(prefix.utf8.dropLast())) + "0"  // bytes: the "/" may share a Character
         return try db.query("""
             SELECT c.path FROM collections AS c
             WHERE c.path >= ? AND c.path < ? AND EXISTS (SELECT 1 FROM documents AS d WHERE d.collection = c.id)

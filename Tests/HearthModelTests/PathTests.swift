@@ -186,6 +186,12 @@ struct PathTests {
         #expect((try DocumentPath("a/c")) < (try DocumentPath("a/\u{301}b")))
         let pattern = try PathPattern("c/{doc}/\u{301}e/{id}")
         #expect(pattern.match(path) != nil)
+        // Literals match on bytes: U+212A KELVIN SIGN is canonically K, but another collection.
+        let kudos = try PathPattern("Kudos/{id}")
+        #expect(kudos.match(try DocumentPath("Kudos/x")) == ["id": "x"])
+        #expect(kudos.match(try DocumentPath("\u{212A}udos/x")) == nil)
+        #expect(try DocumentPath("c/caf\u{E9}").isAncestor(of: try DocumentPath("c/caf\u{E9}/x/y")))
+        #expect(!(try DocumentPath("c/caf\u{E9}").isAncestor(of: try DocumentPath("c/cafe\u{301}/x/y"))))
     }
 
     @Test("a collection group needs a collection id; an empty one is not taken for a kindless query")

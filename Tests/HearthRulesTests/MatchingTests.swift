@@ -69,6 +69,25 @@ struct MatchingTests {
         #expect(!(try allowed("a/b/tags/private")))
     }
 
+    @Test("path literals match on bytes: a canonically equivalent spelling is another path, in matches and in path equality")
+    func literalsOnBytes() throws {
+        // U+212A KELVIN SIGN is canonically equivalent to K; Swift's == calls them equal.
+        let rules = try load(rulesFile("""
+                match /Kudos/{id} {
+                  allow get: if true;
+                }
+                match /refs/{id} {
+                  allow get: if /databases/$(database)/documents/Kudos/a == /databases/$(database)/documents/$(id)/a;
+                }
+            """))
+        func allowed(_ p: String) throws -> Bool { rules.authorize(.get(try path(p), existing: nil, auth: nil, time: testTime)).isAllowed }
+        #expect("\u{212A}udos" == "Kudos")
+        #expect(try allowed("Kudos/x"))
+        #expect(!(try allowed("\u{212A}udos/x")))
+        #expect(try allowed("refs/Kudos"))
+        #expect(!(try allowed("refs/\u{212A}udos")))
+    }
+
     @Test("any matching block's allow permits; allows are tried in file order")
     func anyAllowPermits() throws {
         let rules = try load(rulesFile("""

@@ -393,14 +393,14 @@ actor Writer {
     /// already there, and registers it so every later write keeps it current.
     func ensureIndexes(_ fields: Set<String>, collectionID: String) throws {
         try ensureOpen()
-        let parsed = Dictionary(uniqueKeysWithValues: try fields.map { ($0, try FieldPath($0)) })
+        let parsed = Dictionary(uniqueKeysWithValues: try fields.map { (UTF8Key($0), try FieldPath($0)) })
         var built: Set<String> = []
         try transaction {
             // Known only now: another process may have built some of them meanwhile.
             let missing = indexes.missing(fields, in: collectionID)
             guard !missing.isEmpty else { return }
             built = missing
-            let parsed = parsed.filter { missing.contains($0.key) }
+            let parsed = parsed.filter { missing.contains($0.key.string) }
             for field in missing {
                 try db.run("INSERT OR IGNORE INTO indexed_fields(collection_id, field) VALUES (?, ?)", [.text(collectionID), .text(field)])
             }

@@ -387,7 +387,9 @@ struct QueryEngine {
         while !done, try s.step() {
             let id = s.text(0)
             if case .equalityScan = plan {
-                if id == lastID { continue }  // array-contains-any can reach one document twice
+                // array-contains-any can reach one document twice; on bytes, as SQLite orders the
+                // ids, or two ids Swift calls equal ("café" and "cafe\u{301}") would be taken for one.
+                if let lastID, UTF8Key.equal(id, lastID) { continue }
                 lastID = id
             }
             if case .orderScan = plan {
