@@ -32,8 +32,8 @@ final class PendingWrites: Sendable {
     static let committed = HTTPSError(.failedPrecondition, "a write batch can no longer be used after commit() has been called")
 }
 
-/// Writes committed together, atomically (at most 500; more is `invalid-argument` at commit), with
-/// any tasks enqueued on it: all of them or none. Adding a write only encodes it (a non-map `data`
+/// Writes committed together, atomically (any number, as Firestore now allows; more than 500 field
+/// transforms on one document is `invalid-argument` at commit), with any tasks enqueued on it: all of them or none. Adding a write only encodes it (a non-map `data`
 /// or an invalid field path throws `invalid-argument` at once); preconditions (`already-exists`,
 /// `not-found`, `failed-precondition`) and task checks are met or refused at `commit()`, failing
 /// the whole batch. Writes apply in the order added, as `DocumentReference`'s methods of the same
@@ -90,7 +90,7 @@ public final class WriteBatch: Sendable {
 }
 
 /// A transaction in `Documents.runTransaction`: read with `get`, `exists` and `getDocuments`, then
-/// write; writes (at most 500) and enqueues are buffered until the body returns, then committed
+/// write; writes and enqueues are buffered until the body returns, then committed
 /// together, or not at all. Every read must come before the first write (`invalid-argument`
 /// otherwise). A write whose precondition fails at commit (`already-exists` for `create`,
 /// `not-found` for `update`) fails `runTransaction` without a retry. Do not keep a transaction

@@ -18,9 +18,10 @@ import HearthModel
 /// (timeout, cancel) is refused with `cancelled`.
 ///
 /// Errors are `HTTPSError`s with Firestore's codes: `invalid-argument` for a bad path, field path,
-/// query or write (a commit holds at most 500 writes), `not-found` for an update of a missing
-/// document, `already-exists` for a create of an existing one, `failed-precondition` for a
-/// precondition that does not hold, `aborted` for a transaction that keeps conflicting.
+/// query or write (a commit applies at most 500 field transforms to one document), `not-found` for
+/// an update of a missing document, `already-exists` for a create of an existing one,
+/// `failed-precondition` for a precondition that does not hold, `aborted` for a transaction that
+/// keeps conflicting.
 public struct Documents: Sendable {
     let channel: HostChannel
 
@@ -53,8 +54,8 @@ public struct Documents: Sendable {
         Query(spec: try QuerySpec(group: id), channel: channel)
     }
 
-    /// A new, empty `WriteBatch`: up to 500 writes (and any task enqueues) committed together,
-    /// atomically, with `commit()`.
+    /// A new, empty `WriteBatch`: writes (and any task enqueues) committed together, atomically,
+    /// with `commit()`.
     public func batch() -> WriteBatch { WriteBatch(channel: channel) }
 
     /// Reads several documents in one round trip, at one point in time; the result is in the order
@@ -73,8 +74,8 @@ public struct Documents: Sendable {
     }
 
     /// Runs `body` as a serializable transaction and returns what it returns: reads lock what they
-    /// read, writes are buffered and committed together (at most 500, with any tasks it enqueues)
-    /// when `body` returns. At commit every document read and every query run is checked again.
+    /// read, writes are buffered and committed together (with any tasks it enqueues) when `body`
+    /// returns. At commit every document read and every query run is checked again.
     ///
     /// On a conflict (`aborted`: something read changed, or a lock wait would deadlock) the body runs
     /// again in a new transaction, up to `maxAttempts` times in all; then the call throws `aborted`.

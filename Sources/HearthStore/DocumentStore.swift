@@ -33,7 +33,8 @@ public final class DocumentStore: Sendable {
 
     public func count(_ spec: QuerySpec) async throws -> Int { try await engine.count(spec) }
 
-    /// Commits writes atomically (at most 500), with the tasks in `enqueues`.
+    /// Commits writes atomically (any number; at most 500 field transforms on one document), with
+    /// the tasks in `enqueues`.
     @discardableResult
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) async throws -> CommitResult {
         try await engine.commit(writes, validations: validations, enqueues: enqueues).0

@@ -3,7 +3,8 @@ import HearthModel
 @testable import HearthStore
 import Testing
 
-/// Batches: up to 500 writes committed atomically, at one commit time.
+/// Batches: any number of writes committed atomically, at one commit time (Firestore dropped its
+/// limit of 500; what remains is 500 field transforms on one document per commit).
 // Bounds for hangs, not for speed: every commit hops to the writer's thread and back, and each
 // return waits its turn behind everything else on the cooperative pool, which the whole suite
 // shares on two cores (WriterExecutor); 200 commits took 30 s there under load, 0.1 s alone.
@@ -24,13 +25,36 @@ struct BatchTests {
         }
     }
 
-    @Test("a batch of 501 writes is invalid-argument and writes nothing")
-    func fiveHundredOne() async throws {
+    @Test("a batch of 2,000 writes commits atomically too: there is no limit of 500 writes")
+    func twoThousand() async throws {
         try await withStore { store, _ in
-            let writes = try (0..<501).map { DocumentWrite.create(try doc("c/d\($0)"), [:]) }
-            await expectError(.invalidArgument, "at most 500") { try await store.commit(writes) }
-            #expect(try store.documentRowCount() == 0)
-            #expect(try await store.allChanges().isEmpty)
+            let writes = try (0..<2000).map { DocumentWrite.create(try doc("c/d\($0)"), ["i": .int(Int64($0))]) }
+            let result = try await store.commit(writes)
+            #expect(result.writeResults.count == 2000)
+            #expect(try await store.count(QuerySpec(collection: try coll("c"))) == 2000)
+            // All or nothing still: one failing write among 2,000 leaves nothing of the others.
+            var again = try (2000..<3999).map { DocumentWrite.create(try doc("c/d\($0)"), [:]) }
+            again.append(.create(try doc("c/d0"), [:]))
+            await expectError(.alreadyExists) { try await store.commit(again) }
+            #expect(try store.documentRowCount() == 2000)
+        }
+    }
+
+    @Test("more than 500 field transforms on one document in one commit is invalid-argument and writes nothing")
+    func transformsPerDocument() async throws {
+        try await withStore { store, _ in
+            let path = try doc("c/t")
+            func transforms(_ n: Int) throws -> [FieldTransformSpec] {
+                try (0..<n).map { FieldTransformSpec(try field("f\($0)"), .increment(1)) }
+            }
+            // 500 on one document (split over two writes) and 500 more on another: allowed.
+            try await store.commit([.set(path, [:], transforms: try transforms(300)), .update(path, [], transforms: try transforms(200)),
+                                    .set(try doc("c/u"), [:], transforms: try transforms(500))])
+            #expect(try await store.get(path)?.fields.count == 300)
+            await expectError(.invalidArgument, "at most 500 field transforms to one document (c/t has 501 or more)") {
+                try await store.commit([.update(path, [], transforms: try transforms(250)), .update(path, [], transforms: try transforms(251))])
+            }
+            #expect(try await store.get(path)?.fields["f0"] == 2)
         }
     }
 

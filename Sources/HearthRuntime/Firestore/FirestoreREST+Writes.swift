@@ -112,9 +112,6 @@ extension FirestoreREST {
     /// denial ends the transaction. Returns the result and the documents as they were.
     func commitChecked(_ writes: [DocumentWrite], _ call: Call, txn: UInt64? = nil, verifies: [Verify] = []) async throws -> (CommitResult, [StoredDocument?]) {
         let caller = call.caller
-        guard writes.count + verifies.count <= 500 else {
-            throw HTTPSError(.invalidArgument, "a commit can hold at most 500 writes (got \(writes.count + verifies.count))")
-        }
         let owner = owner(caller)
         if let txn, readOnly.withLock({ $0.contains(txn) }) {
             if !writes.isEmpty { throw HTTPSError(.invalidArgument, "Cannot modify entities in a read-only transaction.") }
@@ -344,7 +341,6 @@ extension FirestoreREST {
     func batchWrite(_ call: Call) async throws -> Value {
         let body = try call.body()
         let writes = try writeList(body["writes"], names: call.names)
-        guard writes.count <= 500 else { throw HTTPSError(.invalidArgument, "a batchWrite can hold at most 500 writes (got \(writes.count))") }
         var paths: Set<DocumentPath> = []
         for write in writes where !paths.insert(write.path).inserted {
             throw HTTPSError(.invalidArgument, "You cannot write to the same document more than once per request (\(call.names.name(write.path))).")

@@ -74,7 +74,26 @@ actor Writer {
         }
     }
 
-    static let maxWritesPerCommit = 500
+    /// Firestore's one limit on what a commit holds (https://cloud.google.com/firestore/quotas):
+    /// at most 500 field transforms on any one document. The number of writes is not limited:
+    /// Firestore dropped its 500, and bounds a request by its size (10 MiB) instead.
+    static let maxTransformsPerDocument = 500
+
+    /// Why `writes` cannot be one commit, or nil.
+    static func limitProblem(_ writes: [DocumentWrite]) -> HTTPSError? {
+        var total = 0
+        for write in writes { total += write.transforms.count }
+        guard total > maxTransformsPerDocument else { return nil }
+        var perDocument: [DocumentPath: Int] = [:]
+        for write in writes where !write.transforms.isEmpty {
+            let n = perDocument[write.path, default: 0] + write.transforms.count
+            if n > maxTransformsPerDocument {
+                return .invalidArgument("a commit may apply at most \(maxTransformsPerDocument) field transforms to one document (\(write.path) has \(n) or more)")
+            }
+            perDocument[write.path] = n
+        }
+        return nil
+    }
 
     init(path: String, synchronous: String, collections: CollectionRegistry, indexes: IndexRegistry, clock: any Clock) throws {
         // With FULL or EXTRA, SQLite may split a commit's last frame around a sync, and the buffer
@@ -183,8 +202,8 @@ actor Writer {
     /// one alone. Groups then go straight to savepoints until `carefulGroupsAfterFailure` in a row
     /// have had no failure, so a load where commits keep failing does not pay for each group twice.
     func commitGroup(_ jobs: [CommitJob]) throws -> [CommitOutcome] {
-        // A commit over the limit fails however it is written: straight to savepoints.
-        if carefulGroups == 0, jobs.allSatisfy({ $0.writes.count <= Writer.maxWritesPerCommit }) {
+        // A commit over a limit fails however it is written: straight to savepoints.
+        if carefulGroups == 0, jobs.allSatisfy({ Writer.limitProblem($0.writes) == nil }) {
             var commitFailed = false
             do {
                 return try committing { learnedCollections in
@@ -250,9 +269,7 @@ actor Writer {
     /// One commit inside the open transaction; moves `lastSequence` past its changes.
     private func apply(_ job: CommitJob, learnedCollections: inout LearnedCollections) throws -> (CommitResult, [DocumentChange]) {
         let writes = job.writes, validations = job.validations, enqueues = job.enqueues
-        guard writes.count <= Writer.maxWritesPerCommit else {
-            throw HTTPSError(.invalidArgument, "a commit holds at most \(Writer.maxWritesPerCommit) writes (got \(writes.count))")
-        }
+        if let problem = Writer.limitProblem(writes) { throw problem }
         var changes: [DocumentChange] = []
         var sequence: Int64 = 0
         let result: CommitResult = try {

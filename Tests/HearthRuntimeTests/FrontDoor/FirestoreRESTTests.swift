@@ -374,6 +374,27 @@ struct FirestoreRESTTests {
         }
     }
 
+    @Test("a commit and a batchWrite hold any number of writes; a body over 10 MiB is refused in Firestore's words")
+    func writeCountsAndRequestSize() async throws {
+        try await withREST { door, rest in
+            let commit = try await rest.post("commit", ["writes": .array((0..<600).map { i in
+                ["update": ["name": .string(rest.name("many/d\(i)")), "fields": ["i": ["integerValue": .string("\(i)")]]]]
+            })])
+            #expect(commit.status == 200, "\(commit.json)")
+            #expect(commit.json["writeResults"]?.arrayValue?.count == 600)
+            let batch = try await rest.post("batchWrite", ["writes": .array((0..<600).map { i in ["delete": .string(rest.name("many/d\(i)"))] })])
+            #expect(batch.status == 200 && batch.json["status"]?.arrayValue?.count == 600, "\(batch.json)")
+            #expect(try await door.runtime.store.count(QuerySpec(collection: try CollectionPath("many"))) == 0)
+            // Firestore's maximum API request size is 10 MiB.
+            let padding = String(repeating: "x", count: 10 << 20)
+            let big = try await door.send("POST", "/v1/\(rest.root):commit", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer owner")],
+                                          body: "{\"writes\": [{\"update\": {\"name\": \"\(rest.name("big/d"))\", \"fields\": {\"s\": {\"stringValue\": \"\(padding)\"}}}}]}")
+            #expect(big.status == 400)
+            #expect(big.text.contains("Request payload size exceeds the limit: 10485760 bytes."), "\(big.text.prefix(300))")
+            #expect(try await door.runtime.store.get(try DocumentPath("big/d")) == nil)
+        }
+    }
+
     @Test("writes over REST are ordinary commits: they fire document triggers and reach the change feed")
     func restWritesFireTriggers() async throws {
         try await withREST(units: ["BenchUnit"]) { door, rest in
