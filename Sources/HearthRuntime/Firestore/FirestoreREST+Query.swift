@@ -223,6 +223,60 @@ extension FirestoreREST {
         return .array(out)
     }
 
+    // MARK: partitions
+
+    /// partitionQuery: split points for reading a collection group in parallel. Each returned
+    /// cursor names a document; running the query up to the first, between each two, and from the
+    /// last covers every result once (https://firebase.google.com/docs/firestore/reference/rest/v1/projects.databases.documents/partitionQuery).
+    /// As in Firestore, the query must be a collection group ordered by name alone (cursors
+    /// allowed; no filters, limit, offset or projection); fewer cursors than asked come back when
+    /// there are too few documents, evenly spaced among the results. Admin only, like the Admin
+    /// SDKs that call it (`getPartitions`, `get_partitions`).
+    func partitionQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
+        guard call.caller.isAdmin else {
+            throw HTTPSError(.permissionDenied, "Missing or insufficient permissions. (partitionQuery is for the admin token only)")
+        }
+        let body = try call.body()
+        for key in body.keys where !["structuredQuery", "partitionCount", "pageToken", "pageSize"].contains(key) {
+            throw HTTPSError(.invalidArgument, "unknown field '\(key)'")
+        }
+        guard let countJSON = body["partitionCount"] else { throw HTTPSError(.invalidArgument, "partitionCount: is required") }
+        let asked = try FirestoreJSON.int64(countJSON, field: "partitionCount")
+        guard asked > 0 else { throw HTTPSError(.invalidArgument, "partitionCount: must be positive (got \(asked))") }
+        let pageSize = try body["pageSize"].map { try FirestoreJSON.int32($0, field: "pageSize") } ?? 0
+        if case .map(let q)? = body["structuredQuery"] {
+            for key in ["where", "limit", "offset", "select", "findNearest"] where q[key] != nil {
+                throw HTTPSError(.invalidArgument, "structuredQuery.\(key): a partition query cannot have one (a collection group ordered by __name__ only)")
+            }
+        }
+        let query = try parseQuery(body["structuredQuery"], parent: parent, names: call.names)
+        guard let spec = query.branches.first, query.branches.count == 1, spec.allDescendants, !spec.isKindless else {
+            throw HTTPSError(.invalidArgument, "structuredQuery.from: a partition query reads a collection group (a collectionId with allDescendants)")
+        }
+        guard spec.orderBy.allSatisfy({ $0.field.isDocumentID && $0.direction == .ascending }) else {
+            throw HTTPSError(.invalidArgument, "structuredQuery.orderBy: a partition query is ordered by __name__ ascending only")
+        }
+        var start = 0
+        if case .string(let token)? = body["pageToken"], !token.isEmpty {
+            guard let bytes = Base64.decodeURL(token), let text = String(validating: bytes, as: UTF8.self), let n = Int(text), n > 0 else {
+                throw HTTPSError(.invalidArgument, "pageToken: not a page token this server issued")
+            }
+            start = n
+        }
+        let names = try await store.query(spec).map(\.path)
+        // k split points make k + 1 partitions, each holding at least one document.
+        let splits = Int(min(asked, Int64(max(names.count - 1, 0))))
+        var points: [Value] = []
+        for i in stride(from: start + 1, through: splits, by: 1) {
+            if pageSize > 0 && points.count == pageSize { break }
+            let index = i * names.count / (splits + 1)
+            points.append(["values": [["referenceValue": .string(call.names.name(names[index]))]]])
+        }
+        var out: [String: Value] = ["partitions": .array(points)]
+        if start + points.count < splits { out["nextPageToken"] = .string(Base64.encodeURL(Array(String(start + points.count).utf8))) }
+        return .map(out)
+    }
+
     // MARK: aggregation
 
     enum Aggregation {

@@ -104,7 +104,8 @@ final class FirestoreREST: Sendable {
             case "runQuery": return try await runQuery(call, parent: parent)
             case "runAggregationQuery": return try await runAggregationQuery(call, parent: parent)
             case "listCollectionIds": return try await listCollectionIds(call, parent: parent)
-            case "listen", "write", "partitionQuery", "listDocuments":
+            case "partitionQuery": return try await partitionQuery(call, parent: parent)
+            case "listen", "write", "listDocuments":
                 throw HTTPSError(.unimplemented, "\(verb) is not served by Hearth's REST API (no streaming Listen or Write; list documents with GET)")
             default:
                 guard path.isEmpty else { throw HTTPSError(.notFound, "\(verb) is a method of the database's documents root, not of a document") }

@@ -175,6 +175,63 @@ struct FirestoreKindlessRESTTests {
         }
     }
 
+    @Test("partitionQuery splits a collection group into ranges that cover every document once, paged, as getPartitions asks")
+    func partitions() async throws {
+        try await withREST { door, rest in
+            let paths = (0..<10).map { "g/p\($0 % 3)/items/i\($0)" } + ["items/top", "other/x"]
+            try await door.runtime.store.commit(try paths.map { .set(try DocumentPath($0), ["n": 1]) })
+            let group: Value = ["from": [["collectionId": "items", "allDescendants": true]], "orderBy": [["field": ["fieldPath": "__name__"], "direction": "ASCENDING"]]]
+            func cursors(_ body: [String: Value]) async throws -> (names: [String], token: String?) {
+                let r = try await rest.post("partitionQuery", .map(body))
+                #expect(r.status == 200, "\(r.json)")
+                let names = (r.json["partitions"]?.arrayValue ?? []).compactMap { $0["values"]?.arrayValue?.first?["referenceValue"]?.stringValue }
+                return (names, r.json["nextPageToken"]?.stringValue)
+            }
+            let (split, token) = try await cursors(["structuredQuery": group, "partitionCount": "3"])
+            #expect(split.count == 3 && token == nil, "\(split)")
+            // Up to the first, between each two, from the last: every item once, in order.
+            var covered: [String] = []
+            for (i, bound) in ([nil] + split.map(Optional.some)).enumerated() {
+                var q = group
+                if case .map(var m) = q {
+                    if let bound { m["startAt"] = ["values": [["referenceValue": .string(bound)]], "before": true] }
+                    if i < split.count { m["endAt"] = ["values": [["referenceValue": .string(split[i])]], "before": true] }
+                    q = .map(m)
+                }
+                let page = try Self.names(try await rest.post("runQuery", ["structuredQuery": q]), rest)
+                #expect(!page.isEmpty, "partition \(i) is empty")
+                covered += page
+            }
+            let items = paths.filter { $0.contains("items/") }.sorted { try! DocumentPath($0) < DocumentPath($1) }
+            #expect(covered == items)
+            // Paged: two, then the rest after the token; more asked than documents allow: n - 1.
+            let first = try await cursors(["structuredQuery": group, "partitionCount": 3, "pageSize": 2])
+            #expect(first.names == Array(split.prefix(2)) && first.token != nil)
+            let second = try await cursors(["structuredQuery": group, "partitionCount": 3, "pageSize": 2, "pageToken": .string(first.token ?? "")])
+            #expect(second.names == [split[2]] && second.token == nil)
+            #expect(try await cursors(["structuredQuery": group, "partitionCount": 1000]).names.count == items.count - 1)
+            let lone: Value = ["from": [["collectionId": "other", "allDescendants": true]]]
+            #expect(try await cursors(["structuredQuery": lone, "partitionCount": 5]).names.isEmpty)
+            // What Firestore refuses, and who may ask.
+            let bad: [([String: Value], String)] = [
+                (["structuredQuery": group, "partitionCount": 0], "partitionCount: must be positive"),
+                (["structuredQuery": group], "partitionCount: is required"),
+                (["structuredQuery": ["from": [["collectionId": "items"]]], "partitionCount": 2], "a partition query reads a collection group"),
+                (["structuredQuery": ["from": [["collectionId": "items", "allDescendants": true]], "limit": 3], "partitionCount": 2], "structuredQuery.limit"),
+                (["structuredQuery": ["from": [["collectionId": "items", "allDescendants": true]], "orderBy": [["field": ["fieldPath": "n"]]]], "partitionCount": 2],
+                 "ordered by __name__ ascending only"),
+                (["structuredQuery": group, "partitionCount": 2, "pageToken": "garbage!"], "pageToken"),
+            ]
+            for (body, message) in bad {
+                let r = try await rest.post("partitionQuery", .map(body))
+                #expect(r.status == 400 && r.json["error"]?["message"]?.stringValue?.contains(message) == true, "\(body): \(r.json)")
+            }
+            var client = rest
+            client.authorization = "Bearer " + (try await door.idToken("alice"))
+            #expect(try await client.post("partitionQuery", ["structuredQuery": group, "partitionCount": 2]).status == 403)
+        }
+    }
+
     @Test("units' queries name a collection: the boundary refuses an empty collection id instead of reading everything")
     func unitsNameACollection() throws {
         #expect(throws: HTTPSError.invalidArgument("a query needs a collection id (got an empty one)")) {
