@@ -37,7 +37,7 @@ public struct RuntimeDocuments: Sendable {
     public func query(_ spec: QuerySpec) async throws -> [StoredDocument] { try await store.query(spec) }
     public func count(_ spec: QuerySpec) async throws -> Int { try await store.count(spec) }
 
-    /// Commits writes atomically (at most 500); their triggers run as any commit's do.
+    /// Commits writes atomically (any number); their triggers run as any commit's do.
     @discardableResult
     public func commit(_ writes: [DocumentWrite]) async throws -> CommitResult {
         let result = try await store.commit(writes)

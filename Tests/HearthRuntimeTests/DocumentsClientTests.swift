@@ -52,6 +52,12 @@ struct DocumentsClientTests {
         #expect(try await run("batch-atomic") == true)
     }
 
+    @Test("a batch holds any number of writes; one over Firestore's 10 MiB request size is refused, and nothing of it written")
+    func batchSizes() async throws {
+        let refusal: Value = ["code": "invalid-argument", "message": "Request payload size exceeds the limit: 10485760 bytes."]
+        #expect(try await run("batch-sizes") == ["written": 600, "refused": [refusal, refusal], "bigStored": false])
+    }
+
     @Test("query builders: filters, multi-field order, limits, limitToLast and cursors")
     func queries() async throws {
         let r = try await run("queries")

@@ -353,7 +353,7 @@ struct WorkerIsolationTests {
         #expect(local.table["docs"]?.unit.isolation == .inProcess)
         let cases = ["codable", "create-twice", "merge-and-update", "update-missing", "batch", "batch-atomic", "queries", "group",
                      "recursive", "transaction", "read-after-write", "transaction-error", "undecodable", "undecodable-caught",
-                     "bad-path", "bad-id", "non-map"]
+                     "bad-path", "bad-id", "non-map", "batch-sizes"]
         for name in cases {
             let a = await isolated.call("docs", data: .string(name))
             let b = await local.call("docs", data: .string(name))

@@ -40,6 +40,25 @@ struct BatchTests {
         }
     }
 
+    @Test("a commit that would replace more than 128 MiB of stored documents is Firestore's 'Transaction too big' and changes nothing")
+    func transactionTooBig() async throws {
+        try await withStore { store, _ in
+            let blob = Value.string(String(repeating: "x", count: 1_000_000))
+            for start in stride(from: 0, to: 140, by: 20) {
+                try await store.commit(try (start..<start + 20).map { .create(try doc("big/d\($0)"), ["s": blob]) })
+            }
+            // 140 documents of about 1 MB are more than the writer holds for one commit.
+            await expectError(.invalidArgument, "Transaction too big. Decrease transaction size.") {
+                try await store.commit(try (0..<140).map { .delete(try doc("big/d\($0)")) })
+            }
+            #expect(try store.documentRowCount() == 140)
+            // In two commits they go.
+            try await store.commit(try (0..<70).map { .delete(try doc("big/d\($0)")) })
+            try await store.commit(try (70..<140).map { .delete(try doc("big/d\($0)")) })
+            #expect(try store.documentRowCount() == 0)
+        }
+    }
+
     @Test("more than 500 field transforms on one document in one commit is invalid-argument and writes nothing")
     func transformsPerDocument() async throws {
         try await withStore { store, _ in

@@ -31,7 +31,8 @@ public enum Boundary {
 
     /// Bytes of a frame header, the length field included.
     public static let headerSize = 23
-    /// The largest frame either side accepts (a batch of 500 documents of 1 MiB each, with room).
+    /// The largest frame either side accepts: far past any request (commits stop at 10 MiB, as
+    /// Firestore's requests do) or reply (a query's results).
     public static let maxFrameBytes = 1 << 30
 
     public enum FrameKind: UInt8, Sendable {

@@ -174,6 +174,10 @@ public final class HostServices: Sendable {
         }
     }
 
+    /// Firestore's maximum API request size, for a unit's commits.
+    static let maxCommitBytes = 10 << 20
+    static let commitTooLarge = "Request payload size exceeds the limit: 10485760 bytes."
+
     func handle(unit: String, bytes: UnsafeRawBufferPointer, reply: HostReplyTarget) {
         let header: Boundary.Header
         do { header = try Boundary.header(bytes) } catch {
@@ -182,6 +186,12 @@ public final class HostServices: Sendable {
         }
         guard header.kind == .request, let handler = handlers[header.operation] else {
             reply.send(Boundary.failure(header, RemoteError(code: .unimplemented, message: "the host has no service '\(header.operation)'")))
+            return
+        }
+        // Firestore bounds a request at 10 MiB, the Admin SDKs' commits included; the same bound
+        // here keeps a unit's commits what they would be there, in-process and in a worker alike.
+        if bytes.count > HostServices.maxCommitBytes && (header.operation == .commit || header.operation == .commitTransaction) {
+            reply.send(Boundary.failure(header, RemoteError(code: .invalidArgument, message: HostServices.commitTooLarge)))
             return
         }
         var reply = reply

@@ -167,6 +167,16 @@ final class WorkerConnection: Sendable {
             failure.withUnsafeBufferPointer { reply(context, $0.baseAddress, $0.count) }
             return
         }
+        // The host reads frames up to `WorkerProcess.maxWorkerFrame` and drops the connection over
+        // one larger, failing every invocation in this worker: refuse such a request here instead.
+        // (Commits are refused past 10 MiB by the host, as Firestore refuses them.)
+        if bytes.count > WorkerProcess.maxWorkerFrame {
+            let tooLarge = header.operation == .commit || header.operation == .commitTransaction
+                ? HostServices.commitTooLarge
+                : "a request of \(bytes.count) bytes to the host is larger than \(WorkerProcess.maxWorkerFrame)"
+            Boundary.failure(header, RemoteError(code: .invalidArgument, message: tooLarge)).withUnsafeBufferPointer { reply(context, $0.baseAddress, $0.count) }
+            return
+        }
         var frame = Array(bytes)
         if header.operation == .log {
             // Nothing waits on a log line's reply: answer at once, let the host's reply go unread.

@@ -118,7 +118,8 @@ final class WorkerProcess: Sendable {
         killer.arm { [weak self] in self?.kill(reason: "it stopped reading its socket (a write to it made no progress for 10 s)") }
         readOutput(out[0], stream: "stdout")
         readOutput(err[0], stream: "stderr")
-        // A worker's largest request is a write batch (Firestore caps a request at 10 MiB). The
+        // A worker's largest request is a write batch, which the host refuses past 10 MiB as
+        // Firestore does; the worker refuses any frame past this bound before sending it. The
         // reader never commits on its own thread: a transaction's commit that starts there
         // (`HostServices.startsInline`) goes to the writer's, and the reader reads on.
         socket.startReading(name: "hearth-host-\(launch.unit)-\(child)", maxFrame: WorkerProcess.maxWorkerFrame,

@@ -1,11 +1,22 @@
 import HearthModel
 
 /// One row of the field index: a field path, whether it indexes the whole value or one element of
-/// an array (for array-contains), and the value's key.
+/// an array (for array-contains), and the value's key. Equal when the rows are: the field on its
+/// bytes (`UTF8Key`), as SQLite stores it, so two spellings of one field are two rows.
 struct IndexEntry: Hashable {
     var field: String
     var element: Bool
     var key: [UInt8]
+
+    static func == (a: IndexEntry, b: IndexEntry) -> Bool {
+        a.element == b.element && a.key == b.key && UTF8Key.equal(a.field, b.field)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        UTF8Key.hash(field, into: &hasher)
+        hasher.combine(element)
+        hasher.combine(key)
+    }
 }
 
 enum IndexEntries {

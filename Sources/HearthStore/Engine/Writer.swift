@@ -79,6 +79,13 @@ actor Writer {
     /// Firestore dropped its 500, and bounds a request by its size (10 MiB) instead.
     static let maxTransformsPerDocument = 500
 
+    /// The most bytes of existing documents one commit may replace or delete: a bound on what the
+    /// writer holds in memory and writes to the feed for one commit. Without a count of writes, a
+    /// 10 MiB request of deletes could otherwise name 150,000 documents of up to 1 MiB each.
+    /// Firestore bounds a transaction's size too, with the message used here.
+    static let maxReplacedBytes = 128 << 20
+    static let transactionTooBig = "Transaction too big. Decrease transaction size."
+
     /// Why `writes` cannot be one commit, or nil.
     static func limitProblem(_ writes: [DocumentWrite]) -> HTTPSError? {
         var total = 0
@@ -290,6 +297,7 @@ actor Writer {
                 collectionIDs[key] = id
                 return id
             }
+            var replacedBytes = 0
             for write in writes {
                 var state: Pending
                 if let existing = pending[write.path] {
@@ -301,6 +309,8 @@ actor Writer {
                 } else {
                     state = try load(write.path, learned: &learnedCollections)
                     order.append(write.path)
+                    replacedBytes += state.originalBytes?.count ?? 0
+                    if replacedBytes > Writer.maxReplacedBytes { throw HTTPSError(.invalidArgument, Writer.transactionTooBig) }
                 }
                 let outcome = try WriteApplication.apply(write, to: state.fields, updateTime: state.updateTime, commitTime: commitTime)
                 state.fields = try outcome.fields.map { fields throws in try WriteApplication.validate(fields, path: write.path) }

@@ -83,6 +83,23 @@ public enum DocsUnit: FunctionModule {
             try batch.create(try notes.document("exists"), ["v": 2] as [String: Value])
             do { try await batch.commit() } catch {}
             return .bool(try await notes.document("new").get([String: Value].self) == nil)
+        case "batch-sizes":
+            // Firestore's limits: any number of writes in one commit; a request over 10 MiB is
+            // refused, and so is one far past what a worker's host reads (nothing is written).
+            let many = docs.batch()
+            for i in 0..<600 { try many.set(try notes.document("m\(i)"), ["i": .int(Int64(i))] as [String: Value]) }
+            let written = try await many.commit().count
+            let blob = String(repeating: "x", count: 1_000_000)
+            var refused: [Value] = []
+            for count in [11, 70] {
+                let big = docs.batch()
+                for i in 0..<count { try big.set(try notes.document("big\(i)"), ["s": .string(blob)] as [String: Value]) }
+                do { _ = try await big.commit(); refused.append("committed") } catch let e as HTTPSError {
+                    refused.append(["code": .string(e.code.rawValue), "message": .string(e.message)])
+                }
+            }
+            return ["written": .int(Int64(written)), "refused": .array(refused),
+                    "bigStored": .bool(try await notes.document("big0").get([String: Value].self) != nil)]
         case "queries":
             for (i, t) in ["b", "a", "c", "a"].enumerated() {
                 try await notes.document("q\(i)").set(Note(title: t, rank: i, tags: i % 2 == 0 ? ["even"] : ["odd"], due: nil))
