@@ -85,10 +85,18 @@ public final class DocumentStore: Sendable {
             throw HTTPSError(.invalidArgument, "invalid path segments \(path): a segment cannot contain '/'")
         }
         var deleted = 0
+        var size = max(1, min(batchSize, 500))
         while true {
-            let batch = try await engine.documents(under: path, limit: max(1, min(batchSize, 500)))
+            let batch = try await engine.documents(under: path, limit: size)
             if batch.isEmpty { return deleted }
-            try await commit(batch.map { .delete($0) })
+            do {
+                try await commit(batch.map { .delete($0) })
+            } catch let error as HTTPSError where error.message == Writer.transactionTooBig && batch.count > 1 {
+                // Large documents: a batch replacing more than a commit may is halved, as Firebase's
+                // own batch deleters do against "Transaction too big", down to one document.
+                size = max(1, batch.count / 2)
+                continue
+            }
             deleted += batch.count
         }
     }
@@ -99,6 +107,11 @@ public final class DocumentStore: Sendable {
 
     public func listDocuments(in collection: CollectionPath) async throws -> [DocumentListing] {
         try await engine.listDocuments(in: collection)
+    }
+
+    /// The names of the documents a query without filters or cursors targets, in name order.
+    public func documentNames(_ spec: QuerySpec) async throws -> [DocumentPath] {
+        try await engine.documentNames(spec)
     }
 
     public func close() {

@@ -189,6 +189,23 @@ public final class SQLiteEngine: StorageEngine {
         }
     }
 
+    public func documentNames(_ spec: QuerySpec) throws -> [DocumentPath] {
+        guard spec.filters.isEmpty, spec.startAt == nil, spec.endAt == nil else {
+            throw HTTPSError(.invalidArgument, "document names are listed for a query without filters or cursors")
+        }
+        try spec.validate()
+        return try readers.withSnapshot { db in
+            var names: [DocumentPath] = []
+            for target in try QueryEngine(db: db, collections: collections).targetCollections(spec) {
+                let segments = PathRules.split(target.path).map(String.init)
+                names += try db.query("SELECT id FROM documents WHERE collection = ?", [.integer(target.id)]) {
+                    DocumentPath(trustedSegments: segments + [$0.text(0)])
+                }
+            }
+            return names.sorted()
+        }
+    }
+
     public func listDocuments(in collection: CollectionPath) throws -> [DocumentListing] {
         try readers.withSnapshot { db in
             var listing: [UTF8Key: Bool] = [:]

@@ -25,6 +25,9 @@ public protocol StorageEngine: Sendable {
     func listCollections(under parent: DocumentPath?) async throws -> [CollectionPath]
     /// Documents of a collection, including ids that exist only as parents of deeper documents.
     func listDocuments(in collection: CollectionPath) async throws -> [DocumentListing]
+    /// The names of the documents a query without filters or cursors targets (a collection, a
+    /// group, kindless), in name order: names only, nothing decoded.
+    func documentNames(_ spec: QuerySpec) async throws -> [DocumentPath]
     /// Up to `limit` documents at `path` (a document or a collection) or anywhere beneath it.
     func documents(under path: [String], limit: Int) async throws -> [DocumentPath]
     /// Changes after `sequence`, oldest first.

@@ -344,6 +344,19 @@ struct WorkerIsolationTests {
         #expect(pids.count == 2)
     }
 
+    @Test("a result past what a worker may send fails that invocation alone; the worker keeps serving")
+    func oversizedResult() async throws {
+        let runtime = try await processRuntime(["EchoUnit"])
+        defer { runtime.stopUnits() }
+        let pid = await runtime.call("echo", data: "small").value
+        #expect(pid == "small")
+        // The request reaches the worker (it reads far larger frames); its echo cannot come back.
+        let big = await runtime.call("echo", data: .string(String(repeating: "z", count: WorkerProcess.maxWorkerFrame + 1000)))
+        #expect(big.error?.code == .resourceExhausted, "\(String(describing: big.error))")
+        #expect(big.error?.message.contains("a worker may send to its host") == true, "\(String(describing: big.error))")
+        #expect(await runtime.call("echo", data: "after").value == "after")
+    }
+
     @Test("every Documents client case answers the same from a worker as in-process (documents, queries, batches, transactions)")
     func servicesFromWorker() async throws {
         let isolated = try await processRuntime(["DocsUnit"])

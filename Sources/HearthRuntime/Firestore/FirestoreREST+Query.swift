@@ -228,15 +228,18 @@ extension FirestoreREST {
     /// partitionQuery: split points for reading a collection group in parallel. Each returned
     /// cursor names a document; running the query up to the first, between each two, and from the
     /// last covers every result once (https://firebase.google.com/docs/firestore/reference/rest/v1/projects.databases.documents/partitionQuery).
-    /// As in Firestore, the query must be a collection group ordered by name alone (cursors
-    /// allowed; no filters, limit, offset or projection); fewer cursors than asked come back when
-    /// there are too few documents, evenly spaced among the results. Admin only, like the Admin
-    /// SDKs that call it (`getPartitions`, `get_partitions`).
+    /// As in Firestore, the query must be a collection group ordered by name alone, with no
+    /// filters, cursors, limit, offset or projection; fewer cursors than asked come back when there
+    /// are too few documents, evenly spaced among them. A page token carries how many cursors were
+    /// given and the last one, so a later page only gives cursors after it: pages stay in order
+    /// even when documents come and go between them (Python's `get_partitions` does not sort).
+    /// Admin only, like the Admin SDKs that call it (`getPartitions`, `get_partitions`).
     func partitionQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
         guard call.caller.isAdmin else {
             throw HTTPSError(.permissionDenied, "Missing or insufficient permissions. (partitionQuery is for the admin token only)")
         }
         let body = try call.body()
+        if body["readTime"] != nil { throw FirestoreREST.readTimeRefused }
         for key in body.keys where !["structuredQuery", "partitionCount", "pageToken", "pageSize"].contains(key) {
             throw HTTPSError(.invalidArgument, "unknown field '\(key)'")
         }
@@ -245,7 +248,7 @@ extension FirestoreREST {
         guard asked > 0 else { throw HTTPSError(.invalidArgument, "partitionCount: must be positive (got \(asked))") }
         let pageSize = try body["pageSize"].map { try FirestoreJSON.int32($0, field: "pageSize") } ?? 0
         if case .map(let q)? = body["structuredQuery"] {
-            for key in ["where", "limit", "offset", "select", "findNearest"] where q[key] != nil {
+            for key in ["where", "startAt", "endAt", "limit", "offset", "select", "findNearest"] where q[key] != nil {
                 throw HTTPSError(.invalidArgument, "structuredQuery.\(key): a partition query cannot have one (a collection group ordered by __name__ only)")
             }
         }
@@ -256,24 +259,36 @@ extension FirestoreREST {
         guard spec.orderBy.allSatisfy({ $0.field.isDocumentID && $0.direction == .ascending }) else {
             throw HTTPSError(.invalidArgument, "structuredQuery.orderBy: a partition query is ordered by __name__ ascending only")
         }
-        var start = 0
-        if case .string(let token)? = body["pageToken"], !token.isEmpty {
-            guard let bytes = Base64.decodeURL(token), let text = String(validating: bytes, as: UTF8.self), let n = Int(text), n > 0 else {
-                throw HTTPSError(.invalidArgument, "pageToken: not a page token this server issued")
+        // The page token: "<cursors given so far>\n<the last one's path>".
+        var given = 0
+        var after: DocumentPath?
+        switch body["pageToken"] {
+        case nil, .null, .string(""): break
+        case .string(let token):
+            guard let bytes = Base64.decodeURL(token), let text = String(validating: bytes, as: UTF8.self),
+                  let newline = text.firstIndex(of: "\n"), let n = Int(text[..<newline]), n > 0, Int64(n) < asked,
+                  let last = try? DocumentPath(String(text[text.index(after: newline)...])) else {
+                throw HTTPSError(.invalidArgument, "pageToken: not a page token this server issued for this query")
             }
-            start = n
+            given = n
+            after = last
+        case let other?: throw HTTPSError(.invalidArgument, "pageToken: must be a string (got \(other.typeName))")
         }
-        let names = try await store.query(spec).map(\.path)
+        let names = try await store.documentNames(spec)
         // k split points make k + 1 partitions, each holding at least one document.
         let splits = Int(min(asked, Int64(max(names.count - 1, 0))))
-        var points: [Value] = []
-        for i in stride(from: start + 1, through: splits, by: 1) {
-            if pageSize > 0 && points.count == pageSize { break }
-            let index = i * names.count / (splits + 1)
-            points.append(["values": [["referenceValue": .string(call.names.name(names[index]))]]])
+        var points: [DocumentPath] = []
+        let room = Int(min(asked - Int64(given), Int64(pageSize > 0 ? pageSize : Int.max)))
+        for i in stride(from: 1, through: splits, by: 1) where points.count < room {
+            let name = names[i * names.count / (splits + 1)]
+            if let after, !(after < name) { continue }
+            points.append(name)
         }
-        var out: [String: Value] = ["partitions": .array(points)]
-        if start + points.count < splits { out["nextPageToken"] = .string(Base64.encodeURL(Array(String(start + points.count).utf8))) }
+        var out: [String: Value] = ["partitions": .array(points.map { ["values": [["referenceValue": .string(call.names.name($0))]]] })]
+        let total = given + points.count
+        if let last = points.last, Int64(total) < asked, last != names[splits * names.count / (splits + 1)] {
+            out["nextPageToken"] = .string(Base64.encodeURL(Array("\(total)\n\(last.description)".utf8)))
+        }
         return .map(out)
     }
 

@@ -178,6 +178,28 @@ public final class HostServices: Sendable {
     static let maxCommitBytes = 10 << 20
     static let commitTooLarge = "Request payload size exceeds the limit: 10485760 bytes."
 
+    /// Why a unit's request is refused for its size, or nil; the same in-process as in a worker.
+    /// - Any request past what a host reads from a worker (`WorkerProcess.maxWorkerFrame`): a
+    ///   worker refuses it before sending, so an in-process unit gets the same answer here.
+    /// - A commit whose writes are past 10 MiB, as Firestore bounds the Admin SDKs' commits. Its
+    ///   tasks' payloads do not count (Firestore has no enqueue in a commit), so only a frame past
+    ///   the bound is decoded to measure its writes alone.
+    static func sizeRefusal(_ header: Boundary.Header, _ bytes: UnsafeRawBufferPointer) -> String? {
+        guard bytes.count > maxCommitBytes else { return nil }
+        var writes: [DocumentWrite]?
+        switch header.operation {
+        case .commit: writes = (try? Boundary.body(Boundary.Commit.self, of: bytes))?.writes
+        case .commitTransaction: writes = (try? Boundary.body(Boundary.CommitTransaction.self, of: bytes))?.writes
+        default: break
+        }
+        if let writes, Boundary.frame(header, Boundary.Commit(writes: writes)).count > maxCommitBytes { return commitTooLarge }
+        return bytes.count > WorkerProcess.maxWorkerFrame ? largeRequest(bytes.count) : nil
+    }
+
+    static func largeRequest(_ count: Int) -> String {
+        "a request of \(count) bytes to the host is larger than \(WorkerProcess.maxWorkerFrame) bytes"
+    }
+
     func handle(unit: String, bytes: UnsafeRawBufferPointer, reply: HostReplyTarget) {
         let header: Boundary.Header
         do { header = try Boundary.header(bytes) } catch {
@@ -188,10 +210,8 @@ public final class HostServices: Sendable {
             reply.send(Boundary.failure(header, RemoteError(code: .unimplemented, message: "the host has no service '\(header.operation)'")))
             return
         }
-        // Firestore bounds a request at 10 MiB, the Admin SDKs' commits included; the same bound
-        // here keeps a unit's commits what they would be there, in-process and in a worker alike.
-        if bytes.count > HostServices.maxCommitBytes && (header.operation == .commit || header.operation == .commitTransaction) {
-            reply.send(Boundary.failure(header, RemoteError(code: .invalidArgument, message: HostServices.commitTooLarge)))
+        if let refusal = HostServices.sizeRefusal(header, bytes) {
+            reply.send(Boundary.failure(header, RemoteError(code: .invalidArgument, message: refusal)))
             return
         }
         var reply = reply

@@ -168,13 +168,10 @@ final class WorkerConnection: Sendable {
             return
         }
         // The host reads frames up to `WorkerProcess.maxWorkerFrame` and drops the connection over
-        // one larger, failing every invocation in this worker: refuse such a request here instead.
-        // (Commits are refused past 10 MiB by the host, as Firestore refuses them.)
-        if bytes.count > WorkerProcess.maxWorkerFrame {
-            let tooLarge = header.operation == .commit || header.operation == .commitTransaction
-                ? HostServices.commitTooLarge
-                : "a request of \(bytes.count) bytes to the host is larger than \(WorkerProcess.maxWorkerFrame)"
-            Boundary.failure(header, RemoteError(code: .invalidArgument, message: tooLarge)).withUnsafeBufferPointer { reply(context, $0.baseAddress, $0.count) }
+        // one larger, failing every invocation in this worker: refuse such a request here instead,
+        // with the host's own answer (`HostServices.sizeRefusal`), so in-process units get the same.
+        if bytes.count > WorkerProcess.maxWorkerFrame, let refusal = HostServices.sizeRefusal(header, bytes) {
+            Boundary.failure(header, RemoteError(code: .invalidArgument, message: refusal)).withUnsafeBufferPointer { reply(context, $0.baseAddress, $0.count) }
             return
         }
         var frame = Array(bytes)
@@ -244,8 +241,16 @@ let workerCallTrampoline: @convention(c) (UnsafeMutableRawPointer?, UnsafePointe
     connection.call(UnsafeRawBufferPointer(start: bytes, count: length), context: replyContext, reply: reply)
 }
 
-/// The unit answers a host request: the reply (with the request's call id) goes back as it is.
+/// The unit answers a host request: the reply (with the request's call id) goes back as it is,
+/// unless it is past what the host reads from a worker, which would end the connection and fail
+/// every invocation in this worker: that one invocation fails instead, naming the size.
 let workerReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let socket = Unmanaged<FrameSocket>.fromOpaque(context!).takeUnretainedValue()
-    socket.send(UnsafeRawBufferPointer(start: bytes, count: length))
+    let frame = UnsafeRawBufferPointer(start: bytes, count: length)
+    if length > WorkerProcess.maxWorkerFrame, let header = try? Boundary.header(frame) {
+        let message = "the function's result of \(length) bytes is larger than the \(WorkerProcess.maxWorkerFrame) bytes a worker may send to its host"
+        Boundary.failure(header, RemoteError(code: .resourceExhausted, message: message)).withUnsafeBytes { socket.send($0) }
+        return
+    }
+    socket.send(frame)
 }

@@ -210,6 +210,11 @@ struct FirestoreKindlessRESTTests {
             let second = try await cursors(["structuredQuery": group, "partitionCount": 3, "pageSize": 2, "pageToken": .string(first.token ?? "")])
             #expect(second.names == [split[2]] && second.token == nil)
             #expect(try await cursors(["structuredQuery": group, "partitionCount": 1000]).names.count == items.count - 1)
+            // Documents added between pages: the next page's cursors still come after the last one.
+            try await door.runtime.store.commit(try (0..<6).map { .set(try DocumentPath("a/x\($0)/items/early"), [:]) })
+            let later = try await cursors(["structuredQuery": group, "partitionCount": 3, "pageSize": 2, "pageToken": .string(first.token ?? "")])
+            let byName = { (name: String) in try DocumentPath(String(Substring(name.utf8.dropFirst(rest.root.utf8.count + 1)))) }
+            #expect(try later.names.allSatisfy { try byName(first.names.last!) < byName($0) } && later.names.count <= 1, "\(later.names)")
             let lone: Value = ["from": [["collectionId": "other", "allDescendants": true]]]
             #expect(try await cursors(["structuredQuery": lone, "partitionCount": 5]).names.isEmpty)
             // What Firestore refuses, and who may ask.
@@ -221,6 +226,13 @@ struct FirestoreKindlessRESTTests {
                 (["structuredQuery": ["from": [["collectionId": "items", "allDescendants": true]], "orderBy": [["field": ["fieldPath": "n"]]]], "partitionCount": 2],
                  "ordered by __name__ ascending only"),
                 (["structuredQuery": group, "partitionCount": 2, "pageToken": "garbage!"], "pageToken"),
+                // A count past Int.max in a crafted token once overflowed; it is refused.
+                (["structuredQuery": group, "partitionCount": 2, "pageToken": .string(Base64.encodeURL(Array("9223372036854775807\nitems/top".utf8)))], "pageToken"),
+                (["structuredQuery": group, "partitionCount": 2, "pageToken": 5], "pageToken: must be a string"),
+                (["structuredQuery": group, "partitionCount": 2, "pageSize": -1], "pageSize"),
+                (["structuredQuery": ["from": [["collectionId": "items", "allDescendants": true]], "startAt": ["values": [["referenceValue": .string(rest.name("items/top"))]]]],
+                  "partitionCount": 2], "structuredQuery.startAt"),
+                (["structuredQuery": group, "partitionCount": 2, "readTime": "2024-01-01T00:00:00Z"], "readTime"),
             ]
             for (body, message) in bad {
                 let r = try await rest.post("partitionQuery", .map(body))
@@ -270,5 +282,42 @@ struct FirestoreKindlessRESTTests {
             let alice = try await door.runtime.store.get(try DocumentPath("users/alice"))
             #expect(alice?.fields == ["n": 1])
         }
+    }
+}
+
+/// A unit's requests bounded by size as Firestore bounds the Admin SDKs' (HostServices.sizeRefusal).
+@Suite("Unit request sizes")
+struct UnitRequestSizeTests {
+    static func frame<M: WireEncodable>(_ operation: Boundary.Operation, _ message: M) -> [UInt8] {
+        Boundary.frame(Boundary.Header(kind: .request, operation: operation, invocation: 1), message)
+    }
+
+    static func refusal(_ frame: [UInt8]) -> String? {
+        frame.withUnsafeBytes { bytes in
+            HostServices.sizeRefusal(try! Boundary.header(bytes), bytes)
+        }
+    }
+
+    @Test("a commit's writes past 10 MiB are refused in Firestore's words; its tasks' payloads do not count")
+    func commitWrites() throws {
+        let blob = Value.string(String(repeating: "x", count: 1_000_000))
+        let writes = try (0..<11).map { DocumentWrite.set(try DocumentPath("c/d\($0)"), ["s": blob]) }
+        #expect(Self.refusal(Self.frame(.commit, Boundary.Commit(writes: writes))) == HostServices.commitTooLarge)
+        #expect(Self.refusal(Self.frame(.commitTransaction, Boundary.CommitTransaction(transaction: 7, writes: writes))) == HostServices.commitTooLarge)
+        // Two documents and eleven 1 MB task payloads: a 13 MB frame whose writes are 2 MB.
+        let tasks = (0..<11).map { _ in TaskSpec(queue: "q", data: blob) }
+        let mixed = Self.frame(.commit, Boundary.Commit(writes: Array(writes.prefix(2)), enqueues: tasks))
+        #expect(mixed.count > HostServices.maxCommitBytes)
+        #expect(Self.refusal(mixed) == nil)
+        #expect(Self.refusal(Self.frame(.commit, Boundary.Commit(writes: Array(writes.prefix(10))))) == nil)
+    }
+
+    @Test("any request past what a host reads from a worker is refused, in-process too, naming its size")
+    func pastTheFrame() throws {
+        let blob = Value.string(String(repeating: "y", count: 1_000_000))
+        let tasks = (0..<70).map { _ in TaskSpec(queue: "q", data: blob) }
+        let frame = Self.frame(.commit, Boundary.Commit(writes: [], enqueues: tasks))
+        #expect(Self.refusal(frame) == HostServices.largeRequest(frame.count))
+        #expect(HostServices.largeRequest(frame.count).contains("larger than \(WorkerProcess.maxWorkerFrame) bytes"))
     }
 }
