@@ -55,7 +55,13 @@ struct DocumentsClientTests {
     @Test("a batch holds any number of writes; one over Firestore's 10 MiB request size is refused, and nothing of it written")
     func batchSizes() async throws {
         let refusal: Value = ["code": "invalid-argument", "message": "Request payload size exceeds the limit: 10485760 bytes."]
-        #expect(try await run("batch-sizes") == ["written": 600, "refused": [refusal, refusal], "bigStored": false])
+        let r = try await run("batch-sizes")
+        #expect(r["written"] == 600 && r["bigStored"] == false)
+        #expect(r["refused"]?.arrayValue?.first == refusal)
+        // Past what a worker may send, any request is refused by its size, in-process too.
+        let past = r["refused"]?.arrayValue?.last
+        #expect(past?["code"] == "invalid-argument")
+        #expect(past?["message"]?.stringValue?.hasSuffix("bytes to the host is larger than 67108864 bytes") == true, "\(String(describing: past))")
     }
 
     @Test("query builders: filters, multi-field order, limits, limitToLast and cursors")

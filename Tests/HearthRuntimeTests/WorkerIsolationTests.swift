@@ -355,6 +355,10 @@ struct WorkerIsolationTests {
         #expect(big.error?.code == .resourceExhausted, "\(String(describing: big.error))")
         #expect(big.error?.message.contains("a worker may send to its host") == true, "\(String(describing: big.error))")
         #expect(await runtime.call("echo", data: "after").value == "after")
+        // In-process the same result fails the same way.
+        let local = try await startRuntime(units: ["EchoUnit"])
+        let same = await local.call("echo", data: .string(String(repeating: "z", count: WorkerProcess.maxWorkerFrame + 1000)))
+        #expect(same.error?.code == .resourceExhausted && same.error?.message == big.error?.message, "\(String(describing: same.error))")
     }
 
     @Test("every Documents client case answers the same from a worker as in-process (documents, queries, batches, transactions)")

@@ -268,7 +268,7 @@ extension FirestoreREST {
             guard let bytes = Base64.decodeURL(token), let text = String(validating: bytes, as: UTF8.self),
                   let newline = text.firstIndex(of: "\n"), let n = Int(text[..<newline]), n > 0, Int64(n) < asked,
                   let last = try? DocumentPath(String(text[text.index(after: newline)...])) else {
-                throw HTTPSError(.invalidArgument, "pageToken: not a page token this server issued for this query")
+                throw HTTPSError(.invalidArgument, "pageToken: not a page token this server issued")
             }
             given = n
             after = last

@@ -180,20 +180,20 @@ public final class HostServices: Sendable {
 
     /// Why a unit's request is refused for its size, or nil; the same in-process as in a worker.
     /// - Any request past what a host reads from a worker (`WorkerProcess.maxWorkerFrame`): a
-    ///   worker refuses it before sending, so an in-process unit gets the same answer here.
-    /// - A commit whose writes are past 10 MiB, as Firestore bounds the Admin SDKs' commits. Its
-    ///   tasks' payloads do not count (Firestore has no enqueue in a commit), so only a frame past
-    ///   the bound is decoded to measure its writes alone.
+    ///   worker refuses it before sending, so an in-process unit gets the same answer here. It is
+    ///   not decoded.
+    /// - A commit whose writes take more than 10 MiB, as Firestore bounds the Admin SDKs' commits.
+    ///   Its tasks' payloads do not count (Firestore has no enqueue in a commit), so a frame past
+    ///   the bound is read as far as the end of its writes, which come first.
     static func sizeRefusal(_ header: Boundary.Header, _ bytes: UnsafeRawBufferPointer) -> String? {
         guard bytes.count > maxCommitBytes else { return nil }
-        var writes: [DocumentWrite]?
-        switch header.operation {
-        case .commit: writes = (try? Boundary.body(Boundary.Commit.self, of: bytes))?.writes
-        case .commitTransaction: writes = (try? Boundary.body(Boundary.CommitTransaction.self, of: bytes))?.writes
-        default: break
-        }
-        if let writes, Boundary.frame(header, Boundary.Commit(writes: writes)).count > maxCommitBytes { return commitTooLarge }
-        return bytes.count > WorkerProcess.maxWorkerFrame ? largeRequest(bytes.count) : nil
+        if bytes.count > WorkerProcess.maxWorkerFrame { return largeRequest(bytes.count) }
+        guard header.operation == .commit || header.operation == .commitTransaction else { return nil }
+        var reader = WireReader(UnsafeRawBufferPointer(rebasing: bytes[Boundary.headerSize...]))
+        if header.operation == .commitTransaction { guard (try? reader.varint()) != nil else { return nil } }
+        let start = reader.offset
+        guard (try? reader.list(DocumentWrite.self)) != nil else { return nil }  // malformed: the handler says so
+        return reader.offset - start > maxCommitBytes ? commitTooLarge : nil
     }
 
     static func largeRequest(_ count: Int) -> String {

@@ -130,8 +130,14 @@ final class HostReplyBox {
     init(_ reply: @escaping @Sendable ([UInt8]) -> Void) { self.reply = reply }
 }
 
+/// An in-process unit's reply; past what a worker may send, it fails as it would from a worker
+/// (`WorkerProcess.oversizedReply`), so a function behaves alike in either placement.
 let hostReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let box = Unmanaged<HostReplyBox>.fromOpaque(context!).takeRetainedValue()
+    if let failure = WorkerProcess.oversizedReply(UnsafeRawBufferPointer(start: bytes, count: length)) {
+        box.reply(failure)
+        return
+    }
     box.reply(bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? [])
 }
 

@@ -243,13 +243,12 @@ let workerCallTrampoline: @convention(c) (UnsafeMutableRawPointer?, UnsafePointe
 
 /// The unit answers a host request: the reply (with the request's call id) goes back as it is,
 /// unless it is past what the host reads from a worker, which would end the connection and fail
-/// every invocation in this worker: that one invocation fails instead, naming the size.
+/// every invocation in this worker: that one request fails instead (`WorkerProcess.oversizedReply`).
 let workerReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let socket = Unmanaged<FrameSocket>.fromOpaque(context!).takeUnretainedValue()
     let frame = UnsafeRawBufferPointer(start: bytes, count: length)
-    if length > WorkerProcess.maxWorkerFrame, let header = try? Boundary.header(frame) {
-        let message = "the function's result of \(length) bytes is larger than the \(WorkerProcess.maxWorkerFrame) bytes a worker may send to its host"
-        Boundary.failure(header, RemoteError(code: .resourceExhausted, message: message)).withUnsafeBytes { socket.send($0) }
+    if let failure = WorkerProcess.oversizedReply(frame) {
+        _ = socket.send(failure)
         return
     }
     socket.send(frame)

@@ -57,6 +57,15 @@ final class WorkerProcess: Sendable {
     /// The largest frame a worker may send its host; a longer one ends the connection (and so the worker).
     static let maxWorkerFrame = 64 << 20
 
+    /// The failure that replaces a unit's reply past `maxWorkerFrame`, or nil: the reply to one
+    /// request fails, naming what it was and its size, instead of a host dropping the worker.
+    static func oversizedReply(_ frame: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard frame.count > maxWorkerFrame, let header = try? Boundary.header(frame) else { return nil }
+        let what = header.kind == .failure ? "error" : "reply"
+        let message = "the unit's \(what) to '\(header.operation)' of \(frame.count) bytes is larger than the \(maxWorkerFrame) bytes a worker may send to its host"
+        return Boundary.failure(header, RemoteError(code: .resourceExhausted, message: message))
+    }
+
     /// Requests sent and not answered (invocations running, describes, cancels).
     var outstanding: Int { state.withLock { $0.pending.count } }
     var isDead: Bool { state.withLock { $0.dead } }
@@ -118,8 +127,8 @@ final class WorkerProcess: Sendable {
         killer.arm { [weak self] in self?.kill(reason: "it stopped reading its socket (a write to it made no progress for 10 s)") }
         readOutput(out[0], stream: "stdout")
         readOutput(err[0], stream: "stderr")
-        // A worker's largest request is a write batch, which the host refuses past 10 MiB as
-        // Firestore does; the worker refuses any frame past this bound before sending it. The
+        // A worker refuses any request or reply past this bound before sending it
+        // (`HostServices.sizeRefusal`, `oversizedReply`), so no frame ends the connection. The
         // reader never commits on its own thread: a transaction's commit that starts there
         // (`HostServices.startsInline`) goes to the writer's, and the reader reads on.
         socket.startReading(name: "hearth-host-\(launch.unit)-\(child)", maxFrame: WorkerProcess.maxWorkerFrame,
