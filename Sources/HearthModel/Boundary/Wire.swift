@@ -151,7 +151,7 @@ public struct WireReader {
     public mutating func list<T: WireDecodable>(_ type: T.Type = T.self) throws(WireError) -> [T] {
         let n = try count()
         var items: [T] = []
-        items.reserveCapacity(n)
+        items.reserveCapacity(min(n, 4096))  // a count is a claim until the items are read (as in BinaryValueCodec)
         for _ in 0..<n { items.append(try T(from: &self)) }
         return items
     }
@@ -159,7 +159,7 @@ public struct WireReader {
     public mutating func stringMap() throws(WireError) -> [String: String] {
         let n = try count()
         var out: [String: String] = [:]
-        out.reserveCapacity(n)
+        out.reserveCapacity(min(n, 4096))
         for _ in 0..<n {
             let key = try string()
             out[key] = try string()

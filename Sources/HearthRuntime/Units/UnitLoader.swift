@@ -134,7 +134,7 @@ final class HostReplyBox {
 /// (`WorkerProcess.oversizedReply`), so a function behaves alike in either placement.
 let hostReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let box = Unmanaged<HostReplyBox>.fromOpaque(context!).takeRetainedValue()
-    if let failure = WorkerProcess.oversizedReply(UnsafeRawBufferPointer(start: bytes, count: length)) {
+    if length > WorkerProcess.maxWorkerFrame, let bytes, let failure = WorkerProcess.oversizedReply(UnsafeRawBufferPointer(start: bytes, count: length)) {
         box.reply(failure)
         return
     }

@@ -246,7 +246,8 @@ let workerCallTrampoline: @convention(c) (UnsafeMutableRawPointer?, UnsafePointe
 /// every invocation in this worker: that one request fails instead (`WorkerProcess.oversizedReply`).
 let workerReplyTrampoline: hearth_reply_fn = { context, bytes, length in
     let socket = Unmanaged<FrameSocket>.fromOpaque(context!).takeUnretainedValue()
-    let frame = UnsafeRawBufferPointer(start: bytes, count: length)
+    // A null pointer with a length (the ABI allows null) is taken as an empty reply, not trusted.
+    let frame = UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : length)
     if let failure = WorkerProcess.oversizedReply(frame) {
         _ = socket.send(failure)
         return
