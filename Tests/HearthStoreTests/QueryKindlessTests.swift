@@ -196,6 +196,10 @@ struct QueryKindlessTests {
                 // Pages of it: the first n (several collections merged by name), then after a cursor.
                 q.limit = Int.random(in: 0...6, using: &rng)
                 #expect(try await store.paths(q) == Array(expected.prefix(q.limit!)), "\(q)")
+                // Descending, merged by name from the highest down.
+                q.orderBy = [.init(.documentID, .descending)]
+                #expect(try await store.paths(q) == Array(expected.reversed().prefix(q.limit!)), "\(q)")
+                q.orderBy = []
                 if let cursor = expected.randomElement(using: &rng) {
                     q.startAt = .init(values: [.reference(cursor)], before: false)
                     let rest = expected.drop { $0 != cursor }.dropFirst()

@@ -60,6 +60,17 @@ struct NameRange {
         return ComparisonOrder(a.count, b.count)
     }
 
+    /// The order of collections as the subtrees their names fill: by segments, and a collection
+    /// after every path it is a prefix of (its names come from the whole subtree below it, so the
+    /// highest of them is above any path that extends it). Descending name-order visits use it.
+    static func orderAsSubtrees(_ a: [Substring], _ b: [Substring]) -> ComparisonOrder {
+        for (x, y) in zip(a, b) {
+            let c = PathRules.compareIDs(String(x), String(y))
+            if c != .same { return c }
+        }
+        return ComparisonOrder(b.count, a.count)
+    }
+
     /// Where the names in `collection` lie relative to `bound`: all before it, all after it, or
     /// `.same` when it lies among them. Their first segments are the collection's, so the segments
     /// the two share decide; when those are equal and the bound is no longer than the collection,
@@ -73,28 +84,33 @@ struct NameRange {
     }
 }
 
-/// The `capacity` documents with the lowest names seen so far: a max-heap on the name, so the
-/// worst kept name (`cutoff`, once full) is at the top.
+/// The `capacity` documents with the best names seen so far: the lowest, or the highest when
+/// `descending`. A heap with the worst kept name (`cutoff`, once full) at the top.
 struct NameHeap {
     let capacity: Int
+    let descending: Bool
     private var items: [StoredDocument] = []
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int, descending: Bool = false) {
+        self.capacity = capacity
+        self.descending = descending
+    }
 
-    /// The highest kept name when the heap is full: anything at or after it cannot be kept.
+    /// Whether `a` comes before `b` in the query's order.
+    func better(_ a: DocumentPath, than b: DocumentPath) -> Bool { descending ? b < a : a < b }
+
+    /// The worst kept name when the heap is full: anything not better cannot be kept.
     var cutoff: DocumentPath? { items.count == capacity ? items.first?.path : nil }
 
-    /// Keeps `doc` if it is among the lowest `capacity` names (the caller checks `cutoff` first).
+    /// Keeps `doc` if it is among the best `capacity` names (the caller checks `cutoff` first).
     mutating func insert(_ doc: StoredDocument) {
+        let worse = { [descending] (a: StoredDocument, b: StoredDocument) in descending ? a.path < b.path : b.path < a.path }
         if items.count < capacity {
-            items.heapPush(doc, by: NameHeap.later)
-        } else if doc.path < items[0].path {
-            items.heapReplaceTop(with: doc, by: NameHeap.later)
+            items.heapPush(doc, by: worse)
+        } else if better(doc.path, than: items[0].path) {
+            items.heapReplaceTop(with: doc, by: worse)
         }
     }
 
-    /// The heap's order: the highest name on top.
-    static func later(_ a: StoredDocument, _ b: StoredDocument) -> Bool { b.path < a.path }
-
-    func sorted() -> [StoredDocument] { items.sorted { $0.path < $1.path } }
+    func sorted() -> [StoredDocument] { items.sorted { better($0.path, than: $1.path) } }
 }

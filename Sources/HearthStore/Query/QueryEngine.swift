@@ -111,8 +111,8 @@ struct QueryEngine {
     func run(_ spec: QuerySpec) throws -> [StoredDocument] {
         let prepared = try prepare(spec)
         let targets = try targetCollections(prepared.spec)
-        if targets.count > 1, let limit = prepared.spec.limit, prepared.order.count == 1, prepared.order[0].direction == .ascending {
-            var results = try firstByName(prepared, targets, limit: limit)
+        if targets.count > 1, let limit = prepared.spec.limit, prepared.order.count == 1 {
+            var results = try firstByName(prepared, targets, limit: limit, descending: prepared.order[0].direction == .descending)
             if prepared.reversed { results.reverse() }
             return results
         }
@@ -131,19 +131,25 @@ struct QueryEngine {
     /// The first `limit` results, in name order, of a query over several collections ordered by
     /// name alone: a page of a collection group or of a recursive delete. Reading `limit` from
     /// every collection and sorting, as other orders do, made each page of a tree with many
-    /// subcollections read nearly the whole tree. Here collections are visited in path order while
-    /// a heap keeps the best `limit` names so far; each collection's names all sort after its
-    /// path, so once the heap is full a collection at or past its worst name, and every
-    /// collection after it, is skipped, and a collection's stream stops there.
-    func firstByName(_ p: Prepared, _ targets: [(id: Int64, path: String)], limit: Int) throws -> [StoredDocument] {
+    /// subcollections read nearly the whole tree. Here collections are visited in the query's
+    /// order while a heap keeps the best `limit` names so far, and once the heap is full the
+    /// first collection wholly past its worst name ends the visit, and a collection's stream stops
+    /// at the first name past it:
+    /// - ascending, collections by path: each collection's names sort after its path, so a
+    ///   collection whose names all come after the worst kept one is followed only by such;
+    /// - descending, collections by their path followed by a segment above every id (a
+    ///   collection's names all sort below that): the mirror image.
+    func firstByName(_ p: Prepared, _ targets: [(id: Int64, path: String)], limit: Int, descending: Bool) throws -> [StoredDocument] {
         guard limit > 0 else { return [] }
         let ordered = targets.map { (target: $0, segments: PathRules.split($0.path)) }
-            .sorted { NameRange.order($0.segments, $1.segments) == .ascending }
-        var best = NameHeap(capacity: limit)
+            .sorted { descending ? NameRange.orderAsSubtrees($1.segments, $0.segments) == .ascending
+                                 : NameRange.order($0.segments, $1.segments) == .ascending }
+        var best = NameHeap(capacity: limit, descending: descending)
+        let past: ComparisonOrder = descending ? .ascending : .descending
         for (target, segments) in ordered {
-            if let worst = best.cutoff, NameRange.compare(segments, PathRules.split(worst.description)) == .descending { break }
+            if let worst = best.cutoff, NameRange.compare(segments, PathRules.split(worst.description)) == past { break }
             for doc in try runCollection(p, collection: target.id, path: target.path) {
-                if let worst = best.cutoff, !(doc.path < worst) { break }
+                if let worst = best.cutoff, !best.better(doc.path, than: worst) { break }
                 best.insert(doc)
             }
         }
