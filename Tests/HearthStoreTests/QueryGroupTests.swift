@@ -80,6 +80,26 @@ struct QueryGroupTests {
         }
     }
 
+    @Test("name-ordered group pages with a filter and a cursor, both directions, agree with the plain evaluation")
+    func namePagesWithFilterAndCursor() async throws {
+        try await withStore { store, _ in
+            try await Self.seed(store)
+            let all = try await store.getAll(try Self.itemPaths.map(doc)).compactMap { $0 }
+            for direction in [QuerySpec.Direction.ascending, .descending] {
+                for cursor in Self.sortedPaths {
+                    for limit in [1, 2, 3] {
+                        var q = QuerySpec(collectionID: "items", allDescendants: true)
+                        q.orderBy = [.init(.documentID, direction)]
+                        q.filters = [.init(try field("tags"), .arrayContains, "even")]  // an equality scan per collection
+                        q.startAt = .init(values: [.reference(cursor)], before: false)
+                        q.limit = limit
+                        #expect(try await store.query(q).map(\.path) == ReferenceQuery.run(q, over: all), "\(direction) after \(cursor) limit \(limit)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("collection group cursors and filters on __name__ use full references")
     func groupNames() async throws {
         try await withStore { store, _ in

@@ -128,8 +128,8 @@ struct QueryEngine {
         return results
     }
 
-    /// The first `limit` results, in name order, of a query over several collections ordered by
-    /// name alone: a page of a collection group or of a recursive delete. Reading `limit` from
+    /// The first `limit` results, in the query's order, of a query over several collections ordered
+    /// by name alone: a page of a collection group or of a recursive delete. Reading `limit` from
     /// every collection and sorting, as other orders do, made each page of a tree with many
     /// subcollections read nearly the whole tree. Here collections are visited in the query's
     /// order while a heap keeps the best `limit` names so far, and once the heap is full the
