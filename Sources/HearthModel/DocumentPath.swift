@@ -58,6 +58,21 @@ public enum PathRules {
         return (path[..<slash], path[path.utf8.index(after: slash)...])
     }
 
+    /// The order of the first segments where two paths differ, or nil when one is a prefix of the
+    /// other (or they are equal): what every segment-wise order of names is built on.
+    public static func firstDifference<A: StringProtocol, B: StringProtocol>(_ a: [A], _ b: [B]) -> ComparisonOrder? {
+        for (x, y) in zip(a, b) {
+            let c = compareIDs(String(x), String(y))
+            if c != .same { return c }
+        }
+        return nil
+    }
+
+    /// Firestore's order of two paths given as segments: segment by segment, a prefix first.
+    public static func compareSegments<A: StringProtocol, B: StringProtocol>(_ a: [A], _ b: [B]) -> ComparisonOrder {
+        firstDifference(a, b) ?? ComparisonOrder(a.count, b.count)
+    }
+
     /// Firestore's order of two ids: numeric ids first, by number, then the rest by UTF-8 bytes.
     public static func compareIDs(_ a: String, _ b: String) -> ComparisonOrder {
         // Most ids do not start with "_", so this is one byte test for each in the common case.
@@ -176,11 +191,7 @@ public struct DocumentPath: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Firestore's order of document names: segment by segment (`PathRules.compareIDs`).
     public static func < (lhs: DocumentPath, rhs: DocumentPath) -> Bool {
-        for (a, b) in zip(lhs.segments, rhs.segments) {
-            let c = PathRules.compareIDs(a, b)
-            if c != .same { return c == .ascending }
-        }
-        return lhs.segments.count < rhs.segments.count
+        PathRules.compareSegments(lhs.segments, rhs.segments) == .ascending
     }
 
     public init(from decoder: Decoder) throws {

@@ -109,13 +109,7 @@ extension Value {
     /// References compare segment by segment, so `a/b` sorts before `a-x/b` even though `/` > `-`;
     /// numeric ids (`__id7__`) sort before other ids (`PathRules.compareIDs`).
     static func compareReferences(_ a: String, _ b: String) -> ComparisonOrder {
-        let sa = PathRules.split(a)
-        let sb = PathRules.split(b)
-        for (x, y) in zip(sa, sb) {
-            let c = PathRules.compareIDs(String(x), String(y))
-            if c != .same { return c }
-        }
-        return ComparisonOrder(sa.count, sb.count)
+        PathRules.compareSegments(PathRules.split(a), PathRules.split(b))
     }
 
     @inline(__always)

@@ -165,6 +165,11 @@ public final class SQLiteEngine: StorageEngine {
         }
     }
 
+    /// The id that follows `prefix` (a path and "/") in `path`, cut on bytes.
+    static func firstID(of path: String, below prefix: String) -> Substring? {
+        PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first
+    }
+
     /// Collections under `prefix` (a path followed by "/") holding at least one document.
     private func populatedCollections(_ db: Connection, underPrefix prefix: String) throws -> [String] {
         let upper = String(Substring(prefix.utf8.dropLast())) + "0"  // bytes: the "/" may share a Character
@@ -183,7 +188,7 @@ public final class SQLiteEngine: StorageEngine {
                 : try populatedCollections(db, underPrefix: prefix)
             var ids: Set<UTF8Key> = []
             for path in populated {
-                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first { ids.insert(UTF8Key(id)) }
+                if let id = Self.firstID(of: path, below: prefix) { ids.insert(UTF8Key(id)) }
             }
             return try ids.map(\.string).sorted(by: { Value.compareUTF8($0, $1) == .ascending }).map { id in try CollectionPath(prefix + id) }
         }
@@ -216,7 +221,7 @@ public final class SQLiteEngine: StorageEngine {
             }
             let prefix = collection.description + "/"
             for path in try populatedCollections(db, underPrefix: prefix) {
-                if let id = PathRules.split(Substring(path.utf8.dropFirst(prefix.utf8.count))).first, listing[UTF8Key(id)] == nil {
+                if let id = Self.firstID(of: path, below: prefix), listing[UTF8Key(id)] == nil {
                     listing[UTF8Key(id)] = false
                 }
             }

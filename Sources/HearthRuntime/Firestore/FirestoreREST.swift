@@ -42,9 +42,7 @@ final class FirestoreREST: Sendable {
         /// The request's JSON body (an empty body is an empty object).
         func body() throws(HTTPSError) -> [String: Value] {
             // Firestore's one bound on a request (https://cloud.google.com/firestore/quotas), in its words.
-            guard request.body.count <= FirestoreREST.maxRequestBytes else {
-                throw .invalidArgument("Request payload size exceeds the limit: \(FirestoreREST.maxRequestBytes) bytes.")
-            }
+            guard request.body.count <= DocumentLimits.maxRequestBytes else { throw .invalidArgument(DocumentLimits.requestTooLarge) }
             if request.body.isEmpty || request.body.allSatisfy({ $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 }) { return [:] }
             let parsed: Value
             do { parsed = try JSONParser.parse(request.body, options: FirestoreJSON.readOptions) } catch {
@@ -54,9 +52,6 @@ final class FirestoreREST: Sendable {
             return object
         }
     }
-
-    /// Firestore's maximum API request size: 10 MiB.
-    static let maxRequestBytes = 10 << 20
 
     /// The custom methods that may end a path (`…/documents:commit`, `…/documents/a/b:runQuery`).
     static let verbs: Set<String> = ["batchGet", "beginTransaction", "commit", "rollback", "runQuery", "runAggregationQuery",

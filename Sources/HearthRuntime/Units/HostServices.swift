@@ -1,4 +1,5 @@
 import HearthModel
+import HearthStore
 import HearthUnitABI
 import Synchronization
 
@@ -174,10 +175,6 @@ public final class HostServices: Sendable {
         }
     }
 
-    /// Firestore's maximum API request size, for a unit's commits.
-    static let maxCommitBytes = 10 << 20
-    static let commitTooLarge = "Request payload size exceeds the limit: 10485760 bytes."
-
     /// Why a unit's request is refused for its size, or nil; the same in-process as in a worker.
     /// - Any request past what a host reads from a worker (`WorkerProcess.maxWorkerFrame`): a
     ///   worker refuses it before sending, so an in-process unit gets the same answer here. It is
@@ -186,14 +183,14 @@ public final class HostServices: Sendable {
     ///   Its tasks' payloads do not count (Firestore has no enqueue in a commit), so a frame past
     ///   the bound is read as far as the end of its writes, which come first.
     static func sizeRefusal(_ header: Boundary.Header, _ bytes: UnsafeRawBufferPointer) -> String? {
-        guard bytes.count > maxCommitBytes else { return nil }
+        guard bytes.count > DocumentLimits.maxRequestBytes else { return nil }
         if bytes.count > WorkerProcess.maxWorkerFrame { return largeRequest(bytes.count) }
         guard header.operation == .commit || header.operation == .commitTransaction else { return nil }
         var reader = WireReader(UnsafeRawBufferPointer(rebasing: bytes[Boundary.headerSize...]))
         if header.operation == .commitTransaction { guard (try? reader.varint()) != nil else { return nil } }
         let start = reader.offset
         guard (try? reader.list(DocumentWrite.self)) != nil else { return nil }  // malformed: the handler says so
-        return reader.offset - start > maxCommitBytes ? commitTooLarge : nil
+        return reader.offset - start > DocumentLimits.maxRequestBytes ? DocumentLimits.requestTooLarge : nil
     }
 
     static func largeRequest(_ count: Int) -> String {

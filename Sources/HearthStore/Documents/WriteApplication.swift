@@ -7,6 +7,10 @@ public enum DocumentLimits {
     /// Maps and arrays nested inside one another.
     public static let maxDepth = 20
     public static let maxFieldNameBytes = 1500
+    /// Firestore's maximum API request size, and its answer past it: a REST request's body, and a
+    /// unit's commit's writes (https://cloud.google.com/firestore/quotas).
+    public static let maxRequestBytes = 10 << 20
+    public static let requestTooLarge = "Request payload size exceeds the limit: \(maxRequestBytes) bytes."
 }
 
 /// Applies one write to a document's current state: precondition, then the update or delete, then

@@ -51,36 +51,19 @@ struct NameRange {
         return true
     }
 
-    /// Firestore's order of two paths given as segments (`PathRules.compareIDs`, then length).
-    static func order(_ a: [Substring], _ b: [Substring]) -> ComparisonOrder {
-        for (x, y) in zip(a, b) {
-            let c = PathRules.compareIDs(String(x), String(y))
-            if c != .same { return c }
-        }
-        return ComparisonOrder(a.count, b.count)
-    }
-
     /// The order of collections as the subtrees their names fill: by segments, and a collection
     /// after every path it is a prefix of (its names come from the whole subtree below it, so the
     /// highest of them is above any path that extends it). Descending name-order visits use it.
     static func orderAsSubtrees(_ a: [Substring], _ b: [Substring]) -> ComparisonOrder {
-        for (x, y) in zip(a, b) {
-            let c = PathRules.compareIDs(String(x), String(y))
-            if c != .same { return c }
-        }
-        return ComparisonOrder(b.count, a.count)
+        PathRules.firstDifference(a, b) ?? ComparisonOrder(b.count, a.count)
     }
 
     /// Where the names in `collection` lie relative to `bound`: all before it, all after it, or
     /// `.same` when it lies among them. Their first segments are the collection's, so the segments
     /// the two share decide; when those are equal and the bound is no longer than the collection,
     /// the bound is a prefix of every name, which makes every name greater.
-    static func compare(_ collection: [Substring], _ bound: [Substring]) -> ComparisonOrder {
-        for (a, b) in zip(collection, bound) {
-            let c = PathRules.compareIDs(String(a), String(b))
-            if c != .same { return c }
-        }
-        return bound.count <= collection.count ? .descending : .same
+    static func compare<S: StringProtocol>(_ collection: [Substring], _ bound: [S]) -> ComparisonOrder {
+        PathRules.firstDifference(collection, bound) ?? (bound.count <= collection.count ? .descending : .same)
     }
 }
 

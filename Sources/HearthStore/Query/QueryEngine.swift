@@ -143,11 +143,11 @@ struct QueryEngine {
         guard limit > 0 else { return [] }
         let ordered = targets.map { (target: $0, segments: PathRules.split($0.path)) }
             .sorted { descending ? NameRange.orderAsSubtrees($1.segments, $0.segments) == .ascending
-                                 : NameRange.order($0.segments, $1.segments) == .ascending }
+                                 : PathRules.compareSegments($0.segments, $1.segments) == .ascending }
         var best = NameHeap(capacity: limit, descending: descending)
         let past: ComparisonOrder = descending ? .ascending : .descending
         for (target, segments) in ordered {
-            if let worst = best.cutoff, NameRange.compare(segments, PathRules.split(worst.description)) == past { break }
+            if let worst = best.cutoff, NameRange.compare(segments, worst.segments) == past { break }
             for doc in try runCollection(p, collection: target.id, path: target.path) {
                 if let worst = best.cutoff, !best.better(doc.path, than: worst) { break }
                 best.insert(doc)

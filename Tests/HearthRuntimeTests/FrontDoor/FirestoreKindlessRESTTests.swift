@@ -1,6 +1,7 @@
 import Foundation
 import HearthHTTP
 import HearthModel
+import HearthStore
 @_spi(Internals) @testable import HearthRuntime
 import HearthTesting
 import Testing
@@ -302,12 +303,12 @@ struct UnitRequestSizeTests {
     func commitWrites() throws {
         let blob = Value.string(String(repeating: "x", count: 1_000_000))
         let writes = try (0..<11).map { DocumentWrite.set(try DocumentPath("c/d\($0)"), ["s": blob]) }
-        #expect(Self.refusal(Self.frame(.commit, Boundary.Commit(writes: writes))) == HostServices.commitTooLarge)
-        #expect(Self.refusal(Self.frame(.commitTransaction, Boundary.CommitTransaction(transaction: 7, writes: writes))) == HostServices.commitTooLarge)
+        #expect(Self.refusal(Self.frame(.commit, Boundary.Commit(writes: writes))) == DocumentLimits.requestTooLarge)
+        #expect(Self.refusal(Self.frame(.commitTransaction, Boundary.CommitTransaction(transaction: 7, writes: writes))) == DocumentLimits.requestTooLarge)
         // Two documents and eleven 1 MB task payloads: a 13 MB frame whose writes are 2 MB.
         let tasks = (0..<11).map { _ in TaskSpec(queue: "q", data: blob) }
         let mixed = Self.frame(.commit, Boundary.Commit(writes: Array(writes.prefix(2)), enqueues: tasks))
-        #expect(mixed.count > HostServices.maxCommitBytes)
+        #expect(mixed.count > DocumentLimits.maxRequestBytes)
         #expect(Self.refusal(mixed) == nil)
         #expect(Self.refusal(Self.frame(.commit, Boundary.Commit(writes: Array(writes.prefix(10))))) == nil)
     }
