@@ -33,6 +33,15 @@ public final class DocumentStore: Sendable {
 
     public func count(_ spec: QuerySpec) async throws -> Int { try await engine.count(spec) }
 
+    /// Runs a query and reports what it read: the indexes its plan used, the index entries and
+    /// documents it scanned (Firestore's Query Explain with `analyze`).
+    public func profiledQuery(_ spec: QuerySpec) async throws -> (documents: [StoredDocument], profile: QueryProfile) {
+        try await engine.profiledQuery(spec)
+    }
+
+    /// The indexes a query's plan would read, without running it (Query Explain's default).
+    public func planSummary(_ spec: QuerySpec) async throws -> QueryProfile { try await engine.planSummary(spec) }
+
     /// Commits writes atomically (any number; at most 500 field transforms on one document), with
     /// the tasks in `enqueues`.
     @discardableResult

@@ -143,6 +143,21 @@ public final class SQLiteEngine: StorageEngine {
         return try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).run(spec) }
     }
 
+    public func profiledQuery(_ spec: QuerySpec) async throws -> (documents: [StoredDocument], profile: QueryProfile) {
+        try await ensureIndexes(for: spec)
+        return try readers.withSnapshot { db in
+            var engine = QueryEngine(db: db, collections: collections)
+            let profiler = QueryProfiler()
+            engine.profiler = profiler
+            return (try engine.run(spec), profiler.profile)
+        }
+    }
+
+    public func planSummary(_ spec: QuerySpec) async throws -> QueryProfile {
+        try await ensureIndexes(for: spec)
+        return try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).planSummary(spec) }
+    }
+
     public func count(_ spec: QuerySpec) async throws -> Int {
         try await ensureIndexes(for: spec)
         return try readers.withSnapshot { try QueryEngine(db: $0, collections: collections).count(spec) }

@@ -21,6 +21,10 @@ public protocol StorageEngine: Sendable {
                 done: @escaping @Sendable (Result<(CommitResult, [DocumentChange]), any Error>) -> Void)
     func query(_ spec: QuerySpec) async throws -> [StoredDocument]
     func count(_ spec: QuerySpec) async throws -> Int
+    /// The query's results with what running it cost (Query Explain with `analyze`).
+    func profiledQuery(_ spec: QuerySpec) async throws -> (documents: [StoredDocument], profile: QueryProfile)
+    /// The indexes the query's plan reads, without running it (Query Explain without `analyze`).
+    func planSummary(_ spec: QuerySpec) async throws -> QueryProfile
     /// Collections directly under a document (the root when nil) that hold documents at any depth.
     func listCollections(under parent: DocumentPath?) async throws -> [CollectionPath]
     /// Documents of a collection, including ids that exist only as parents of deeper documents.

@@ -178,19 +178,40 @@ extension FirestoreREST {
         .invalidArgument("\(field): the filter has more than \(FirestoreREST.maxDisjunctions) disjunctions in disjunctive normal form")
     }
 
-    /// Runs a parsed query (in a transaction when `txn` is set): every branch, merged, offset, limited.
-    func execute(_ query: ParsedQuery, txn: UInt64?, caller: FirestoreCaller?) async throws -> (docs: [StoredDocument], skipped: Int) {
+    /// Runs a parsed query (in a transaction when `txn` is set): every branch, merged, offset,
+    /// limited. `profiled` also adds up what the branches read (Query Explain with `analyze`).
+    func execute(_ query: ParsedQuery, txn: UInt64?, caller: FirestoreCaller?, profiled: Bool = false) async throws -> (docs: [StoredDocument], skipped: Int, profile: QueryProfile?) {
         var results: [[StoredDocument]] = []
+        var profile: QueryProfile? = profiled ? QueryProfile() : nil
         let needed = query.limit.map { $0.addingReportingOverflow(query.offset).overflow ? Int.max : $0 + query.offset }
         for var spec in query.branches {
             spec.limit = needed
-            if let txn { results.append(try await store.transactions.query(txn, spec, caller: caller.map(owner))) } else { results.append(try await store.query(spec)) }
+            let (found, cost): ([StoredDocument], QueryProfile?)
+            if let txn {
+                (found, cost) = try await store.transactions.query(txn, spec, caller: caller.map(owner), profiled: profiled)
+            } else if profiled {
+                (found, cost) = try await store.profiledQuery(spec)
+            } else {
+                (found, cost) = (try await store.query(spec), nil)
+            }
+            results.append(found)
+            if let cost { profile?.add(cost) }
         }
         var docs = results.count == 1 ? results[0] : DocumentStore.merged(results, order: query.order)
         let skipped = min(query.offset, docs.count)
         docs.removeFirst(skipped)
         if let limit = query.limit, docs.count > limit { docs.removeLast(docs.count - limit) }
-        return (docs, skipped)
+        return (docs, skipped, profile)
+    }
+
+    /// The plan of every branch, not run (Query Explain without `analyze`).
+    func planSummary(_ query: ParsedQuery) async throws -> QueryProfile {
+        var profile = QueryProfile()
+        for var spec in query.branches {
+            spec.limit = query.limit.map { $0.addingReportingOverflow(query.offset).overflow ? Int.max : $0 + query.offset }
+            profile.add(try await store.planSummary(spec))
+        }
+        return profile
     }
 
     func runQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
@@ -202,8 +223,17 @@ extension FirestoreREST {
             checked.limit = query.limit
             try access.authorize(call.caller, .list(checked, offset: query.offset), reads: .single)
         }
+        let explain = try FirestoreREST.explainOptions(body)
         let (txn, began) = try readTransaction(body, for: call.caller)
-        let (docs, skipped) = try await execute(query, txn: txn, caller: call.caller)
+        if explain == false {
+            // Planned, not run: one response carrying the plan (and a transaction begun).
+            var only: [String: Value] = ["explainMetrics": FirestoreREST.explainMetrics(try await planSummary(query), execution: nil)]
+            if began, let txn { only["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
+            return [.map(only)]
+        }
+        let started = ContinuousClock.now
+        let (docs, skipped, profile) = try await execute(query, txn: txn, caller: call.caller, profiled: explain == true)
+        let elapsed = ContinuousClock.now - started
         let readTime = Value.string(store.clock.now().rfc3339)
         var out: [Value] = docs.map { doc in
             var fields = doc.fields
@@ -220,7 +250,71 @@ extension FirestoreREST {
             first["transaction"] = .string(FirestoreREST.transactionBytes(txn))
             out[0] = .map(first)
         }
+        if let profile, case .map(var last) = out[out.count - 1] {
+            // Sent once, with the last response, as Firestore sends it. Billed: every document
+            // returned or skipped by the offset, and one read when there are none.
+            let documents = docs.count + skipped
+            last["explainMetrics"] = FirestoreREST.explainMetrics(profile, execution: .init(
+                resultsReturned: docs.count, duration: elapsed, documentsBillable: documents, indexEntriesBillable: 0,
+                readOperations: max(documents, 1)))
+            out[out.count - 1] = .map(last)
+        }
         return .array(out)
+    }
+
+    /// What Query Explain reports of a run (`ExecutionStats`).
+    struct ExplainExecution {
+        var resultsReturned: Int
+        var duration: Duration
+        var documentsBillable: Int
+        var indexEntriesBillable: Int
+        var readOperations: Int
+    }
+
+    /// `explainOptions` of runQuery and runAggregationQuery: nil without one, else whether the
+    /// query is to be run too (`analyze`; planned only by default).
+    static func explainOptions(_ body: [String: Value]) throws(HTTPSError) -> Bool? {
+        switch body["explainOptions"] {
+        case nil, .null?: return nil
+        case .map(let options)?:
+            for key in options.keys where key != "analyze" { throw .invalidArgument("explainOptions: unknown field '\(key)'") }
+            switch options["analyze"] {
+            case nil, .null?: return false
+            case .bool(let analyze)?: return analyze
+            case let other?: throw .invalidArgument("explainOptions.analyze: must be a boolean (got \(other.typeName))")
+            }
+        case let other?: throw .invalidArgument("explainOptions: must be an object (got \(other.typeName))")
+        }
+    }
+
+    /// `ExplainMetrics` in Firestore's JSON (https://firebase.google.com/docs/firestore/reference/rest/v1/ExplainMetrics):
+    /// the plan's indexes, and with a run its statistics. Debug statistics use the keys of
+    /// Firestore's report (https://firebase.google.com/docs/firestore/reference/query-explain-report-reference),
+    /// with Hearth's own counts: the rows its scans stepped and the documents it decoded.
+    static func explainMetrics(_ profile: QueryProfile, execution: ExplainExecution?) -> Value {
+        let indexes: [Value] = profile.indexesUsed.map { ["query_scope": .string($0.queryScope), "properties": .string($0.properties)] }
+        var metrics: [String: Value] = ["planSummary": ["indexesUsed": .array(indexes)]]
+        if let execution {
+            // A Duration in JSON: seconds with nine fractional digits, then "s" ("0.000412000s").
+            let (seconds, attoseconds) = execution.duration.components
+            let nanos = String(attoseconds / 1_000_000_000)
+            metrics["executionStats"] = [
+                "resultsReturned": .string(String(execution.resultsReturned)),
+                "executionDuration": .string("\(seconds).\(String(repeating: "0", count: max(9 - nanos.count, 0)))\(nanos)s"),
+                "readOperations": .string(String(execution.readOperations)),
+                "debugStats": [
+                    "index_entries_scanned": .string(String(profile.indexEntriesScanned)),
+                    "documents_scanned": .string(String(profile.documentsScanned)),
+                    "billing_details": [
+                        "documents_billable": .string(String(execution.documentsBillable)),
+                        "index_entries_billable": .string(String(execution.indexEntriesBillable)),
+                        "small_ops": "0",
+                        "min_query_cost": .string(execution.documentsBillable + execution.indexEntriesBillable == 0 ? "1" : "0"),
+                    ],
+                ],
+            ]
+        }
+        return .map(metrics)
     }
 
     // MARK: partitions
@@ -328,8 +422,16 @@ extension FirestoreREST {
             }
         }
         for spec in query.branches { try access.authorize(call.caller, .list(spec, offset: 0), reads: .single) }
+        let explain = try FirestoreREST.explainOptions(body)
         let (txn, began) = try readTransaction(body, for: call.caller)
-        let (docs, _) = try await execute(query, txn: txn, caller: call.caller)
+        if explain == false {
+            var only: [String: Value] = ["explainMetrics": FirestoreREST.explainMetrics(try await planSummary(query), execution: nil)]
+            if began, let txn { only["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
+            return [.map(only)]
+        }
+        let started = ContinuousClock.now
+        let (docs, _, profile) = try await execute(query, txn: txn, caller: call.caller, profiled: explain == true)
+        let elapsed = ContinuousClock.now - started
         var fields: [String: Value] = [:]
         for (alias, kind) in aggregations {
             switch kind {
@@ -342,6 +444,14 @@ extension FirestoreREST {
         }
         var result: [String: Value] = ["result": ["aggregateFields": call.names.fieldsJSON(fields)], "readTime": .string(store.clock.now().rfc3339)]
         if began, let txn { result["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
+        if let profile {
+            // Firestore bills an aggregation by the index entries it aggregates, one read per
+            // thousand, at least one.
+            let entries = docs.count
+            result["explainMetrics"] = FirestoreREST.explainMetrics(profile, execution: .init(
+                resultsReturned: 1, duration: elapsed, documentsBillable: 0, indexEntriesBillable: entries,
+                readOperations: max((entries + 999) / 1000, 1)))
+        }
         return .array([.map(result)])
     }
 

@@ -16,6 +16,8 @@ import HearthModel
 struct QueryEngine {
     let db: Connection
     let collections: CollectionRegistry
+    /// Set to profile the query (Query Explain): the indexes planned, the rows and documents read.
+    var profiler: QueryProfiler? = nil
 
     static let materializeLimit = 1000
 
@@ -171,7 +173,7 @@ struct QueryEngine {
 
     // MARK: planning
 
-    func isEqualityType(_ f: QuerySpec.Filter) -> Bool {
+    static func isEqualityType(_ f: QuerySpec.Filter) -> Bool {
         !f.field.isDocumentID && [.equal, .in, .arrayContains, .arrayContainsAny].contains(f.op)
     }
 
@@ -204,7 +206,7 @@ struct QueryEngine {
             return .nameLookup(ids)
         }
         let first = p.order[0]
-        let candidates = p.spec.filters.filter { isEqualityType($0) && $0.field != first.field }
+        let candidates = p.spec.filters.filter { QueryEngine.isEqualityType($0) && $0.field != first.field }
         var best: (QuerySpec.Filter, Int)?
         for f in candidates {
             let n = try estimate(f, collection: collection, cap: QueryEngine.materializeLimit)
@@ -287,7 +289,7 @@ struct QueryEngine {
             }
             // Equality filters on other fields are checked against their index entries, so only
             // documents that pass them are read.
-            for f in p.spec.filters where isEqualityType(f) && f.field != field && f.op != .arrayContainsAny {
+            for f in p.spec.filters where QueryEngine.isEqualityType(f) && f.field != field && f.op != .arrayContainsAny {
                 let (element, keys) = keys(of: f)
                 let placeholders = Array(repeating: "?", count: keys.count).joined(separator: ", ")
                 sql += " AND EXISTS (SELECT 1 FROM field_index AS f WHERE f.collection = i.collection AND f.field = ? AND f.element = ? AND f.value IN (\(placeholders)) AND f.id = i.id)"
@@ -348,6 +350,7 @@ struct QueryEngine {
         let limit = p.spec.limit ?? Int.max
         var out: [StoredDocument] = []
         if limit == 0 { return out }
+        profiler?.planned(plan, p)
         let m = p.matcher
 
         // Plans that read an unordered (materialize) or name-ordered (nameLookup) set of documents
@@ -361,7 +364,9 @@ struct QueryEngine {
             var candidates: [StoredDocument] = []
             var seen: Set<UTF8Key> = []
             while try s.step() {
+                profiler?.profile.indexEntriesScanned += 1
                 let doc = try readDocument(s, idColumn: 0, dataColumn: 1, collection: segments)
+                profiler?.profile.documentsScanned += 1
                 if seen.insert(UTF8Key(doc.path.id)).inserted && m.matches(doc) { candidates.append(doc) }
             }
             candidates.sort { m.compare($0, $1) == .ascending }
@@ -391,6 +396,7 @@ struct QueryEngine {
             group.removeAll(keepingCapacity: true)
         }
         while !done, try s.step() {
+            profiler?.profile.indexEntriesScanned += 1
             let id = s.text(0)
             if case .equalityScan = plan {
                 // array-contains-any can reach one document twice; on bytes, as SQLite orders the
@@ -407,6 +413,7 @@ struct QueryEngine {
                 }
             }
             let doc = try readDocument(s, idColumn: 0, dataColumn: 1, collection: segments)
+            profiler?.profile.documentsScanned += 1
             guard m.matches(doc) else { continue }
             group.append(doc)
             if case .orderScan = plan { continue }
@@ -414,6 +421,20 @@ struct QueryEngine {
         }
         if !done { flush() }
         return out
+    }
+
+    /// The indexes a query's plan reads, without running it (Query Explain without `analyze`):
+    /// each target collection's plan, or, when no collection holds documents yet, the plan an
+    /// empty collection gets. A query with limit 0 reads nothing and names no index.
+    func planSummary(_ spec: QuerySpec) throws -> QueryProfile {
+        let p = try prepare(spec)
+        let profiler = QueryProfiler()
+        guard p.spec.limit != 0 else { return profiler.profile }
+        let targets = try targetCollections(p.spec)
+        for target in targets.isEmpty ? [(id: Int64(-1), path: p.spec.collectionPath?.description ?? "")] : targets {
+            profiler.planned(try plan(p, collection: target.id, path: target.path), p)
+        }
+        return profiler.profile
     }
 
     /// SQLite's plan for the statement a query runs on its first collection, for tests and tools.

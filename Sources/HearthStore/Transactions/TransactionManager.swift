@@ -99,6 +99,12 @@ public final class TransactionManager: Sendable {
     /// Runs a query inside a transaction: its result documents are locked, and the query is run
     /// again at commit to check its result has not changed.
     public func query(_ txn: UInt64, _ spec: QuerySpec, caller: UInt64? = nil) async throws -> [StoredDocument] {
+        try await query(txn, spec, caller: caller, profiled: false).documents
+    }
+
+    /// `query`, also reporting what its final run read when `profiled` (Query Explain with
+    /// `analyze` in a transaction).
+    public func query(_ txn: UInt64, _ spec: QuerySpec, caller: UInt64? = nil, profiled: Bool) async throws -> (documents: [StoredDocument], profile: QueryProfile?) {
         try touch(txn, caller: caller)
         let docs = try await engine.query(spec)
         do {
@@ -108,11 +114,11 @@ public final class TransactionManager: Sendable {
             rollback(txn)
             throw error
         }
-        let fresh = try await engine.query(spec)
+        let (fresh, profile) = profiled ? try await engine.profiledQuery(spec) : (try await engine.query(spec), nil)
         state.withLock { open in
             open[txn]?.queries.append((spec, Dictionary(fresh.map { ($0.path, $0.updateTime) }, uniquingKeysWith: { a, _ in a })))
         }
-        return fresh
+        return (fresh, profile)
     }
 
     /// A transaction that ended (committed, rolled back, expired when idle) or is another caller's,
