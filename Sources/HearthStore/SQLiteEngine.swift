@@ -149,7 +149,11 @@ public final class SQLiteEngine: StorageEngine {
             var engine = QueryEngine(db: db, collections: collections)
             let profiler = QueryProfiler()
             engine.profiler = profiler
-            return (try engine.run(spec), profiler.profile)
+            let documents = try engine.run(spec)
+            // No collection visited (none holds documents, or the name range excludes them all):
+            // the plan an empty collection gets, as `planSummary` names it.
+            if profiler.profile.indexesUsed.isEmpty { profiler.profile.indexesUsed = try engine.planSummary(spec).indexesUsed }
+            return (documents, profiler.profile)
         }
     }
 

@@ -17,6 +17,8 @@ extension FirestoreREST {
         var limit: Int?
         /// `select`: nil for whole documents; empty for names only.
         var projection: [FieldPath]?
+        /// `findNearest`: the branches' results are the candidates of a vector search.
+        var nearest: NearestSearch?
     }
 
     static let maxDisjunctions = 30
@@ -26,7 +28,14 @@ extension FirestoreREST {
         for key in q.keys where !["select", "from", "where", "orderBy", "startAt", "endAt", "offset", "limit", "findNearest"].contains(key) {
             throw .invalidArgument("structuredQuery: unknown field '\(key)'")
         }
-        if q["findNearest"] != nil { throw HTTPSError(.unimplemented, "structuredQuery.findNearest (vector search) is not supported") }
+        var nearest: NearestSearch?
+        if let json = q["findNearest"], json != .null {
+            nearest = try NearestSearch(json, names: names)
+            // The search orders and limits its results itself (its order supersedes orderBy).
+            for key in ["startAt", "endAt", "offset", "limit"] where q[key] != nil && q[key] != .null {
+                throw .invalidArgument("structuredQuery.\(key): cannot be combined with findNearest (its limit bounds the results)")
+            }
+        }
         guard case .array(let from)? = q["from"], from.count == 1, case .map(let selector) = from[0] else {
             throw .invalidArgument("structuredQuery.from: exactly one collection selector is required")
         }
@@ -62,7 +71,7 @@ extension FirestoreREST {
         var disjunctions: [[QuerySpec.Filter]] = [[]]
         if let filter = q["where"] { disjunctions = try dnf(filter, field: "structuredQuery.where", names: names) }
         var orderBy: [QuerySpec.Order] = []
-        if let list = q["orderBy"] {
+        if let list = q["orderBy"], nearest == nil {
             guard case .array(let items) = list else { throw .invalidArgument("structuredQuery.orderBy: must be an array") }
             for (i, item) in items.enumerated() {
                 let field = "structuredQuery.orderBy[\(i)]"
@@ -101,7 +110,7 @@ extension FirestoreREST {
             branches.append(spec)
         }
         whole.filters = []
-        return ParsedQuery(branches: branches, order: order, offset: offset, limit: limit, projection: projection)
+        return ParsedQuery(branches: branches, order: order, offset: offset, limit: limit, projection: projection, nearest: nearest)
     }
 
     func cursor(_ json: Value?, field: String, names: FirestoreJSON) throws(HTTPSError) -> QuerySpec.Cursor? {
@@ -220,19 +229,16 @@ extension FirestoreREST {
         // Authorized before a transaction begins or reads anything.
         for spec in query.branches {
             var checked = spec
-            checked.limit = query.limit
+            checked.limit = query.nearest?.limit ?? query.limit
             try access.authorize(call.caller, .list(checked, offset: query.offset), reads: .single)
         }
-        let explain = try FirestoreREST.explainOptions(body)
+        let explain = try FirestoreREST.explainOptions(body, caller: call.caller)
         let (txn, began) = try readTransaction(body, for: call.caller)
-        if explain == false {
-            // Planned, not run: one response carrying the plan (and a transaction begun).
-            var only: [String: Value] = ["explainMetrics": FirestoreREST.explainMetrics(try await planSummary(query), execution: nil)]
-            if began, let txn { only["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
-            return [.map(only)]
-        }
+        if explain == false { return try await planOnly(query, txn: txn, began: began, caller: call.caller) }
         let started = ContinuousClock.now
-        let (docs, skipped, profile) = try await execute(query, txn: txn, caller: call.caller, profiled: explain == true)
+        var (docs, skipped, profile) = try await execute(query, txn: txn, caller: call.caller, profiled: explain == true)
+        var vectorEntries: Int?
+        if let nearest = query.nearest { (docs, vectorEntries) = nearest.nearest(docs) }
         let elapsed = ContinuousClock.now - started
         let readTime = Value.string(store.clock.now().rfc3339)
         var out: [Value] = docs.map { doc in
@@ -252,11 +258,13 @@ extension FirestoreREST {
         }
         if let profile, case .map(var last) = out[out.count - 1] {
             // Sent once, with the last response, as Firestore sends it. Billed: every document
-            // returned or skipped by the offset, and one read when there are none.
+            // returned or skipped by the offset, and one read when there are none; a vector
+            // search adds one read per hundred vectors compared.
             let documents = docs.count + skipped
+            let vectorReads = vectorEntries.map { ($0 + 99) / 100 } ?? 0
             last["explainMetrics"] = FirestoreREST.explainMetrics(profile, execution: .init(
                 resultsReturned: docs.count, duration: elapsed, documentsBillable: documents, indexEntriesBillable: 0,
-                readOperations: max(documents, 1)))
+                vectorEntriesBillable: vectorEntries, readOperations: max(documents + vectorReads, 1)))
             out[out.count - 1] = .map(last)
         }
         return .array(out)
@@ -268,15 +276,36 @@ extension FirestoreREST {
         var duration: Duration
         var documentsBillable: Int
         var indexEntriesBillable: Int
+        /// A vector search's vectors compared (nil for other queries).
+        var vectorEntriesBillable: Int? = nil
         var readOperations: Int
     }
 
+    /// Query Explain without `analyze`: one response with the plan, and the transaction when the
+    /// request began one. A transaction named is checked as a read through it would be.
+    func planOnly(_ query: ParsedQuery, txn: UInt64?, began: Bool, caller: FirestoreCaller) async throws -> Value {
+        do {
+            if let txn, !began { try store.transactions.check(txn, caller: owner(caller)) }
+            var only: [String: Value] = ["explainMetrics": FirestoreREST.explainMetrics(try await planSummary(query), execution: nil)]
+            if began, let txn { only["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
+            return [.map(only)]
+        } catch {
+            if began, let txn { store.transactions.rollback(txn) }
+            throw error
+        }
+    }
+
     /// `explainOptions` of runQuery and runAggregationQuery: nil without one, else whether the
-    /// query is to be run too (`analyze`; planned only by default).
-    static func explainOptions(_ body: [String: Value]) throws(HTTPSError) -> Bool? {
+    /// query is to be run too (`analyze`; planned only by default). Admin only: Firestore offers
+    /// Query Explain to its server client libraries, and its plans and counts describe documents
+    /// a client's rules may not let it read (how many match a filter, across every user).
+    static func explainOptions(_ body: [String: Value], caller: FirestoreCaller) throws(HTTPSError) -> Bool? {
         switch body["explainOptions"] {
         case nil, .null?: return nil
         case .map(let options)?:
+            guard caller.isAdmin else {
+                throw HTTPSError(.permissionDenied, "Missing or insufficient permissions. (Query Explain is for the admin token only, as Firestore offers it to its server client libraries)")
+            }
             for key in options.keys where key != "analyze" { throw .invalidArgument("explainOptions: unknown field '\(key)'") }
             switch options["analyze"] {
             case nil, .null?: return false
@@ -298,6 +327,13 @@ extension FirestoreREST {
             // A Duration in JSON: seconds with nine fractional digits, then "s" ("0.000412000s").
             let (seconds, attoseconds) = execution.duration.components
             let nanos = String(attoseconds / 1_000_000_000)
+            var billing: [String: Value] = [
+                "documents_billable": .string(String(execution.documentsBillable)),
+                "index_entries_billable": .string(String(execution.indexEntriesBillable)),
+                "small_ops": "0",
+                "min_query_cost": .string(execution.documentsBillable + execution.indexEntriesBillable == 0 ? "1" : "0"),
+            ]
+            if let vectors = execution.vectorEntriesBillable { billing["knn_vector_index_entries_billable"] = .string(String(vectors)) }
             metrics["executionStats"] = [
                 "resultsReturned": .string(String(execution.resultsReturned)),
                 "executionDuration": .string("\(seconds).\(String(repeating: "0", count: max(9 - nanos.count, 0)))\(nanos)s"),
@@ -305,12 +341,7 @@ extension FirestoreREST {
                 "debugStats": [
                     "index_entries_scanned": .string(String(profile.indexEntriesScanned)),
                     "documents_scanned": .string(String(profile.documentsScanned)),
-                    "billing_details": [
-                        "documents_billable": .string(String(execution.documentsBillable)),
-                        "index_entries_billable": .string(String(execution.indexEntriesBillable)),
-                        "small_ops": "0",
-                        "min_query_cost": .string(execution.documentsBillable + execution.indexEntriesBillable == 0 ? "1" : "0"),
-                    ],
+                    "billing_details": .map(billing),
                 ],
             ]
         }
@@ -400,6 +431,9 @@ extension FirestoreREST {
             throw HTTPSError(.invalidArgument, "structuredAggregationQuery: is required")
         }
         let query = try parseQuery(aggregationQuery["structuredQuery"], parent: parent, names: call.names)
+        if query.nearest != nil {
+            throw HTTPSError(.invalidArgument, "structuredAggregationQuery.structuredQuery.findNearest: an aggregation cannot run a vector search")
+        }
         guard case .array(let list)? = aggregationQuery["aggregations"], !list.isEmpty else {
             throw HTTPSError(.invalidArgument, "structuredAggregationQuery.aggregations: at least one aggregation is required")
         }
@@ -422,13 +456,9 @@ extension FirestoreREST {
             }
         }
         for spec in query.branches { try access.authorize(call.caller, .list(spec, offset: 0), reads: .single) }
-        let explain = try FirestoreREST.explainOptions(body)
+        let explain = try FirestoreREST.explainOptions(body, caller: call.caller)
         let (txn, began) = try readTransaction(body, for: call.caller)
-        if explain == false {
-            var only: [String: Value] = ["explainMetrics": FirestoreREST.explainMetrics(try await planSummary(query), execution: nil)]
-            if began, let txn { only["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
-            return [.map(only)]
-        }
+        if explain == false { return try await planOnly(query, txn: txn, began: began, caller: call.caller) }
         let started = ContinuousClock.now
         let (docs, _, profile) = try await execute(query, txn: txn, caller: call.caller, profiled: explain == true)
         let elapsed = ContinuousClock.now - started
@@ -446,8 +476,10 @@ extension FirestoreREST {
         if began, let txn { result["transaction"] = .string(FirestoreREST.transactionBytes(txn)) }
         if let profile {
             // Firestore bills an aggregation by the index entries it aggregates, one read per
-            // thousand, at least one.
-            let entries = docs.count
+            // thousand, at least one; counts that all stop at `upTo` read no further.
+            var entries = docs.count
+            let caps = aggregations.compactMap { if case .count(let upTo?) = $0.kind { upTo } else { nil } }
+            if caps.count == aggregations.count, let cap = caps.max() { entries = min(entries, cap) }
             result["explainMetrics"] = FirestoreREST.explainMetrics(profile, execution: .init(
                 resultsReturned: 1, duration: elapsed, documentsBillable: 0, indexEntriesBillable: entries,
                 readOperations: max((entries + 999) / 1000, 1)))

@@ -186,8 +186,9 @@ enum WriteApplication {
                 if bytes > DocumentLimits.maxFieldNameBytes {
                     throw .invalidArgument("document \(path): a field name is longer than \(DocumentLimits.maxFieldNameBytes) bytes")
                 }
-                if key.utf8.first == 95 && PathRules.isReserved(Substring(key)) {
-                    throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)')")
+                if key.utf8.first == 95 && PathRules.isReserved(Substring(key))
+                    && !(key.utf8.elementsEqual(Value.vectorTypeKey.utf8) && value.vectorComponents != nil) {
+                    throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)'; a vector value is the one exception: {\"__type__\": \"__vector__\", \"value\": [numbers]})")
                 }
                 switch member {
                 case .map, .array, .timestamp, .reference:

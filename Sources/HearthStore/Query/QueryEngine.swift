@@ -349,8 +349,8 @@ struct QueryEngine {
         try s.bind(bindings)
         let limit = p.spec.limit ?? Int.max
         var out: [StoredDocument] = []
-        if limit == 0 { return out }
         profiler?.planned(plan, p)
+        if limit == 0 { return out }
         let m = p.matcher
 
         // Plans that read an unordered (materialize) or name-ordered (nameLookup) set of documents
@@ -365,9 +365,11 @@ struct QueryEngine {
             var seen: Set<UTF8Key> = []
             while try s.step() {
                 profiler?.profile.indexEntriesScanned += 1
+                // array-contains-any can reach one document through several entries: read it once.
+                guard seen.insert(UTF8Key(s.text(0))).inserted else { continue }
                 let doc = try readDocument(s, idColumn: 0, dataColumn: 1, collection: segments)
                 profiler?.profile.documentsScanned += 1
-                if seen.insert(UTF8Key(doc.path.id)).inserted && m.matches(doc) { candidates.append(doc) }
+                if m.matches(doc) { candidates.append(doc) }
             }
             candidates.sort { m.compare($0, $1) == .ascending }
             for doc in candidates {
@@ -425,11 +427,10 @@ struct QueryEngine {
 
     /// The indexes a query's plan reads, without running it (Query Explain without `analyze`):
     /// each target collection's plan, or, when no collection holds documents yet, the plan an
-    /// empty collection gets. A query with limit 0 reads nothing and names no index.
+    /// empty collection gets (so the summary is never empty).
     func planSummary(_ spec: QuerySpec) throws -> QueryProfile {
         let p = try prepare(spec)
         let profiler = QueryProfiler()
-        guard p.spec.limit != 0 else { return profiler.profile }
         let targets = try targetCollections(p.spec)
         for target in targets.isEmpty ? [(id: Int64(-1), path: p.spec.collectionPath?.description ?? "")] : targets {
             profiler.planned(try plan(p, collection: target.id, path: target.path), p)

@@ -17,8 +17,10 @@ public struct QueryProfile: Sendable, Equatable {
 
     /// Each index once, in the order the plan first reads it.
     public var indexesUsed: [IndexUse] = []
-    /// Rows the scans stepped through: entries of a field's index, or of the name index (the
-    /// documents' primary key) for a scan by name.
+    /// Rows the scans returned: entries of a field's index, or of the name index (the
+    /// documents' primary key) for a scan by name. A scan ordered by a field checks the query's
+    /// equality filters against their own indexes inside SQLite; entries those checks reject, and
+    /// the entries the checks and the planner's estimates look up, are not counted.
     public var indexEntriesScanned = 0
     /// Documents read and decoded to be checked against the query (a superset of the results).
     public var documentsScanned = 0

@@ -74,6 +74,10 @@ public final class TransactionManager: Sendable {
         if !known { throw TransactionManager.notOpen(txn) }
     }
 
+    /// Checks that `txn` is open and `caller`'s, and records the activity (a request that names
+    /// the transaction without reading through it, such as a query that is only planned).
+    public func check(_ txn: UInt64, caller: UInt64? = nil) throws(HTTPSError) { try touch(txn, caller: caller) }
+
     /// Reads documents inside a transaction, locking each first (in path order, so two transactions
     /// reading the same set never deadlock).
     public func get(_ txn: UInt64, _ paths: [DocumentPath], caller: UInt64? = nil) async throws -> [StoredDocument?] {

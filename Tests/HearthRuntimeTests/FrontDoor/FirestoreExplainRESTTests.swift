@@ -93,6 +93,44 @@ struct FirestoreExplainRESTTests {
             #expect(stats["debugStats"]?["documents_scanned"] == "2")
             #expect(stats["debugStats"]?["billing_details"]?["documents_billable"] == "2")
             #expect(stats["debugStats"]?["billing_details"]?["min_query_cost"] == "0")
+
+            // A filter the index cannot apply: every entry and document of n's index is read, one
+            // fewer comes back.
+            let wider = try await rest.post("runQuery", ["structuredQuery": Self.query(["where": Self.field("n", "NOT_EQUAL", ["integerValue": "4"])]),
+                                                         "explainOptions": ["analyze": true]])
+            let widerStats = wider.json.arrayValue?.last?["explainMetrics"]?["executionStats"]
+            #expect(Self.indexes(wider.json.arrayValue?.last?["explainMetrics"]) == ["Collection (n ASC, __name__ ASC)"])
+            #expect(widerStats?["resultsReturned"] == "9")
+            #expect(widerStats?["debugStats"]?["index_entries_scanned"] == "10")
+            #expect(widerStats?["debugStats"]?["documents_scanned"] == "10")
+        }
+    }
+
+    @Test("an OR query's branches add up, a collection group counts every collection it reads, and a plan is never empty")
+    func branchesGroupsAndEmptyPlans() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door)
+            try await door.runtime.store.commit([.set(try DocumentPath("lists/l1/tasks/x"), ["done": true]),
+                                                 .set(try DocumentPath("lists/l2/tasks/y"), ["done": false])])
+            let or = try await rest.post("runQuery", ["explainOptions": ["analyze": true], "structuredQuery": Self.query(["where": ["compositeFilter": ["op": "OR", "filters": [
+                Self.field("done", "EQUAL", ["booleanValue": true]), Self.field("tags", "ARRAY_CONTAINS", ["stringValue": "odd"])]]]])])
+            let orMetrics = or.json.arrayValue?.last?["explainMetrics"]
+            #expect(Self.indexes(orMetrics) == ["Collection (done ASC, __name__ ASC)", "Collection (tags ARRAY_CONTAINS, __name__ ASC)"])
+            #expect(orMetrics?["executionStats"]?["resultsReturned"] == "6")  // t0, t5 and the five odd ones, t5 in both
+            #expect(orMetrics?["executionStats"]?["debugStats"]?["documents_scanned"] == "7")
+            let group = try await rest.post("runQuery", ["explainOptions": ["analyze": true], "structuredQuery": [
+                "from": [["collectionId": "tasks", "allDescendants": true]], "where": Self.field("done", "EQUAL", ["booleanValue": true])]])
+            let groupMetrics = group.json.arrayValue?.last?["explainMetrics"]
+            #expect(Self.indexes(groupMetrics) == ["Collection group (done ASC, __name__ ASC)"])
+            #expect(groupMetrics?["executionStats"]?["resultsReturned"] == "3")
+            #expect(groupMetrics?["executionStats"]?["debugStats"]?["index_entries_scanned"] == "3")
+            // Limit 0, and a collection with no documents: still a plan, as Google's clients need one.
+            for (query, analyze) in [(Self.query(["limit": 0]), false), (Self.query(["limit": 0]), true),
+                                     (["from": [["collectionId": "none"]]], true)] as [(Value, Bool)] {
+                let r = try await rest.post("runQuery", ["structuredQuery": query, "explainOptions": ["analyze": .bool(analyze)]])
+                #expect(r.json.arrayValue?.compactMap { $0["document"] }.isEmpty == true)
+                #expect(Self.indexes(r.json.arrayValue?.last?["explainMetrics"]) == ["Collection (__name__ ASC)"], "\(query) \(analyze): \(r.json)")
+            }
         }
     }
 
@@ -134,6 +172,11 @@ struct FirestoreExplainRESTTests {
             #expect(stats?["readOperations"] == "1")
             #expect(stats?["debugStats"]?["billing_details"]?["index_entries_billable"] == "5")
             #expect(stats?["debugStats"]?["billing_details"]?["documents_billable"] == "0")
+            // A count that stops at upTo bills only what it counted.
+            let capped: Value = ["structuredQuery": Self.query([:]), "aggregations": [["alias": "c", "count": ["upTo": 3]]]]
+            let cappedRun = try await rest.post("runAggregationQuery", ["structuredAggregationQuery": capped, "explainOptions": ["analyze": true]])
+            #expect(cappedRun.json.arrayValue?.first?["result"]?["aggregateFields"]?["c"] == ["integerValue": "3"], "\(cappedRun.json)")
+            #expect(cappedRun.json.arrayValue?.first?["explainMetrics"]?["executionStats"]?["debugStats"]?["billing_details"]?["index_entries_billable"] == "3")
         }
     }
 
@@ -147,10 +190,22 @@ struct FirestoreExplainRESTTests {
                 #expect(r.status == 200, "\(r.json)")
                 let first = try #require(r.json.arrayValue?.first)
                 let txn = try #require(first["transaction"]?.stringValue, "\(r.json)")
-                #expect(first["explainMetrics"] != nil)
+                #expect(Self.indexes(first["explainMetrics"]) == ["Collection (__name__ ASC)"])
                 #expect((first["document"] != nil) == analyze)
+                if analyze {
+                    let stats = first["explainMetrics"]?["executionStats"]
+                    #expect(stats?["resultsReturned"] == "1")
+                    #expect(stats?["debugStats"]?["documents_scanned"] == "1", "\(r.json)")
+                }
+                // A query only planned through an open transaction keeps it open.
+                let planned = try await rest.post("runQuery", ["structuredQuery": Self.query([:]), "explainOptions": .emptyMap, "transaction": .string(txn)])
+                #expect(planned.status == 200, "\(planned.json)")
                 let rollback = try await rest.post("rollback", ["transaction": .string(txn)])
                 #expect(rollback.status == 200, "\(rollback.json)")
+                // ...and through one that ended it is refused, as a read would be.
+                let stale = try await rest.post("runQuery", ["structuredQuery": Self.query([:]), "explainOptions": .emptyMap, "transaction": .string(txn)])
+                #expect(stale.status == 400, "\(stale.json)")
+                #expect(stale.json["error"]?["message"]?.stringValue?.contains("expired") == true, "\(stale.json)")
             }
         }
     }
@@ -177,7 +232,7 @@ struct FirestoreExplainRESTTests {
         }
     }
 
-    @Test("a client's explained query passes the rules first: a denied query explains nothing")
+    @Test("Query Explain is for the admin token: a client is refused, even for a query its rules allow, since plans and counts describe documents it may not read")
     func rules() async throws {
         let rules = """
             rules_version = '2';
@@ -193,10 +248,17 @@ struct FirestoreExplainRESTTests {
             let denied = try await client.post("runQuery", ["structuredQuery": Self.query([:]), "explainOptions": .emptyMap])
             #expect(denied.status == 403, "\(denied.json)")
             #expect(denied.json.arrayValue == nil)
-            let allowed = try await client.post("runQuery", ["structuredQuery": Self.query(["where": Self.field("done", "EQUAL", ["booleanValue": true])]),
-                                                             "explainOptions": ["analyze": true]])
-            #expect(allowed.status == 200, "\(allowed.json)")
-            #expect(allowed.json.arrayValue?.last?["explainMetrics"]?["executionStats"]?["resultsReturned"] == "2")
+            let allowedQuery = Self.query(["where": Self.field("done", "EQUAL", ["booleanValue": true])])
+            let plain = try await client.post("runQuery", ["structuredQuery": allowedQuery])
+            #expect(plain.status == 200, "\(plain.json)")
+            for options: Value in [.emptyMap, ["analyze": true]] {
+                let explained = try await client.post("runQuery", ["structuredQuery": allowedQuery, "explainOptions": options])
+                #expect(explained.status == 403, "\(explained.json)")
+                #expect(explained.json["error"]?["message"]?.stringValue?.contains("admin") == true)
+                let aggregated = try await client.post("runAggregationQuery", ["explainOptions": options, "structuredAggregationQuery": [
+                    "structuredQuery": allowedQuery, "aggregations": [["count": .emptyMap]]]])
+                #expect(aggregated.status == 403, "\(aggregated.json)")
+            }
         }
     }
 }
