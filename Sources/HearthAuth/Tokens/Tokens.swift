@@ -123,16 +123,23 @@ extension AuthService {
     /// not revoked tokens issued before this one (nor was created after it). Signature and
     /// claim checks are cached until the token expires; the user check is a primary-key read.
     public func verifyIDToken(_ token: String, checkRevoked: Bool = true) async throws(TokenRejection) -> VerifiedToken {
+        try await verify(token, issuer: configuration.issuer, checkRevoked: checkRevoked)
+    }
+
+    /// Verifies an ID token or a session cookie (they differ in issuer only).
+    func verify(_ token: String, issuer: String, checkRevoked: Bool) async throws(TokenRejection) -> VerifiedToken {
         let now = clock.now()
         var claims: [String: Value]
-        if let hit = verified.withLock({ $0[token] }), now < hit.expires + configuration.clockSkew {
+        // A cached verification counts only for the issuer it was made for: the same string may be
+        // offered as an ID token and as a session cookie.
+        if let hit = verified.withLock({ $0[token] }), now < hit.expires + configuration.clockSkew, hit.claims["iss"]?.stringValue == issuer {
             claims = hit.claims
         } else {
             let jwt = try JWT.decode(token)
             try JWT.verifySignature(jwt, keys: keys.verificationKeys, allowUnsigned: configuration.emulatorMode)
             claims = jwt.claims
             guard claims["aud"]?.stringValue == configuration.projectID else { throw .wrongAudience(claims["aud"]?.stringValue ?? "") }
-            guard claims["iss"]?.stringValue == configuration.issuer else { throw .wrongIssuer(claims["iss"]?.stringValue ?? "") }
+            guard claims["iss"]?.stringValue == issuer else { throw .wrongIssuer(claims["iss"]?.stringValue ?? "") }
             guard let sub = claims["sub"]?.stringValue, !sub.isEmpty else { throw .badSubject("missing or empty") }
             guard sub.utf16.count <= 128 else { throw .badSubject("longer than 128 characters") }
             if let userID = claims["user_id"], userID.stringValue != sub { throw .badSubject("user_id differs from sub") }

@@ -59,6 +59,10 @@ extension FrontDoor {
         if rest.count >= 3 && rest[0] == "projects" {
             guard rest[1] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
             rest = Array(rest.dropFirst(2))
+        } else if rest.count == 2 && rest[0] == "projects", let colon = rest[1].lastIndex(of: ":") {
+            // Project-level operations: /v1/projects/{project}:createSessionCookie.
+            guard rest[1][..<colon] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
+            rest = [rest[1][rest[1].index(after: colon)...]]
         }
         guard rest.count == 1 else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
         return await toolkitOperation(request, String(rest[0]))
@@ -108,6 +112,11 @@ extension FrontDoor {
                     }
                 }
                 return .json(["kind": "identitytoolkit#SignupNewUserResponse", "localId": .string(user.uid)])
+            case ("POST", "createSessionCookie"):
+                guard let idToken = try fields.string("idToken"), !idToken.isEmpty else { return FrontDoor.toolkitError(400, "MISSING_ID_TOKEN") }
+                // The API's default lifetime is the longest, two weeks.
+                let seconds = try fields.int64("validDuration") ?? AuthService.sessionCookieLifetimes.upperBound
+                return .json(["sessionCookie": .string(try await auth.createSessionCookie(idToken: idToken, validSeconds: seconds))])
             case ("POST", "accounts:lookup"):
                 var users: [UserRecord] = []
                 for uid in try fields.strings("localId") ?? [] { if let u = try await auth.users.user(uid: uid) { users.append(u) } }

@@ -5,12 +5,13 @@ usage: firebase_admin_check.py HOST:PORT PROJECT
 Points firebase-admin at Hearth as an Auth emulator (FIREBASE_AUTH_EMULATOR_HOST), then: creates a
 user, looks it up by uid and email, sets custom claims, mints a custom token, exchanges it over the
 Auth REST API, calls the `whoami` callable with the resulting ID token, verifies that token with the
-SDK, lists users, deletes the user and checks it is gone; imports a user with a Firebase scrypt
+SDK, makes a session cookie from it and verifies that, lists users, deletes the user and checks it is gone; imports a user with a Firebase scrypt
 hash (firebase/scrypt's example) and signs in with its password; generates password-reset and
 email-verification links and uses their codes. Prints one JSON line of results; any failure raises
 (non-zero exit) with the reason.
 """
 import base64
+import datetime
 import json
 import urllib.parse
 import os
@@ -70,6 +71,18 @@ results["callable_claims"] = {k: claims[k] for k in ("role", "level", "plan")}
 decoded = auth.verify_id_token(id_token)
 assert decoded["uid"] == "py-user" and decoded["role"] == "editor", decoded
 results["verify_id_token"] = "ok"
+
+cookie = auth.create_session_cookie(id_token, expires_in=datetime.timedelta(days=5))
+session = auth.verify_session_cookie(cookie, check_revoked=True)
+assert session["uid"] == "py-user" and session["role"] == "editor", session
+assert session["iss"] == f"https://session.firebase.google.com/{project}", session
+assert session["exp"] - session["iat"] == 5 * 86400, session
+try:
+    auth.verify_session_cookie(id_token)
+    raise AssertionError("an ID token was accepted as a session cookie")
+except auth.InvalidSessionCookieError:
+    pass
+results["session_cookie"] = "ok"
 
 listed = [u.uid for u in auth.list_users().iterate_all()]
 assert "py-user" in listed, listed
