@@ -5,7 +5,8 @@ import Foundation
 /// null < booleans < numbers (NaN first, then by value, integers and doubles mixed)
 /// < timestamps < strings (UTF-8 byte order) < bytes < references (segment by segment, numeric
 /// ids such as `__id7__` first) < geopoints (latitude, then longitude) < arrays (element by
-/// element, then length) < maps (keys sorted, key then value pairwise, then size).
+/// element, then length) < vectors (by dimension, then component by component) < maps (keys
+/// sorted, key then value pairwise, then size).
 extension Value {
     /// The rank of the value's type in Firestore's ordering; integers and doubles share one.
     public var typeOrder: Int {
@@ -19,7 +20,7 @@ extension Value {
         case .reference: return 6
         case .geoPoint: return 7
         case .array: return 8
-        case .map: return 9
+        case .map: return isVector ? 9 : 10
         }
     }
 
@@ -48,6 +49,14 @@ extension Value {
                 if c != .same { return c }
             }
             return ComparisonOrder(a.count, b.count)
+        case (.map, .map) where lo == 9:
+            let a = lhs.vectorItems ?? [], b = rhs.vectorItems ?? []
+            if a.count != b.count { return ComparisonOrder(a.count, b.count) }
+            for (x, y) in zip(a, b) {
+                let c = compare(x, y)
+                if c != .same { return c }
+            }
+            return .same
         case let (.map(a), .map(b)):
             let ak = a.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             let bk = b.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })

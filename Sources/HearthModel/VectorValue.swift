@@ -13,20 +13,26 @@ extension Value {
         .map([vectorTypeKey: .string(vectorTypeName), "value": .array(components.map { .double($0) })])
     }
 
-    /// The components when this is a vector value (numbers only), else nil. The type name is
-    /// compared on bytes, as Firestore compares strings.
+    /// The components when this is a vector value, else nil. Components are doubles
+    /// (`doubleValue`), as every SDK writes them and reads them back: the JavaScript SDKs read a
+    /// vector's `doubleValue`s only, so an integer component would come back to them as 0.
     public var vectorComponents: [Double]? {
+        guard let items = vectorItems else { return nil }
+        return items.map { if case .double(let d) = $0 { d } else { 0 } }
+    }
+
+    /// Whether this is a vector value (checked without copying its components).
+    public var isVector: Bool { vectorItems != nil }
+
+    /// A vector value's dimension, or nil.
+    public var vectorDimension: Int? { vectorItems?.count }
+
+    /// The `value` array of a vector value. The type name is compared on bytes, as Firestore
+    /// compares strings.
+    public var vectorItems: [Value]? {
         guard case .map(let m) = self, m.count == 2, case .string(let type)? = m[Value.vectorTypeKey],
-              type.utf8.elementsEqual(Value.vectorTypeName.utf8), case .array(let items)? = m["value"] else { return nil }
-        var components: [Double] = []
-        components.reserveCapacity(items.count)
-        for item in items {
-            switch item {
-            case .double(let d): components.append(d)
-            case .int(let i): components.append(Double(i))
-            default: return nil
-            }
-        }
-        return components
+              type.utf8.elementsEqual(Value.vectorTypeName.utf8), case .array(let items)? = m["value"],
+              items.allSatisfy({ if case .double = $0 { true } else { false } }) else { return nil }
+        return items
     }
 }

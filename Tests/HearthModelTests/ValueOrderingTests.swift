@@ -55,6 +55,11 @@ let orderedValues: [Value] = [
     .array([.int(1), .int(2)]),
     .array([.int(2)]),
     .array([.string("a")]),
+    .vector([]),
+    .vector([9]),
+    .vector([1, 2]),
+    .vector([1, 3]),
+    .vector([0, 0, 0]),
     .map([:]),
     .map(["a": .int(1)]),
     .map(["a": .int(1), "b": .int(0)]),
@@ -104,7 +109,9 @@ struct ValueOrderingTests {
         let ranks: [(Value, Int)] = [
             (.null, 0), (.bool(true), 1), (.int(1), 2), (.double(1), 2), (.timestamp(.zero), 3), (.string(""), 4),
             (.bytes([]), 5), (.reference("a/b"), 6), (.geoPoint(GeoPoint(latitude: 0, longitude: 0)), 7),
-            (.array([]), 8), (.map([:]), 9),
+            (.array([]), 8), (.vector([1]), 9), (.map([:]), 10),
+            // Only the exact shape is a vector: integer components or a third key make a map.
+            (.map(["__type__": "__vector__", "value": [1]]), 10), (.map(["__type__": "__vector__", "value": [.double(1)], "x": 1]), 10),
         ]
         for (value, rank) in ranks { #expect(value.typeOrder == rank, "\(value)") }
     }

@@ -70,6 +70,13 @@ struct QueryOrderTests {
         ("za51", [2]),
         ("yz52", ["a"]),
         ("yy53", [["k": 1]]),
+        // Vectors: after arrays, before maps; by dimension, then component by component.
+        ("vv1", .vector([])),
+        ("vv2", .vector([7])),
+        ("vv3", .vector([-1, 5])),
+        ("vv4", .vector([1, 0])),
+        ("vv5", .vector([1, 2])),
+        ("vv6", .vector([0, 0, 0])),
         ("yx54", .map([:])),
         ("yw55", ["a": nil]),
         ("yv56", ["a": 1]),

@@ -33,7 +33,7 @@ extension FirestoreREST {
             field = try FirestoreJSON.fieldReference(f["vectorField"], field: at + ".vectorField")
             guard let raw = f["queryVector"] else { throw .invalidArgument("\(at).queryVector: is required") }
             guard let components = try names.value(raw, field: at + ".queryVector").vectorComponents else {
-                throw .invalidArgument("\(at).queryVector: must be a vector value ({\"__type__\": \"__vector__\", \"value\": [numbers]})")
+                throw .invalidArgument("\(at).queryVector: must be a vector value ({\"__type__\": \"__vector__\", \"value\": [doubles]})")
             }
             guard !components.isEmpty, components.count <= Value.maxVectorDimensions else {
                 throw .invalidArgument("\(at).queryVector: must have 1 to \(Value.maxVectorDimensions) dimensions (got \(components.count))")
@@ -57,7 +57,16 @@ extension FirestoreREST {
             guard limit <= 1000 else { throw .invalidArgument("\(at).limit: must be a positive integer of no more than 1000 (got \(limit))") }
             switch f["distanceResultField"] {
             case nil, .null?, .string("")?: resultField = nil
-            case .string(let text)?: resultField = try FirestoreJSON.fieldPath(text, field: at + ".distanceResultField")
+            case .string(let text)?:
+                let path = try FirestoreJSON.fieldPath(text, field: at + ".distanceResultField")
+                // A document field name: not reserved, and not inside the vector it measures.
+                if let reserved = path.segments.first(where: { $0.utf8.first == 95 && PathRules.isReserved(Substring($0)) }) {
+                    throw .invalidArgument("\(at).distanceResultField: field names of the form __.*__ are reserved ('\(reserved)')")
+                }
+                if path.segments.count > field.segments.count, path.segments.starts(with: field.segments, by: UTF8Key.equal) {
+                    throw .invalidArgument("\(at).distanceResultField: '\(path)' is inside the vector field '\(field)'")
+                }
+                resultField = path
             case let other?: throw .invalidArgument("\(at).distanceResultField: must be a string (got \(other.typeName))")
             }
             switch f["distanceThreshold"].map({ $0["value"] ?? $0 }) {
@@ -102,9 +111,9 @@ extension FirestoreREST {
             var ranked: [(distance: Double, document: StoredDocument)] = []
             var vectors = 0
             for doc in candidates {
-                guard let v = Value.map(doc.fields).value(at: field)?.vectorComponents, v.count == vector.count else { continue }
+                guard let items = Value.map(doc.fields).value(at: field)?.vectorItems, items.count == vector.count else { continue }
                 vectors += 1
-                let d = distance(to: v)
+                let d = distance(to: items.map { if case .double(let x) = $0 { x } else { 0 } })
                 guard !d.isNaN else { continue }
                 if let threshold, measure == .dotProduct ? d < threshold : d > threshold { continue }
                 ranked.append((d, doc))

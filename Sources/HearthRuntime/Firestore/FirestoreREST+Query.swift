@@ -31,8 +31,9 @@ extension FirestoreREST {
         var nearest: NearestSearch?
         if let json = q["findNearest"], json != .null {
             nearest = try NearestSearch(json, names: names)
-            // The search orders and limits its results itself (its order supersedes orderBy).
-            for key in ["startAt", "endAt", "offset", "limit"] where q[key] != nil && q[key] != .null {
+            // The search orders and limits its results itself (its order supersedes orderBy, which
+            // is read and then set aside). An offset of 0 is proto3's default, sent when unset.
+            for key in ["startAt", "endAt", "offset", "limit"] where q[key] != nil && q[key] != .null && !(key == "offset" && q[key] == .int(0)) {
                 throw .invalidArgument("structuredQuery.\(key): cannot be combined with findNearest (its limit bounds the results)")
             }
         }
@@ -71,7 +72,7 @@ extension FirestoreREST {
         var disjunctions: [[QuerySpec.Filter]] = [[]]
         if let filter = q["where"] { disjunctions = try dnf(filter, field: "structuredQuery.where", names: names) }
         var orderBy: [QuerySpec.Order] = []
-        if let list = q["orderBy"], nearest == nil {
+        if let list = q["orderBy"] {
             guard case .array(let items) = list else { throw .invalidArgument("structuredQuery.orderBy: must be an array") }
             for (i, item) in items.enumerated() {
                 let field = "structuredQuery.orderBy[\(i)]"
@@ -85,6 +86,7 @@ extension FirestoreREST {
                 orderBy.append(QuerySpec.Order(path, direction))
             }
         }
+        if nearest != nil { orderBy = [] }  // superseded by the search's own order
         let startAt = try cursor(q["startAt"], field: "structuredQuery.startAt", names: names)
         let endAt = try cursor(q["endAt"], field: "structuredQuery.endAt", names: names)
         var offset = 0

@@ -25,7 +25,8 @@ enum IndexEntries {
 
     /// Every entry of a document's fields, as Firestore's automatic single-field indexes: each field
     /// at every depth of nested maps (the map itself too), and each distinct element of each array.
-    /// Values inside arrays are not indexed by path, as in Firestore.
+    /// Values inside arrays are not indexed by path, as in Firestore. A vector is one value: its
+    /// `__type__` and `value` members are not indexed apart from it.
     static func of(_ fields: [String: Value]) -> [IndexEntry] {
         var out: [IndexEntry] = []
         out.reserveCapacity(fields.count + 4)
@@ -39,6 +40,8 @@ enum IndexEntries {
             let field = FieldPath(segments: path).description
             out.append(IndexEntry(field: field, element: false, key: IndexKey.encode(value)))
             switch value {
+            case .map where value.isVector:
+                break
             case .map(let inner):
                 collect(inner, prefix: path, into: &out)
             case .array(let items):

@@ -14,7 +14,9 @@ import HearthModel
 ///   numeric id (`__id7__`, which sorts before other ids) is 0x00 0x02 and its number's 8 bytes
 ///   (sign bit flipped): above the end of a shorter reference (0x00 0x00) and below every id a
 ///   path can hold (ids are not empty, and a leading 0x00 is escaped to 0x00 0xFF);
-/// - arrays: the elements' keys, then 0x00; maps: 0x01, key, value for each key in order, then 0x00.
+/// - arrays: the elements' keys, then 0x00; vectors: the dimension (8 bytes), then each
+///   component's key (vectors sort by dimension first); maps: 0x01, key, value for each key in
+///   order, then 0x00.
 enum IndexKey {
     static let null: UInt8 = 0x05
     static let boolean: UInt8 = 0x0A
@@ -25,6 +27,7 @@ enum IndexKey {
     static let reference: UInt8 = 0x20
     static let geoPoint: UInt8 = 0x24
     static let array: UInt8 = 0x28
+    static let vector: UInt8 = 0x2A
     static let map: UInt8 = 0x2C
     /// Greater than every type byte: the exclusive end of the last type's range.
     static let end: UInt8 = 0xFF
@@ -77,6 +80,11 @@ enum IndexKey {
             out.append(array)
             for item in items { append(item, to: &out) }
             out.append(0)
+        case .map where value.isVector:
+            let components = value.vectorItems ?? []
+            out.append(vector)
+            appendBigEndian(UInt64(components.count), to: &out)
+            for component in components { append(component, to: &out) }
         case .map(let members):
             out.append(map)
             for (key, member) in JSONWriter.sortedMembers(members) {
@@ -148,7 +156,7 @@ enum IndexKey {
         case .reference: return reference
         case .geoPoint: return geoPoint
         case .array: return array
-        case .map: return map
+        case .map: return value.isVector ? vector : map
         }
     }
 

@@ -188,7 +188,7 @@ enum WriteApplication {
                 }
                 if key.utf8.first == 95 && PathRules.isReserved(Substring(key))
                     && !(key.utf8.elementsEqual(Value.vectorTypeKey.utf8) && value.vectorComponents != nil) {
-                    throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)'; a vector value is the one exception: {\"__type__\": \"__vector__\", \"value\": [numbers]})")
+                    throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)'; a vector value is the one exception: {\"__type__\": \"__vector__\", \"value\": [doubles]})")
                 }
                 switch member {
                 case .map, .array, .timestamp, .reference:

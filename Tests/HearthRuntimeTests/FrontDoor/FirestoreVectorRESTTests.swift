@@ -66,6 +66,7 @@ struct FirestoreVectorRESTTests {
             #expect(stored.fields["embedding"]?.vectorComponents == [0.5, -1, 3])
             let refused: [Value] = [
                 ["__type__": "__vector__", "value": ["x"]],
+                ["__type__": "__vector__", "value": [1, 2]],  // integers: the JavaScript SDKs would read them as 0
                 ["__type__": "__vector__", "value": [1], "extra": 1],
                 ["__type__": "__other__", "value": [1]],
                 ["__type__": "__vector__"],
@@ -77,6 +78,37 @@ struct FirestoreVectorRESTTests {
                 #expect(r.json["error"]?["message"]?.stringValue?.contains("reserved") == true, "\(r.json)")
             }
             #expect(try await door.runtime.store.get(DocumentPath("vectors/bad")) == nil)
+
+            // A vector inside an array is a value like any other.
+            let inArray = try await rest.send("POST", "/vectors", ["fields": ["list": FirestoreRESTTests.names.json([.vector([1, 2]), "x"])]], query: "documentId=list")
+            #expect(inArray.status == 200, "\(inArray.json)")
+            // Writes that would break a stored vector's shape are refused and change nothing.
+            let mask = try await rest.send("PATCH", "/vectors/v", ["fields": ["embedding": ["mapValue": ["fields": ["__type__": ["stringValue": "other"]]]]]],
+                                           query: "updateMask.fieldPaths=embedding.__type__")
+            #expect(mask.status == 400, "\(mask.json)")
+            let union = try await rest.post("commit", ["writes": [["transform": ["document": .string(rest.name("vectors/v")), "fieldTransforms": [
+                ["fieldPath": "embedding.value", "appendMissingElements": ["values": [["stringValue": "x"]]]]]]]]])
+            #expect(union.status == 400, "\(union.json)")
+            #expect(try await door.runtime.store.get(DocumentPath("vectors/v"))?.fields["embedding"]?.vectorComponents == [0.5, -1, 3])
+        }
+    }
+
+    @Test("vectors sort after arrays and before maps, by dimension first, in order and in equality, as Firestore orders them")
+    func ordering() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door, [
+                "map": ["v": ["a": 1]], "v123": ["v": Self.vector([1, 2, 3])], "v13": ["v": Self.vector([1, 3])],
+                "v2": ["v": Self.vector([2])], "array": ["v": [1, 2]], "string": ["v": "s"], "v12": ["v": Self.vector([1, 2])],
+            ], collection: "mixed")
+            let ordered = try await rest.post("runQuery", ["structuredQuery": ["from": [["collectionId": "mixed"]], "orderBy": [["field": ["fieldPath": "v"]]]]])
+            let names = (ordered.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) }
+            #expect(names == ["string", "array", "v2", "v12", "v13", "v123", "map"], "\(ordered.json)")
+            let equal = try await rest.post("runQuery", ["structuredQuery": ["from": [["collectionId": "mixed"]],
+                "where": ["fieldFilter": ["field": ["fieldPath": "v"], "op": "EQUAL", "value": FirestoreRESTTests.names.json(.vector([1, 3]))]]]])
+            #expect((equal.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) } == ["v13"])
+            #expect(Value.compare(.vector([9]), .vector([1, 1])) == .ascending)
+            #expect(Value.compare(.array([.double(1), .double(2)]), .vector([])) == .ascending)
+            #expect(Value.compare(.vector([1, 2]), ["a": 1]) == .ascending)
         }
     }
 
@@ -195,6 +227,55 @@ struct FirestoreVectorRESTTests {
         }
     }
 
+    @Test("an OR pre-filter counts a document once; the limit's wrapper form; odd stored vectors are skipped, never ranked")
+    func edges() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door, [
+                "both": ["a": 1, "b": 1, "embedding": Self.vector([1, 0])], "a": ["a": 1, "embedding": Self.vector([2, 0])],
+                "nan": ["a": 1, "embedding": Self.vector([.nan, 0])], "inf": ["a": 1, "embedding": Self.vector([.infinity, 0])],
+                "zero": ["a": 1, "embedding": Self.vector([0, 0])],
+            ], collection: "edges")
+            func run(_ measure: String, _ extra: [String: Value] = [:]) async throws -> [String] {
+                let find: Value = ["vectorField": ["fieldPath": "embedding"], "queryVector": FirestoreRESTTests.names.json(.vector([1, 0])),
+                                   "limit": ["value": 10], "distanceMeasure": .string(measure)]
+                let query = Value.map(["from": [["collectionId": "edges"]], "findNearest": find, "offset": 0, "where": ["compositeFilter": ["op": "OR", "filters": [
+                    ["fieldFilter": ["field": ["fieldPath": "a"], "op": "EQUAL", "value": ["integerValue": "1"]]],
+                    ["fieldFilter": ["field": ["fieldPath": "b"], "op": "EQUAL", "value": ["integerValue": "1"]]]]]]].merging(extra) { $1 })
+                let r = try await rest.post("runQuery", ["structuredQuery": query])
+                #expect(r.status == 200, "\(r.json)")
+                return (r.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) }
+            }
+            // NaN distances are dropped; an infinite one ranks last; a and zero tie at 1, in name
+            // order; a zero vector has no cosine distance.
+            #expect(try await run("EUCLIDEAN") == ["both", "a", "zero", "inf"])
+            // Both at cosine distance 0: a tie, in name order.
+            #expect(try await run("COSINE") == ["a", "both"])
+            // orderBy is superseded, not applied.
+            #expect(try await run("EUCLIDEAN", ["orderBy": [["field": ["fieldPath": "a"], "direction": "DESCENDING"]]]) == ["both", "a", "zero", "inf"])
+        }
+    }
+
+    @Test("a client's search passes the rules as a list with the search's limit")
+    func rules() async throws {
+        let rules = """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /vectors/{id} { allow list: if request.auth != null && request.query.limit <= 3; }
+              }
+            }
+            """
+        try await withREST(rules: rules) { door, rest in
+            try await Self.seed(door, Self.plane)
+            let client = RESTClient(door: door, project: rest.project, authorization: "Bearer " + (try await door.idToken("ann")))
+            #expect(try await Self.nearest(client, vector: [10, 10], limit: 3, measure: "EUCLIDEAN").map(\.id) == ["b", "d", "c"])
+            let find: Value = ["vectorField": ["fieldPath": "embedding"], "queryVector": FirestoreRESTTests.names.json(.vector([10, 10])),
+                               "limit": 4, "distanceMeasure": "EUCLIDEAN"]
+            let denied = try await client.post("runQuery", ["structuredQuery": ["from": [["collectionId": "vectors"]], "findNearest": find]])
+            #expect(denied.status == 403, "\(denied.json)")
+        }
+    }
+
     @Test("at Firestore's limits: 2048 dimensions and 1000 results")
     func limits() async throws {
         try await withREST { door, rest in
@@ -247,6 +328,8 @@ struct FirestoreVectorRESTTests {
                 (with("vectorField", nil), [:], "vectorField"),
                 (with("distanceThreshold", "near"), [:], "distanceThreshold"),
                 (with("oops", 1), [:], "unknown field 'oops'"),
+                (with("distanceResultField", "__name__"), [:], "are reserved"),
+                (with("distanceResultField", "embedding.d"), [:], "inside the vector field"),
                 (.map(good.merging(["distanceMeasure": "COSINE", "queryVector": FirestoreRESTTests.names.json(.vector([0, 0]))]) { $1 }), [:], "not all zeros"),
                 (.map(good), ["offset": 1], "structuredQuery.offset: cannot be combined with findNearest"),
                 (.map(good), ["limit": 2], "structuredQuery.limit: cannot be combined with findNearest"),
