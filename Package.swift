@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "HearthTOML"),
         // Firebase's security rules language for Firestore: parser, evaluator, decisions. Pure: the
         // caller reads the documents that rules' get() and exists() ask for.
-        .target(name: "HearthRules", dependencies: ["HearthModel"]),
+        .target(name: "HearthRules", dependencies: ["HearthModel", "COpenSSL"]),
         .target(name: "HearthRuntime", dependencies: ["HearthModel", "HearthUnitABI", "CHearthSystem", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML", "HearthRules"]),
         // The CLI and the testing library use the runtime's facade only: nothing below it.
         .target(name: "HearthTesting", dependencies: ["HearthRuntime", "HearthModel", "CHearthSystem"]),

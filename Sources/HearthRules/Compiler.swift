@@ -135,7 +135,7 @@ struct Compiler {
 
     func resolve(_ expr: Expr, locals: Set<String>, scope: Scope) throws(RulesError) -> Expr {
         switch expr.kind {
-        case .null, .bool, .int, .float, .string, .local, .wildcard, .request, .resource:
+        case .null, .bool, .int, .float, .string, .bytes, .local, .wildcard, .request, .resource:
             return expr
         case .identifier(let name):
             if locals.contains(name) { return expr.with(.local(name)) }

@@ -1,8 +1,9 @@
+import COpenSSL
 import Foundation
 import HearthModel
 
 /// The global functions: document access (`get`, `exists`, `getAfter`, `existsAfter`),
-/// conversions, and the `math`, `duration`, `timestamp` and `latlng` namespaces.
+/// conversions, `debug`, and the `math`, `duration`, `timestamp`, `latlng` and `hashing` namespaces.
 extension Evaluation {
     func call(_ builtin: Builtin, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
         if let symbolic = args.first(where: Evaluation.containsSymbolic) {
@@ -141,6 +142,25 @@ extension Evaluation {
             let lat = Evaluation.double(args[0]), lng = Evaluation.double(args[1])
             guard (-90...90).contains(lat), (-180...180).contains(lng) else { throw fail("latlng.value(): latitude -90…90, longitude -180…180", expr) }
             return .latlng(GeoPoint(latitude: lat, longitude: lng))
+        case .hashingCRC32, .hashingCRC32C, .hashingMD5, .hashingSHA256:
+            // https://firebase.google.com/docs/reference/rules/rules.hashing: bytes, or a
+            // string's UTF-8; the hash as bytes (a CRC as its four bytes, most significant first).
+            let input: [UInt8]
+            switch args[0] {
+            case .bytes(let b): input = b
+            case .string(let s): input = Array(s.utf8)
+            default: throw fail("\(builtin.rawValue)() takes bytes or a string, not \(args[0].typeName)", expr)
+            }
+            switch builtin {
+            case .hashingCRC32: return .bytes(Hashing.bigEndian(Hashing.crc32(input, table: Hashing.crc32Table)))
+            case .hashingCRC32C: return .bytes(Hashing.bigEndian(Hashing.crc32(input, table: Hashing.crc32cTable)))
+            case .hashingMD5: return .bytes(Hashing.digest(input, EVP_md5()))
+            default: return .bytes(Hashing.digest(input, EVP_sha256()))
+            }
+        case .debug:
+            // Returns its value; what it was goes to the rules' debug log.
+            debugLog?("debug(\(args[0].brief)) at \(expr.offset)")
+            return args[0]
         }
     }
 

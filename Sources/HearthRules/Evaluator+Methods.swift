@@ -30,7 +30,15 @@ extension Evaluation {
         case .set(let items): return try setMethod(items, name, args, expr)
         case .string(let s): return try stringMethod(s, name, args, expr)
         case .bytes(let b):
-            if name == "size" { try arity(args, 0, name, expr); return .int(Int64(b.count)) }
+            try arity(args, 0, name, expr)
+            switch name {
+            case "size": return .int(Int64(b.count))
+            // base64url, as the reference says (b'\xFB\xEF\xBE'.toBase64() == '----'), padded.
+            case "toBase64": return .string(Base64.encode(b, urlSafe: true, padding: true))
+            // Upper-case digits, as in the reference (b'\x2A'.toHexString() == '2A').
+            case "toHexString": return .string(b.map { String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined())
+            default: break
+            }
         case .timestamp(let t): return try timestampMethod(t, name, args, expr)
         case .duration(let n):
             try arity(args, 0, name, expr)
@@ -310,6 +318,8 @@ extension Evaluation {
         case "dayOfWeek": return .int(((days % 7) + 7 + 3) % 7 + 1)
         case "dayOfYear": return .int(days - Civil(year: civil.year, month: 1, day: 1).daysSinceEpoch + 1)
         case "date": return .timestamp(Timestamp(seconds: t.seconds - secondOfDay, nanos: 0))
+        // The time of day as a duration (under a day: no overflow).
+        case "time": return .duration(secondOfDay * 1_000_000_000 + Int64(t.nanos))
         default: throw fail("timestamp has no method \(name)()", expr)
         }
     }
@@ -375,4 +385,9 @@ struct Civil {
         default: return 31
         }
     }
+}
+
+extension String {
+    /// Zeros before the text up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -59,8 +59,12 @@ final class Evaluation {
     private var callDepth = 0
     private var depth = 0
 
+    /// `debug()`'s output, if anyone listens.
+    let debugLog: (@Sendable (String) -> Void)?
+
     init(functions: [CompiledFunction], request: RulesValue, resource: RulesValue, database: String, access: DocumentAccess,
-         own: (path: DocumentPath, data: [String: Value]?)?, facts: QueryFacts?) {
+         own: (path: DocumentPath, data: [String: Value]?)?, facts: QueryFacts?, debugLog: (@Sendable (String) -> Void)? = nil) {
+        self.debugLog = debugLog
         self.functions = functions
         self.request = request
         self.resource = resource
@@ -138,6 +142,7 @@ final class Evaluation {
         case .int(let i): return .int(i)
         case .float(let d): return .float(d)
         case .string(let s): return .string(s)
+        case .bytes(let b): return .bytes(b)
         case .request: return request
         case .resource: return resource
         case .list(let items):

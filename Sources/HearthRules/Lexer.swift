@@ -6,6 +6,8 @@ struct Token: Sendable {
         case int(String)
         case float(Double)
         case string(String)
+        /// A bytes literal: `b'…'` or `b"…"`.
+        case bytes([UInt8])
         /// An operator or punctuation mark: `{`, `==`, `&&`, `/`…
         case symbol(String)
         case end
@@ -78,6 +80,10 @@ struct Lexer {
         try skipTrivia()
         let start = position
         guard let s = current else { return Token(kind: .end, start: start) }
+        if s == "b", let q = scalar(at: position + 1), q == "'" || q == "\"" {
+            position += 1
+            return Token(kind: .bytes(try bytes(quote: q)), start: start)
+        }
         if Lexer.isIdentifierStart(s) {
             var word = String.UnicodeScalarView()
             while let c = current, Lexer.isIdentifierPart(c) { word.append(c); position += 1 }
@@ -127,6 +133,51 @@ struct Lexer {
             return Token(kind: .float(value), start: start)
         }
         return Token(kind: .int(text), start: start)
+    }
+
+    /// A bytes literal's body after its `b` (https://firebase.google.com/docs/reference/rules/rules.Bytes):
+    /// characters stand for their UTF-8 bytes, `\xHH` for one byte (two hex digits), `\ooo` for
+    /// one byte (three octal digits, at most 377), and the string escapes for theirs.
+    private mutating func bytes(quote: Unicode.Scalar) throws(RulesError) -> [UInt8] {
+        let start = position
+        position += 1
+        var out: [UInt8] = []
+        while true {
+            guard let c = current, c != "\n" else {
+                throw error("unterminated bytes literal (it ends on the line it starts, with \(quote))", at: start)
+            }
+            position += 1
+            if c == quote { return out }
+            if c != "\\" { out.append(contentsOf: Array(String(c).utf8)); continue }
+            let escapeStart = position - 1
+            guard let e = current else { continue }
+            position += 1
+            func digits(_ count: Int, radix: UInt32) throws(RulesError) -> UInt32 {
+                var value: UInt32 = 0
+                for _ in 0..<count {
+                    guard let d = current, d.isASCII, let v = UInt32(String(d), radix: Int(radix)) else {
+                        throw error("bytes escape needs \(count) \(radix == 16 ? "hexadecimal" : "octal") digits", at: escapeStart)
+                    }
+                    value = value * radix + v
+                    position += 1
+                }
+                return value
+            }
+            switch e {
+            case "\\", "'", "\"", "/": out.append(UInt8(e.value))
+            case "n": out.append(0x0A)
+            case "r": out.append(0x0D)
+            case "t": out.append(0x09)
+            case "b": out.append(0x08)
+            case "f": out.append(0x0C)
+            case "v": out.append(0x0B)
+            case "x", "X": out.append(UInt8(try digits(2, radix: 16)))
+            case "0"..."3":
+                position -= 1
+                out.append(UInt8(try digits(3, radix: 8)))
+            default: throw error("unknown escape \\\(e) in a bytes literal", at: escapeStart)
+            }
+        }
     }
 
     /// A string literal after its opening quote: escapes `\\ \' \" \n \r \t \b \f \v \0 \/`,

@@ -181,6 +181,9 @@ extension Parser {
         case .string(let s):
             try advance()
             return try node(.string(s), at: t, children: [])
+        case .bytes(let b):
+            try advance()
+            return try node(.bytes(b), at: t, children: [])
         case .identifier(let word):
             switch word {
             case "true", "false":

@@ -49,6 +49,7 @@ struct Parser {
         case .int(let s): return "'\(s)'"
         case .float(let d): return "'\(d)'"
         case .string: return "a string"
+        case .bytes: return "a bytes literal"
         case .symbol(let s): return "'\(s)'"
         case .end: return "the end of the file"
         }

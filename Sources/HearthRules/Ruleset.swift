@@ -30,6 +30,9 @@ public struct Ruleset: Sendable {
     let databaseWildcard: String
     /// For each method, the blocks with an allow for it, in file order.
     let blocksByMethod: [RulesMethod: [Int]]
+    /// Where `debug(value)` writes each value it is given (as the emulator writes them to its
+    /// debug log); nil drops them.
+    public var debugLog: (@Sendable (String) -> Void)?
 
     /// Parses and checks a rules file; errors carry `file:line:column`.
     public init(source: String, fileName: String = "firestore.rules") throws(RulesError) {
@@ -111,7 +114,7 @@ public struct Ruleset: Sendable {
             "query": query,
         ])
         let evaluation = Evaluation(functions: functions, request: requestValue, resource: resource, database: database,
-                                    access: documents, own: own, facts: facts)
+                                    access: documents, own: own, facts: facts, debugLog: debugLog)
         let databaseBinding = Binding(depth: 0, name: databaseWildcard, value: .string(database))
 
         var attempts: [RulesAttempt] = []

@@ -25,6 +25,7 @@ struct Expr: Sendable {
         case int(Int64)
         case float(Double)
         case string(String)
+        case bytes([UInt8])
         case list([Expr])
         case map([MapEntry])
         case path([PathPart])
@@ -95,8 +96,8 @@ enum TypeName: String, Sendable, CaseIterable {
     case bool, bytes, duration, float, int, latlng, list, map, number, path, set, string, timestamp, null
 }
 
-/// The functions Hearth provides: global ones and those in the `math`, `duration`, `timestamp`
-/// and `latlng` namespaces.
+/// The functions Hearth provides: global ones and those in the `math`, `duration`, `timestamp`,
+/// `latlng` and `hashing` namespaces.
 enum Builtin: String, Sendable, CaseIterable {
     case get, exists, getAfter, existsAfter
     case int, float, string, bool, path
@@ -105,6 +106,8 @@ enum Builtin: String, Sendable, CaseIterable {
     case durationValue = "duration.value", durationTime = "duration.time", durationAbs = "duration.abs"
     case timestampDate = "timestamp.date", timestampValue = "timestamp.value"
     case latlngValue = "latlng.value"
+    case hashingCRC32 = "hashing.crc32", hashingCRC32C = "hashing.crc32c", hashingMD5 = "hashing.md5", hashingSHA256 = "hashing.sha256"
+    case debug
 
     /// How many arguments it takes.
     var arity: ClosedRange<Int> {
@@ -118,10 +121,11 @@ enum Builtin: String, Sendable, CaseIterable {
         case .timestampDate: return 3...3
         case .timestampValue: return 1...1
         case .latlngValue: return 2...2
+        case .hashingCRC32, .hashingCRC32C, .hashingMD5, .hashingSHA256, .debug: return 1...1
         }
     }
 
-    static let namespaces: Set<String> = ["math", "duration", "timestamp", "latlng"]
+    static let namespaces: Set<String> = ["math", "duration", "timestamp", "latlng", "hashing"]
 }
 
 /// Methods some value type has; a call of any other name is refused at load.
@@ -135,9 +139,11 @@ let knownMethods: Set<String> = [
     // strings
     "matches", "lower", "upper", "trim", "split", "replace", "toUtf8",
     // timestamps and durations
-    "toMillis", "year", "month", "day", "hours", "minutes", "seconds", "nanos", "dayOfWeek", "dayOfYear", "date",
+    "toMillis", "year", "month", "day", "hours", "minutes", "seconds", "nanos", "dayOfWeek", "dayOfYear", "date", "time",
     // latlng
     "latitude", "longitude", "distance",
+    // bytes
+    "toBase64", "toHexString",
 ]
 
 /// One segment of a `match` path.

@@ -74,8 +74,11 @@ public final class FrontDoor: Sendable {
         } else {
             read = { path in throw HTTPSError(.unimplemented, "get() and exists() in rules need the embedded store (reading \(path))") }
         }
-        documents = FirestoreREST(runtime: runtime, access: FirestoreAccess(rules: try FirestoreAccess.load(config), clock: runtime.clock,
-                                                                            read: read, log: runtime.log))
+        var rules = try FirestoreAccess.load(config)
+        // debug() in rules writes to the server log, at info, as the emulator writes its debug log.
+        let log = runtime.log
+        rules?.debugLog = { log.info("firestore.rules \($0)") }
+        documents = FirestoreREST(runtime: runtime, access: FirestoreAccess(rules: rules, clock: runtime.clock, read: read, log: runtime.log))
         var serverConfig = HTTPServer.Configuration()
         serverConfig.host = config.server.host
         serverConfig.port = config.server.port
