@@ -119,6 +119,9 @@ public struct RuntimeUsers: Sendable {
     /// and how many keys are trusted.
     public func rotateSigningKey() throws -> (activeKid: String, keys: Int) {
         let entry = try auth.keys.rotate(clock: clock)
+        // A cached verification skips the signature: one made with a key the ring just dropped
+        // must not outlive it (a session cookie lasts up to two weeks).
+        auth.clearVerificationCache()
         return (entry.kid, auth.keys.entries.count)
     }
 

@@ -19,8 +19,16 @@ extension AuthService {
             throw AuthFailure("INVALID_DURATION", "the valid duration must be between 5 minutes (300 s) and 2 weeks (1209600 s), not \(validSeconds) s")
         }
         let (_, claims) = try await session(idToken: idToken)
-        var cookie = claims
         let now = secondsNow()
+        // Exchanged only while it is valid, with no clock skew: a cookie lasts far longer than
+        // the token it comes from.
+        guard let exp = claims["exp"]?.intValue, exp > now.seconds else { throw AuthFailure.tokenExpired }
+        // An unsigned token (accepted in emulator mode) does not become a signed cookie: the
+        // keys would vouch for claims Hearth never issued.
+        if (try? JWT.decode(idToken))?.algorithm == "none" {
+            throw AuthFailure("INVALID_ID_TOKEN", "an unsigned ID token cannot be exchanged for a session cookie")
+        }
+        var cookie = claims
         cookie["iss"] = .string(sessionCookieIssuer)
         cookie["iat"] = .int(now.seconds)
         cookie["exp"] = .int(now.seconds + validSeconds)

@@ -166,7 +166,11 @@ extension AuthService {
                 throw .userNotFound
             }
             if user.disabled { throw .userDisabled }
-            if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue, iat < after.seconds { throw .revoked }
+            // Revoked when the session began before the user's tokens were revoked: `auth_time`,
+            // as firebase-admin for Node checks it (an ID token's `iat` is never earlier; a
+            // session cookie's is when the cookie was made, later than its session began).
+            if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue,
+               min(iat, claims["auth_time"]?.intValue ?? iat) < after.seconds { throw .revoked }
         }
         return VerifiedToken(uid: uid, claims: claims)
     }

@@ -60,11 +60,12 @@ extension FrontDoor {
             guard rest[1] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
             rest = Array(rest.dropFirst(2))
         } else if rest.count == 2 && rest[0] == "projects", let colon = rest[1].lastIndex(of: ":") {
-            // Project-level operations: /v1/projects/{project}:createSessionCookie.
+            // The one project-level operation: /v1/projects/{project}:createSessionCookie.
             guard rest[1][..<colon] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
-            rest = [rest[1][rest[1].index(after: colon)...]]
+            guard rest[1][rest[1].index(after: colon)...] == "createSessionCookie" else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
+            return await toolkitOperation(request, "projects:createSessionCookie")
         }
-        guard rest.count == 1 else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
+        guard rest.count == 1, rest[0] != "projects:createSessionCookie" else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
         return await toolkitOperation(request, String(rest[0]))
     }
 
@@ -112,10 +113,11 @@ extension FrontDoor {
                     }
                 }
                 return .json(["kind": "identitytoolkit#SignupNewUserResponse", "localId": .string(user.uid)])
-            case ("POST", "createSessionCookie"):
+            case ("POST", "projects:createSessionCookie"):
                 guard let idToken = try fields.string("idToken"), !idToken.isEmpty else { return FrontDoor.toolkitError(400, "MISSING_ID_TOKEN") }
-                // The API's default lifetime is the longest, two weeks.
-                let seconds = try fields.int64("validDuration") ?? AuthService.sessionCookieLifetimes.upperBound
+                // The API's default lifetime is the longest, two weeks; 0 is proto3's "not set".
+                var seconds = try fields.int64("validDuration") ?? 0
+                if seconds == 0 { seconds = AuthService.sessionCookieLifetimes.upperBound }
                 return .json(["sessionCookie": .string(try await auth.createSessionCookie(idToken: idToken, validSeconds: seconds))])
             case ("POST", "accounts:lookup"):
                 var users: [UserRecord] = []

@@ -46,9 +46,21 @@ struct SessionCookieTests {
             let longClaims = try a.claims(try #require(longest.json["sessionCookie"]?.stringValue))
             #expect(longClaims["exp"]?.intValue.map { $0 - (longClaims["iat"]?.intValue ?? 0) } == 1_209_600)
 
-            // The cookie expires with its lifetime (and the clock skew allowed), not the ID token's hour.
+            // A cookie lasts its own lifetime: the two-week one outlives the ID token's hour, and
+            // the one-hour one expires with its (and the clock skew allowed).
+            let longCookie = try #require(longest.json["sessionCookie"]?.stringValue)
             a.clock.advance(by: .seconds(3600) + a.app.runtime.auth.configuration.clockSkew)
-            await #expect(throws: TokenRejection.self) { try await a.app.runtime.auth.verifySessionCookie(cookie) }
+            await #expect(throws: TokenRejection.self) { try await a.app.runtime.auth.verifyIDToken(idToken) }
+            #expect(try await a.app.runtime.auth.verifySessionCookie(longCookie).uid == uid)
+            do {
+                _ = try await a.app.runtime.auth.verifySessionCookie(cookie)
+                Issue.record("an expired session cookie was accepted")
+            } catch {
+                guard case TokenRejection.expired? = error as? TokenRejection else { Issue.record("expected .expired, got \(error)"); return }
+            }
+            // A cookie is not an ID token to exchange for another.
+            let fromCookie = try await Self.createCookie(a, ["idToken": .string(longCookie)])
+            #expect(fromCookie.code == "INVALID_ID_TOKEN", "\(fromCookie.json)")
         }
     }
 
@@ -69,9 +81,20 @@ struct SessionCookieTests {
 
             let fresh = try await a.ios("verifyPassword", ["email": "revoke@example.com", "password": "secret-1", "returnSecureToken": true])
             let freshToken = try #require(fresh.json["idToken"]?.stringValue)
+            let freshCookie = try #require(try await Self.createCookie(a, ["idToken": .string(freshToken)]).json["sessionCookie"]?.stringValue)
             _ = try await a.app.runtime.auth.updateUser(uid: uid, UserUpdate(disabled: true))
             let disabled = try await Self.createCookie(a, ["idToken": .string(freshToken)])
             #expect(disabled.code == "USER_DISABLED", "\(disabled.json)")
+            await #expect(throws: TokenRejection.userDisabled) { try await a.app.runtime.auth.verifySessionCookie(freshCookie) }
+
+            // An ID token past its expiry, even within the clock skew verification allows, is
+            // not exchanged: the cookie would outlive it by weeks.
+            let other = try await a.ios("signupNewUser", ["returnSecureToken": true])
+            let otherToken = try #require(other.json["idToken"]?.stringValue)
+            a.clock.advance(by: .seconds(3601))
+            #expect(try await a.app.runtime.auth.verifyIDToken(otherToken).uid.isEmpty == false)  // within the skew
+            let late = try await Self.createCookie(a, ["idToken": .string(otherToken)])
+            #expect(late.code == "TOKEN_EXPIRED", "\(late.json)")
         }
     }
 
@@ -84,19 +107,32 @@ struct SessionCookieTests {
                 (["idToken": .string(idToken), "validDuration": 299], "INVALID_DURATION"),
                 (["idToken": .string(idToken), "validDuration": "1209601"], "INVALID_DURATION"),
                 (["idToken": .string(idToken), "validDuration": -5], "INVALID_DURATION"),
+                (["idToken": .string(idToken), "validDuration": "9223372036854775808"], "Invalid value at 'valid_duration' (TYPE_INT64)"),
+                (["idToken": .string(idToken), "validDuration": 3600.5], "Invalid value at 'valid_duration' (TYPE_INT64)"),
+                (["idToken": .string(idToken), "validDuration": true], "Invalid value at 'valid_duration' (TYPE_INT64)"),
                 (["validDuration": 3600], "MISSING_ID_TOKEN"),
                 (["idToken": "not.a.token", "validDuration": 3600], "INVALID_ID_TOKEN"),
             ]
             for (body, code) in cases {
                 let r = try await Self.createCookie(a, body)
-                #expect(r.status == 400 && r.code == code, "\(body): \(r.json)")
+                #expect(r.status == 400 && r.error?.hasPrefix(code) == true, "\(body): \(r.json)")
             }
             #expect(try await Self.createCookie(a, ["idToken": .string(idToken), "validDuration": 300]).status == 200)
+            // 0 is proto3's "not set": the default, two weeks.
+            let zero = try await Self.createCookie(a, ["idToken": .string(idToken), "validDuration": 0])
+            let zeroClaims = try a.claims(try #require(zero.json["sessionCookie"]?.stringValue, "\(zero.json)"))
+            #expect(zeroClaims["exp"]?.intValue.map { $0 - (zeroClaims["iat"]?.intValue ?? 0) } == 1_209_600)
             #expect(try await Self.createCookie(a, ["idToken": .string(idToken), "validDuration": 1_209_600]).status == 200)
             let unauthorized = try await Self.createCookie(a, ["idToken": .string(idToken)], admin: false)
             #expect(unauthorized.status == 401, "\(unauthorized.json)")
             let other = try await a.v1("projects/another:createSessionCookie", ["idToken": .string(idToken)], admin: true)
             #expect(other.status == 404 && other.code == "PROJECT_NOT_FOUND", "\(other.json)")
+            // Only at its own path.
+            let project = a.app.runtime.config.project
+            for path in ["createSessionCookie", "projects:createSessionCookie", "projects/\(project)/createSessionCookie", "projects/\(project):accounts"] {
+                let r = try await a.v1(path, ["idToken": .string(idToken)], admin: true)
+                #expect(r.status == 404, "\(path): \(r.json)")
+            }
         }
     }
 }
