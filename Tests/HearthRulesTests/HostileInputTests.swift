@@ -23,6 +23,24 @@ struct HostileInputTests {
         #expect(refused > 250)
     }
 
+    @Test("random bytes literals and hashing calls load or are refused with a location, and evaluate without a trap")
+    func bytesLiterals() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("b'\"\\x0123456789abcdefABCDEFGz€ \n")
+        let functions = ["hashing.crc32", "hashing.crc32c", "hashing.md5", "hashing.sha256", "debug"]
+        for _ in 0..<2000 {
+            let length = Int.random(in: 0..<24, using: &generator)
+            let body = String((0..<length).map { _ in alphabet.randomElement(using: &generator) ?? " " })
+            let function = functions.randomElement(using: &generator) ?? "debug"
+            let source = rulesFile("    match /things/{id} {\n      allow get: if \(function)(b'\(body)').size() >= 0 && b'\(body)'.toHexString().size() >= 0;\n    }")
+            if let error = loadError(source) {
+                #expect(error.location.line >= 1 && error.location.column >= 1)
+            } else {
+                _ = try load(source).authorize(.get(try path("things/t1"), existing: [:], auth: alice, time: testTime))
+            }
+        }
+    }
+
     @Test("every prefix of a valid file is refused cleanly")
     func truncatedFiles() throws {
         let full = try String(contentsOf: sampleRulesURL(), encoding: .utf8)
