@@ -132,6 +132,7 @@ struct ServeHTTPTests {
         #expect(results["callable_claims"] == ["role": "editor", "level": 3, "plan": "pro"])
         #expect(results["verify_id_token"] == "ok")
         #expect(results["session_cookie"] == "ok")
+        #expect(results["task_queue"] == "ok")
         #expect(results["deleted"] == "UserNotFoundError")
         #expect(results["import_scrypt"] == "ok")
         #expect(results["links"] == "ok")

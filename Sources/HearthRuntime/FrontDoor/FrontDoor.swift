@@ -159,6 +159,8 @@ public final class FrontDoor: Sendable {
         case identityToolkit(ArraySlice<Substring>), secureToken(ArraySlice<Substring>), emulator(ArraySlice<Substring>)
         case legacyToolkit(ArraySlice<Substring>)
         case firestore(ArraySlice<Substring>)
+        /// The Cloud Tasks API, as the Admin SDKs call an emulator of it (`FrontDoor+CloudTasks`).
+        case cloudTasks
         case rewrite(Rewrite)
         case function(FunctionEntry)
         case notFound(String)
@@ -180,6 +182,9 @@ public final class FrontDoor: Sendable {
         // v1beta1 is the same API under its older name, which older firebase-tools still call.
         if (segment(0, is: "v1") || segment(0, is: "v1beta1")) && count >= 6 && segment(1, is: "projects") && segment(3, is: "databases") {
             return .firestore(segments.dropFirst())
+        }
+        if segment(0, is: "projects") && segment(2, is: "locations") && segment(4, is: "queues") && segment(6, is: "tasks") && (count == 7 || count == 8) {
+            return .cloudTasks
         }
         if let rewrite = rewrites.first(where: { $0.matches(segments) }) { return .rewrite(rewrite) }
         // Built only for an answer that names it: every function request passes here.
@@ -241,6 +246,7 @@ public final class FrontDoor: Sendable {
         case .emulator(let rest): return ("auth", await emulatorEndpoint(request, Array(rest)))
         case .legacyToolkit(let rest): return ("auth", await legacyToolkit(request, Array(rest)))
         case .firestore(let rest): return ("firestore", await firestore(request, Array(rest)))
+        case .cloudTasks: return ("tasks", await cloudTasks(request, segments))
         case .rewrite(let rewrite):
             guard let entry = runtime.table[rewrite.function], entry.trigger == .request else {
                 return ("rewrite", .error(.notFound, "no onRequest function '\(rewrite.function)'"))

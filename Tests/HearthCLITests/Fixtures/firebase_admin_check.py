@@ -7,7 +7,8 @@ user, looks it up by uid and email, sets custom claims, mints a custom token, ex
 Auth REST API, calls the `whoami` callable with the resulting ID token, verifies that token with the
 SDK, makes a session cookie from it and verifies that, lists users, deletes the user and checks it is gone; imports a user with a Firebase scrypt
 hash (firebase/scrypt's example) and signs in with its password; generates password-reset and
-email-verification links and uses their codes. Prints one JSON line of results; any failure raises
+email-verification links and uses their codes; enqueues tasks on a task queue through
+the Cloud Tasks API (CLOUD_TASKS_EMULATOR_HOST) and deletes them. Prints one JSON line of results; any failure raises
 (non-zero exit) with the reason.
 """
 import base64
@@ -20,8 +21,10 @@ import urllib.request
 
 host, project = sys.argv[1], sys.argv[2]
 os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = host
+os.environ["CLOUD_TASKS_EMULATOR_HOST"] = host
 
 import firebase_admin  # noqa: E402  (the variable must be set before the SDK reads it)
+import firebase_admin.exceptions  # noqa: E402
 from firebase_admin import auth  # noqa: E402
 
 app = firebase_admin.initialize_app(options={"projectId": project})
@@ -119,6 +122,23 @@ try:
     raise AssertionError("the deleted user is still there")
 except auth.UserNotFoundError:
     results["deleted"] = "UserNotFoundError"
+
+# A task for EchoUnit's "work" queue, an hour ahead, as a backend script would enqueue it; then
+# removed before it runs, and a second removal is the API's NotFound.
+from firebase_admin import functions  # noqa: E402
+queue = functions.task_queue("work")
+task_id = queue.enqueue({"uid": "nobody", "title": "t", "body": "b"},
+                        functions.TaskOptions(schedule_delay_seconds=3600, task_id="py-task-1", dispatch_deadline_seconds=60))
+assert task_id == "py-task-1", task_id
+generated = queue.enqueue({"uid": "nobody"}, functions.TaskOptions(schedule_delay_seconds=3600))
+assert generated and generated != task_id, generated
+queue.delete("py-task-1")
+queue.delete(generated)
+try:
+    queue.delete("py-task-1")
+    raise AssertionError("a deleted task was deleted again")
+except firebase_admin.exceptions.NotFoundError:
+    results["task_queue"] = "ok"
 
 batch = auth.delete_users(["never-1", "never-2"])
 assert batch.success_count == 2 and batch.failure_count == 0, (batch.success_count, batch.failure_count)
