@@ -60,7 +60,7 @@ public final class AuthService: Sendable {
         public var verifyEmailLifetime: Duration
         public var passwordResetLifetime: Duration
 
-        public static let allSignInMethods: Set<String> = ["password", "anonymous", "custom", "google.com", "apple.com"]
+        public static let allSignInMethods: Set<String> = ["password", "emailLink", "anonymous", "custom", "google.com", "apple.com"]
 
         public init(projectID: String, emulatorMode: Bool = false, clockSkew: Duration = .seconds(300), idTokenLifetime: Duration = .seconds(3600),
                     signInMethods: Set<String> = Configuration.allSignInMethods, emailEnumerationProtection: Bool = true,

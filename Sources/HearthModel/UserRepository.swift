@@ -61,6 +61,9 @@ public struct OobCode: Sendable, Equatable {
         case verifyEmail = "VERIFY_EMAIL"
         case passwordReset = "PASSWORD_RESET"
         case verifyAndChangeEmail = "VERIFY_AND_CHANGE_EMAIL"
+        /// Email-link (passwordless) sign-in: the code signs its address in, making the account
+        /// when there is none (its `uid` is then empty).
+        case emailSignIn = "EMAIL_SIGNIN"
     }
 
     public var code: String

@@ -133,6 +133,7 @@ struct ServeHTTPTests {
         #expect(results["verify_id_token"] == "ok")
         #expect(results["session_cookie"] == "ok")
         #expect(results["task_queue"] == "ok")
+        #expect(results["email_link"] == "ok")
         #expect(results["deleted"] == "UserNotFoundError")
         #expect(results["import_scrypt"] == "ok")
         #expect(results["links"] == "ok")

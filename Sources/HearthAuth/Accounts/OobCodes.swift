@@ -11,6 +11,7 @@ extension AuthService {
     public func sendOobCode(kind requestType: String?, email: String?, idToken: String?, newEmail: String?, asAdmin: Bool) async throws -> (email: String, code: OobCode?) {
         guard let requestType, !requestType.isEmpty else { throw AuthFailure.missingRequestType }
         guard let kind = OobCode.Kind(rawValue: requestType) else { throw AuthFailure("INVALID_REQ_TYPE", "\(requestType) is not supported") }
+        if kind == .emailSignIn { return try await emailSignInCode(email) }
         let user: UserRecord?
         switch kind {
         case .verifyEmail where !asAdmin, .verifyAndChangeEmail:
@@ -111,6 +112,70 @@ extension AuthService {
         }
         try await users.revokeRefreshTokens(uid: found.uid)
         return found
+    }
+
+    // MARK: email-link sign-in
+
+    /// The method Firebase names email-link (passwordless) sign-in.
+    static let emailLinkMethod = "emailLink"
+
+    /// `sendOobCode` with `EMAIL_SIGNIN`: a code that signs `email` in, whether or not an account
+    /// has it yet (https://firebase.google.com/docs/auth/ios/email-link-auth). It lasts as long as
+    /// a password reset's.
+    func emailSignInCode(_ email: String?) async throws -> (email: String, code: OobCode?) {
+        try requireMethod(AuthService.emailLinkMethod)
+        guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
+        try checkEmail(email)
+        let owner = try await users.user(email: email)
+        let now = clock.now()
+        let code = OobCode(code: random.autoID(length: 48), kind: .emailSignIn, uid: owner?.uid ?? "", email: email, newEmail: nil,
+                           createTime: now, expireTime: now + configuration.passwordResetLifetime)
+        try await users.storeOobCode(code)
+        log("EMAIL_SIGNIN code for \(Printable.quoted(email, limit: 80))")
+        return (email, code)
+    }
+
+    /// `accounts:signInWithEmailLink`: signs in the account with the code's address (made, with
+    /// the address verified, when there is none), or, with `idToken`, gives that address to the
+    /// signed-in user. Either way the address is verified and the session's provider is
+    /// "password", as Firebase's. Refusals: `INVALID_OOB_CODE`, `EXPIRED_OOB_CODE`, `INVALID_EMAIL`
+    /// (not the code's address), `USER_DISABLED`, `EMAIL_EXISTS` (linking an address another
+    /// account has).
+    public func signInWithEmailLink(email: String?, oobCode: String?, idToken: String? = nil) async throws -> SignInResult {
+        try requireMethod(AuthService.emailLinkMethod)
+        let found = try await liveCode(oobCode)
+        guard found.kind == .emailSignIn else { throw AuthFailure.invalidOobCode }
+        guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
+        guard EmailKey.of(email) == EmailKey.of(found.email) else {
+            throw AuthFailure.invalidEmail("The email provided does not match the sign-in email address.")
+        }
+        let owner = try await users.user(email: found.email)
+        if let idToken {
+            let (user, _) = try await session(idToken: idToken)
+            if let owner, owner.uid != user.uid { throw AuthFailure.emailExists }
+            try await take(found)
+            let movesAddress = user.email.map { EmailKey.of($0) != EmailKey.of(found.email) } ?? true
+            let linked = try await updateRecord(uid: user.uid) { record in
+                record.email = found.email
+                record.emailVerified = true
+                if movesAddress { record.movePasswordProvider(to: found.email) }
+                record.linkPasswordProvider()
+            }
+            return try await startSession(linked, provider: AuthService.passwordProvider, isNewUser: false)
+        }
+        if let owner {
+            guard !owner.disabled else { throw AuthFailure.userDisabled }
+            try await take(found)
+            let signedIn = try await updateRecord(uid: owner.uid) { record in
+                record.emailVerified = true
+                record.linkPasswordProvider()
+            }
+            return try await startSession(signedIn, provider: AuthService.passwordProvider, isNewUser: false)
+        }
+        try await take(found)
+        let user = try await create(NewUser(email: found.email, emailVerified: true,
+                                            providerToLink: UserRecord.ProviderInfo(providerId: AuthService.passwordProvider, uid: found.email, email: found.email)))
+        return try await startSession(user, provider: AuthService.passwordProvider, isNewUser: true)
     }
 
     /// Codes not yet used, for the Auth emulator's listing.

@@ -96,8 +96,8 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var keysFile = "auth-keys.json"
         /// Sign-in methods turned on (the console's switches): `password`, `anonymous`, `custom`,
         /// `google.com`, `apple.com`. All by default, as in the Auth emulator.
-        public var providers: [String] = ["password", "anonymous", "custom", "google.com", "apple.com"]
-        public static let knownProviders: Set<String> = ["password", "anonymous", "custom", "google.com", "apple.com"]
+        public var providers: [String] = ["password", "emailLink", "anonymous", "custom", "google.com", "apple.com"]
+        public static let knownProviders: Set<String> = ["password", "emailLink", "anonymous", "custom", "google.com", "apple.com"]
         /// Firebase's email enumeration protection, on by default as for new projects.
         public var emailEnumerationProtection = true
         /// scrypt cost of new password hashes: N = 2^mem_cost, r = rounds (Firebase's: 14 and 8).

@@ -36,6 +36,13 @@ extension FrontDoor {
                 }
                 return .json(.map(out))
 
+            case "accounts:signInWithEmailLink":
+                let result = try await auth.signInWithEmailLink(email: try fields.string("email"), oobCode: try fields.string("oobCode"),
+                                                                idToken: try fields.string("idToken"))
+                var out = FrontDoor.sessionFields(result, kind: "identitytoolkit#EmailLinkSigninResponse")
+                if let u = result.user { FrontDoor.profileFields(u, into: &out) }
+                return .json(.map(out))
+
             case "accounts:signInWithIdp":
                 guard let requestURI = try fields.string("requestUri"), !requestURI.isEmpty else { return FrontDoor.toolkitError(400, "MISSING_REQUEST_URI") }
                 guard let postBody = try fields.string("postBody") else { return FrontDoor.toolkitError(400, "INVALID_IDP_RESPONSE", "postBody is required") }
@@ -159,8 +166,21 @@ extension FrontDoor {
                 }
                 email = try await runtime.auth.resetPassword(oobCode: query["oobCode"], newPassword: newPassword).email
                 message = "The password has been successfully updated."
+            case "signIn"?:
+                // The link is for the app, which signs in with it (signInWithEmailLink): opening it
+                // uses nothing up. With a continueUrl, on to it with the link's parameters, as the
+                // app's page expects to find them.
+                if let next = query["continueUrl"], next.hasPrefix("https://") || next.hasPrefix("http://") {
+                    var link = next + (next.contains("?") ? "&" : "?") + "mode=signIn&lang=en"
+                    if let code = query["oobCode"] { link += "&oobCode=\(PercentEncoding.encodeQueryValue(code))" }
+                    link += "&apiKey=\(PercentEncoding.encodeQueryValue(query["apiKey"] ?? "fake-api-key"))"
+                    var headers = HTTPHeaders()
+                    headers.set("Location", link)
+                    return HTTPServerResponse(status: 303, headers: headers)
+                }
+                return answer("success", "Open this link in the app: it signs in with signInWithEmailLink.", status: 200)
             default:
-                return answer("error", "mode must be verifyEmail, verifyAndChangeEmail or resetPassword", status: 400)
+                return answer("error", "mode must be verifyEmail, verifyAndChangeEmail, resetPassword or signIn", status: 400)
             }
             if let next = query["continueUrl"], next.hasPrefix("https://") || next.hasPrefix("http://") {
                 var headers = HTTPHeaders()
@@ -182,6 +202,7 @@ extension FrontDoor {
         case .verifyEmail: mode = "verifyEmail"
         case .passwordReset: mode = "resetPassword"
         case .verifyAndChangeEmail: mode = "verifyAndChangeEmail"
+        case .emailSignIn: mode = "signIn"
         }
         let host = request.headers["host"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(config.server.host):\(config.server.port)"
         var link = "http://\(host)/emulator/action?mode=\(mode)&lang=en&oobCode=\(PercentEncoding.encodeQueryValue(code.code))&apiKey=fake-api-key"

@@ -75,7 +75,7 @@ extension FrontDoor {
         "signupNewUser": "accounts:signUp", "verifyPassword": "accounts:signInWithPassword", "getAccountInfo": "accounts:lookup",
         "setAccountInfo": "accounts:update", "deleteAccount": "accounts:delete", "getOobConfirmationCode": "accounts:sendOobCode",
         "resetPassword": "accounts:resetPassword", "verifyAssertion": "accounts:signInWithIdp", "verifyCustomToken": "accounts:signInWithCustomToken",
-        "uploadAccount": "accounts:batchCreate", "downloadAccount": "accounts:batchGet",
+        "uploadAccount": "accounts:batchCreate", "downloadAccount": "accounts:batchGet", "emailLinkSignin": "accounts:signInWithEmailLink",
     ]
 
     func legacyToolkit(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {

@@ -7,7 +7,7 @@ user, looks it up by uid and email, sets custom claims, mints a custom token, ex
 Auth REST API, calls the `whoami` callable with the resulting ID token, verifies that token with the
 SDK, makes a session cookie from it and verifies that, lists users, deletes the user and checks it is gone; imports a user with a Firebase scrypt
 hash (firebase/scrypt's example) and signs in with its password; generates password-reset and
-email-verification links and uses their codes; enqueues tasks on a task queue through
+email-verification links and uses their codes; signs in with an email link it generated; enqueues tasks on a task queue through
 the Cloud Tasks API (CLOUD_TASKS_EMULATOR_HOST) and deletes them. Prints one JSON line of results; any failure raises
 (non-zero exit) with the reason.
 """
@@ -115,6 +115,15 @@ verify_code = urllib.parse.parse_qs(urllib.parse.urlparse(verify_link).query)["o
 post("/identitytoolkit.googleapis.com/v1/accounts:update?key=fake-api-key", {"oobCode": verify_code})
 assert auth.get_user("py-imported").email_verified
 results["links"] = "ok"
+
+# Email-link sign-in: the Admin SDK's generated link carries the code the app signs in with.
+settings = auth.ActionCodeSettings(url="https://app.example.com/finish", handle_code_in_app=True)
+sign_in_link = auth.generate_sign_in_with_email_link("passwordless@example.com", settings)
+sign_in_code = urllib.parse.parse_qs(urllib.parse.urlparse(sign_in_link).query)["oobCode"][0]
+linked = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithEmailLink?key=fake-api-key",
+              {"email": "passwordless@example.com", "oobCode": sign_in_code})
+assert linked["isNewUser"] is True and auth.get_user(linked["localId"]).email_verified, linked
+results["email_link"] = "ok"
 
 auth.delete_user("py-user")
 try:
