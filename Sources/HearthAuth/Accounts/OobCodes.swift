@@ -151,16 +151,22 @@ extension AuthService {
         }
         let owner = try await users.user(email: found.email)
         if let idToken {
-            let (user, _) = try await session(idToken: idToken)
+            let (user, claims) = try await session(idToken: idToken)
             if let owner, owner.uid != user.uid { throw AuthFailure.emailExists }
+            // Replacing an address the account already has is an email change: it needs a recent
+            // sign-in and ends the other sessions, as `accounts:update` with an email does.
+            let replacesAddress = user.email.map { EmailKey.of($0) != EmailKey.of(found.email) } ?? false
+            if replacesAddress { try requireRecentSignIn(claims) }
             try await take(found)
-            let movesAddress = user.email.map { EmailKey.of($0) != EmailKey.of(found.email) } ?? true
+            let now = secondsNow()
             let linked = try await updateRecord(uid: user.uid) { record in
                 record.email = found.email
                 record.emailVerified = true
-                if movesAddress { record.movePasswordProvider(to: found.email) }
+                record.movePasswordProvider(to: found.email)
                 record.linkPasswordProvider()
+                if replacesAddress { record.tokensValidAfterTime = now }
             }
+            if replacesAddress { try await users.revokeRefreshTokens(uid: user.uid) }
             return try await startSession(linked, provider: AuthService.passwordProvider, isNewUser: false)
         }
         if let owner {

@@ -74,6 +74,14 @@ struct EmailLinkTests {
             let user = try await a.app.runtime.auth.getUser(uid: uid)
             #expect(user.email == "mine@example.com" && user.emailVerified)
 
+            // Replacing an address the account has is an email change: a recent sign-in, and the
+            // other sessions end (the new tokens come with the answer).
+            let newToken = try #require(linked.json["idToken"]?.stringValue)
+            a.clock.advance(by: .seconds(600))
+            let moveCode = try await Self.sendLink(a, "moved@example.com")
+            let stale = try await a.v1("accounts:signInWithEmailLink", ["email": "moved@example.com", "oobCode": .string(moveCode), "idToken": .string(newToken)])
+            #expect(stale.code == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN", "\(stale.json)")
+
             _ = try await a.ios("signupNewUser", ["email": "taken@example.com", "password": "secret-1", "returnSecureToken": true])
             let other = try #require(try await a.ios("signupNewUser", ["returnSecureToken": true]).json["idToken"]?.stringValue)
             let takenCode = try await Self.sendLink(a, "taken@example.com")
