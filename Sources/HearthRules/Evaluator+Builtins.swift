@@ -6,6 +6,12 @@ import HearthModel
 /// conversions, `debug`, and the `math`, `duration`, `timestamp`, `latlng` and `hashing` namespaces.
 extension Evaluation {
     func call(_ builtin: Builtin, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        if builtin == .debug {
+            // Transparent, as on Firebase, even for a value a list query does not fix; what it
+            // was goes to the rules' debug log.
+            debugLog?("debug(\(args[0].brief))", expr.offset)
+            return args[0]
+        }
         if let symbolic = args.first(where: Evaluation.containsSymbolic) {
             if case .unknown(let why) = symbolic { return .unknown(why) }
             return .unknown("\(builtin.rawValue)() of a value the query does not fix")
@@ -144,7 +150,7 @@ extension Evaluation {
             return .latlng(GeoPoint(latitude: lat, longitude: lng))
         case .hashingCRC32, .hashingCRC32C, .hashingMD5, .hashingSHA256:
             // https://firebase.google.com/docs/reference/rules/rules.hashing: bytes, or a
-            // string's UTF-8; the hash as bytes (a CRC as its four bytes, most significant first).
+            // string's UTF-8; the hash as bytes (a CRC as its four bytes, least significant first).
             let input: [UInt8]
             switch args[0] {
             case .bytes(let b): input = b
@@ -152,15 +158,16 @@ extension Evaluation {
             default: throw fail("\(builtin.rawValue)() takes bytes or a string, not \(args[0].typeName)", expr)
             }
             switch builtin {
-            case .hashingCRC32: return .bytes(Hashing.bigEndian(Hashing.crc32(input, table: Hashing.crc32Table)))
-            case .hashingCRC32C: return .bytes(Hashing.bigEndian(Hashing.crc32(input, table: Hashing.crc32cTable)))
-            case .hashingMD5: return .bytes(Hashing.digest(input, EVP_md5()))
-            default: return .bytes(Hashing.digest(input, EVP_sha256()))
+            case .hashingCRC32: return .bytes(Hashing.crcBytes(Hashing.crc32(input, table: Hashing.crc32Table)))
+            case .hashingCRC32C: return .bytes(Hashing.crcBytes(Hashing.crc32(input, table: Hashing.crc32cTable)))
+            default:
+                guard let digest = Hashing.digest(input, builtin == .hashingMD5 ? EVP_md5() : EVP_sha256()) else {
+                    throw fail("\(builtin.rawValue)(): this system's OpenSSL cannot compute it", expr)
+                }
+                return .bytes(digest)
             }
         case .debug:
-            // Returns its value; what it was goes to the rules' debug log.
-            debugLog?("debug(\(args[0].brief)) at \(expr.offset)")
-            return args[0]
+            return args[0]  // handled above
         }
     }
 

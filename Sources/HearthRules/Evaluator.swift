@@ -59,11 +59,11 @@ final class Evaluation {
     private var callDepth = 0
     private var depth = 0
 
-    /// `debug()`'s output, if anyone listens.
-    let debugLog: (@Sendable (String) -> Void)?
+    /// `debug()`'s output (with where the call is), if anyone listens.
+    let debugLog: (@Sendable (String, Int) -> Void)?
 
     init(functions: [CompiledFunction], request: RulesValue, resource: RulesValue, database: String, access: DocumentAccess,
-         own: (path: DocumentPath, data: [String: Value]?)?, facts: QueryFacts?, debugLog: (@Sendable (String) -> Void)? = nil) {
+         own: (path: DocumentPath, data: [String: Value]?)?, facts: QueryFacts?, debugLog: (@Sendable (String, Int) -> Void)? = nil) {
         self.debugLog = debugLog
         self.functions = functions
         self.request = request

@@ -22,13 +22,16 @@ enum Hashing {
         return c ^ 0xFFFF_FFFF
     }
 
-    static func bigEndian(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    /// A CRC as Firebase's rules give it: its four bytes, least significant first (the runtime's
+    /// hash code bytes, as the Firestore emulator's rules engine builds them).
+    static func crcBytes(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)] }
 
-    /// A digest by OpenSSL (MD5, SHA-256).
-    static func digest(_ bytes: [UInt8], _ md: OpaquePointer?) -> [UInt8] {
+    /// A digest by OpenSSL (MD5, SHA-256); nil when OpenSSL cannot make it (MD5 under FIPS).
+    static func digest(_ bytes: [UInt8], _ md: OpaquePointer?) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var size: UInt32 = 0
-        bytes.withUnsafeBytes { p in _ = EVP_Digest(p.baseAddress, p.count, &out, &size, md, nil) }
+        let ok = bytes.withUnsafeBytes { p in EVP_Digest(p.baseAddress, p.count, &out, &size, md, nil) }
+        guard ok == 1, size > 0 else { return nil }
         return Array(out.prefix(Int(size)))
     }
 }

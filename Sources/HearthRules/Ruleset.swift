@@ -30,8 +30,8 @@ public struct Ruleset: Sendable {
     let databaseWildcard: String
     /// For each method, the blocks with an allow for it, in file order.
     let blocksByMethod: [RulesMethod: [Int]]
-    /// Where `debug(value)` writes each value it is given (as the emulator writes them to its
-    /// debug log); nil drops them.
+    /// Where `debug(value)` writes each value it is given, with its file:line:column (as the
+    /// emulator writes them to its debug log); nil drops them, as production Firebase does.
     public var debugLog: (@Sendable (String) -> Void)?
 
     /// Parses and checks a rules file; errors carry `file:line:column`.
@@ -113,8 +113,13 @@ public struct Ruleset: Sendable {
             "resource": requestResource,
             "query": query,
         ])
+        var located: (@Sendable (String, Int) -> Void)?
+        if let log = debugLog {
+            let map = sourceMap
+            located = { message, offset in log("\(message) at \(map.location(offset))") }
+        }
         let evaluation = Evaluation(functions: functions, request: requestValue, resource: resource, database: database,
-                                    access: documents, own: own, facts: facts, debugLog: debugLog)
+                                    access: documents, own: own, facts: facts, debugLog: located)
         let databaseBinding = Binding(depth: 0, name: databaseWildcard, value: .string(database))
 
         var attempts: [RulesAttempt] = []

@@ -8,8 +8,9 @@ import HearthModel
 ///
 /// - `POST /projects/{project}/locations/{region}/queues/{function}/tasks` with `{"task": …}`:
 ///   `name` (`…/tasks/{id}`: the task's id, deduplicated), `scheduleTime`, `dispatchDeadline`
-///   ("30s"), and `httpRequest.body`, the base64 of the JSON the SDK sends (`{"data": …}` from
-///   Node, the data itself from Python). The task goes to the queue of the `onTaskDispatched`
+///   ("30s"), and `httpRequest.body`, the base64 of the task's JSON body, which must be
+///   `{"data": …}` as a task queue function takes it (Node's SDK wraps the data so; Python's sends
+///   what it is given, so Python code passes `{"data": …}`). The task goes to the queue of the `onTaskDispatched`
 ///   function of that name, as a unit's `enqueue` would put it. The answer has the task's `name`
 ///   both as Cloud Tasks gives it and, under `task`, as the Firebase emulator does (with a
 ///   leading "/", which Python's SDK strips).
@@ -84,7 +85,7 @@ extension FrontDoor {
                 throw .invalidArgument("task.dispatchDeadline: '\(Printable.quoted(text, limit: 40))' is not a duration such as \"30s\"")
             }
             deadline = .seconds(double: seconds)
-        case let other?: throw .invalidArgument("task.dispatchDeadline: must be a duration such as \"30s\" (got \(other))")
+        case let other?: throw .invalidArgument("task.dispatchDeadline: must be a duration such as \"30s\" (got \(Printable.quoted(JSONWriter.string(other), limit: 40)))")
         }
         var data: Value = .null
         if let http = task["httpRequest"] {
@@ -93,9 +94,17 @@ extension FrontDoor {
             case nil, .null?, .string("")?: break
             case .string(let encoded)?:
                 guard let bytes = Base64.decodeProtoBytes(encoded) else { throw .invalidArgument("task.httpRequest.body: not base64") }
-                guard let json = try? JSONParser.parse(bytes) else { throw .invalidArgument("task.httpRequest.body: not JSON (a task's body is the JSON of its data)") }
-                // Node's SDK sends {"data": …}, as a task queue function receives it; Python's the data.
-                if case .map(let m) = json, m.count == 1, let inner = m["data"] { data = inner } else { data = json }
+                // Read as a callable's body is (the same limits, Int64Value wrappers), since a task
+                // queue function takes the same envelope.
+                guard let json = try? JSONParser.parse(bytes, options: .callable) else {
+                    throw .invalidArgument("task.httpRequest.body: not JSON (a task's body is {\"data\": …} as JSON)")
+                }
+                // As Firebase's task queue functions answer 400 to any other body, it is refused
+                // here rather than failing every attempt later.
+                guard case .map(let m) = json, m.count == 1, let inner = m["data"] else {
+                    throw .invalidArgument("task.httpRequest.body: must be {\"data\": …}, as a task queue function takes it (Python's enqueue sends its argument as the body: pass {\"data\": …})")
+                }
+                data = inner
             case let other?: throw .invalidArgument("task.httpRequest.body: must be a base64 string (got \(other.typeName))")
             }
         }

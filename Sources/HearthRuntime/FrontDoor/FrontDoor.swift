@@ -75,9 +75,13 @@ public final class FrontDoor: Sendable {
             read = { path in throw HTTPSError(.unimplemented, "get() and exists() in rules need the embedded store (reading \(path))") }
         }
         var rules = try FirestoreAccess.load(config)
-        // debug() in rules writes to the server log, at info, as the emulator writes its debug log.
-        let log = runtime.log
-        rules?.debugLog = { log.info("firestore.rules \($0)") }
+        // debug() in rules writes to the server log, at debug level, in emulator mode only: as on
+        // Firebase, where only the emulator's debug log shows it (production drops it, so rules
+        // keep their debug() calls, and the values they show are users' data).
+        if config.emulatorMode {
+            let log = runtime.log
+            rules?.debugLog = { log.log(.debug, "firestore.rules \($0)") }
+        }
         documents = FirestoreREST(runtime: runtime, access: FirestoreAccess(rules: rules, clock: runtime.clock, read: read, log: runtime.log))
         var serverConfig = HTTPServer.Configuration()
         serverConfig.host = config.server.host

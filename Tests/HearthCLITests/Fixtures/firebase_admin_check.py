@@ -136,10 +136,17 @@ except auth.UserNotFoundError:
 # removed before it runs, and a second removal is the API's NotFound.
 from firebase_admin import functions  # noqa: E402
 queue = functions.task_queue("work")
-task_id = queue.enqueue({"uid": "nobody", "title": "t", "body": "b"},
+# Python's SDK sends its argument as the body, so the task queue envelope {"data": …} is the
+# caller's to write (as Firebase's own Python sample does).
+task_id = queue.enqueue({"data": {"uid": "nobody", "title": "t", "body": "b"}},
                         functions.TaskOptions(schedule_delay_seconds=3600, task_id="py-task-1", dispatch_deadline_seconds=60))
 assert task_id == "py-task-1", task_id
-generated = queue.enqueue({"uid": "nobody"}, functions.TaskOptions(schedule_delay_seconds=3600))
+generated = queue.enqueue({"data": {"uid": "nobody"}}, functions.TaskOptions(schedule_delay_seconds=3600))
+try:
+    queue.enqueue({"uid": "unwrapped"})
+    raise AssertionError("a body without the {data} envelope was accepted")
+except firebase_admin.exceptions.InvalidArgumentError:
+    pass
 assert generated and generated != task_id, generated
 queue.delete("py-task-1")
 queue.delete(generated)

@@ -45,18 +45,18 @@ struct CloudTasksTests {
         }
     }
 
-    @Test("Python's request: the data itself in the body, no id, a schedule time; deleted before it runs, it never runs")
+    @Test("Python's request: no id, a schedule time (its body wrapped by the caller); deleted before it runs, it never runs")
     func pythonShapeScheduleAndDelete() async throws {
         try await withAuthApp { a in
             let later = a.clock.now() + .seconds(3600)
-            let first = try await Self.enqueue(a, ["scheduleTime": .string(later.rfc3339), "httpRequest": ["body": .string(Self.body(["label": "from python"]))]])
+            let first = try await Self.enqueue(a, ["scheduleTime": .string(later.rfc3339), "httpRequest": ["body": .string(Self.body(["data": ["label": "from python"]]))]])
             #expect(first.status == 200, "\(first.json)")
             let taskName = try #require(first.json["task"]?["name"]?.stringValue)
             let id = String(taskName.split(separator: "/").last!)
             // Python's SDK strips the first character and parses the rest.
             #expect(taskName.dropFirst().hasPrefix("projects/\(a.app.runtime.config.project)/locations/us-central1/queues/work/tasks/"))
             let second = try await Self.enqueue(a, ["name": .string(String(Self.tasksPath(a).dropFirst()) + "/doomed"), "scheduleTime": .string(later.rfc3339),
-                                                    "httpRequest": ["body": .string(Self.body(["label": "never"]))]])
+                                                    "httpRequest": ["body": .string(Self.body(["data": ["label": "never"]]))]])
             #expect(second.status == 200, "\(second.json)")
             await a.app.settle()
             #expect(try await Self.run(a, id) == nil)  // not due yet
@@ -87,6 +87,10 @@ struct CloudTasksTests {
             let cases: [(Value, String)] = [
                 (["httpRequest": ["body": "%%%"]], "not base64"),
                 (["httpRequest": ["body": .string(Base64.encode(Array("not json".utf8)))]], "not JSON"),
+                // What Python's SDK sends for enqueue(data) without the envelope, and extra keys.
+                (["httpRequest": ["body": .string(Self.body(["label": "x"]))]], "must be {\"data\": …}"),
+                (["httpRequest": ["body": .string(Self.body(["data": 1, "extra": 2]))]], "must be {\"data\": …}"),
+                (["httpRequest": ["body": .string(Self.body(.emptyMap))]], "must be {\"data\": …}"),
                 (["name": "projects/x/locations/us-central1/queues/other/tasks/a", "httpRequest": good["httpRequest"]!], "is not a task of"),
                 (["name": .string(String(Self.tasksPath(a).dropFirst()) + "/bad id"), "httpRequest": good["httpRequest"]!], "task id must be"),
                 (["scheduleTime": "tomorrow", "httpRequest": good["httpRequest"]!], "task.scheduleTime"),
