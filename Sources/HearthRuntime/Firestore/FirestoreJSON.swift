@@ -14,6 +14,10 @@ struct FirestoreJSON: Sendable {
     /// Whether references may name numeric ids (`__id7__`): in a query's filters and cursors,
     /// not in documents (`PathRules.numericID`).
     private(set) var numericIDs = false
+    /// Whether an array may hold an array: a query's values may (an `IN` list of arrays, an
+    /// equality with one, which no document can match), as Firestore's queries accept them;
+    /// documents' may not.
+    private(set) var nestedArrays = false
 
     init(project: String) {
         documentsRoot = "projects/\(project)/databases/(default)/documents"
@@ -23,6 +27,7 @@ struct FirestoreJSON: Sendable {
     var forQueries: FirestoreJSON {
         var copy = self
         copy.numericIDs = true
+        copy.nestedArrays = true
         return copy
     }
 
@@ -125,7 +130,7 @@ struct FirestoreJSON: Sendable {
             out.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
                 let v = try value(item, field: "\(field).arrayValue.values[\(i)]", depth: depth + 1)
-                if case .array = v { throw .invalidArgument("\(field).arrayValue.values[\(i)]: an array cannot directly contain another array") }
+                if case .array = v, !nestedArrays { throw .invalidArgument("\(field).arrayValue.values[\(i)]: an array cannot directly contain another array") }
                 out.append(v)
             }
             return .array(out)

@@ -70,7 +70,14 @@ extension FirestoreREST {
         }
 
         var disjunctions: [[QuerySpec.Filter]] = [[]]
-        if let filter = q["where"] { disjunctions = try dnf(filter, field: "structuredQuery.where", names: names) }
+        if let filter = q["where"] {
+            disjunctions = try dnf(filter, field: "structuredQuery.where", names: names)
+            // Firestore's rule over the whole filter, which the branches alone cannot see.
+            let (ops, hasOR) = FirestoreREST.filterOperators(filter)
+            if ops.contains("NOT_IN") && (hasOR || ops.contains("IN") || ops.contains("ARRAY_CONTAINS_ANY")) {
+                throw .invalidArgument("'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
+            }
+        }
         var orderBy: [QuerySpec.Order] = []
         if let list = q["orderBy"] {
             guard case .array(let items) = list else { throw .invalidArgument("structuredQuery.orderBy: must be an array") }
@@ -89,6 +96,14 @@ extension FirestoreREST {
         if nearest != nil { orderBy = [] }  // superseded by the search's own order
         let startAt = try cursor(q["startAt"], field: "structuredQuery.startAt", names: names)
         let endAt = try cursor(q["endAt"], field: "structuredQuery.endAt", names: names)
+        // Cursors follow the order as sent (the SDKs send the whole order, __name__ included),
+        // and a value at a __name__ position is a document reference, as Firestore requires.
+        for cursor in [startAt, endAt].compactMap({ $0 }) {
+            guard cursor.values.count <= orderBy.count else { throw .invalidArgument("Cursor has too many values.") }
+            for (value, order) in zip(cursor.values, orderBy) where order.field.isDocumentID {
+                guard case .reference = value else { throw .invalidArgument("Cursor __key__ value is not a document reference.") }
+            }
+        }
         var offset = 0
         if let o = q["offset"] { offset = try FirestoreJSON.int32(o, field: "structuredQuery.offset") }
         var limit: Int?
@@ -156,6 +171,13 @@ extension FirestoreREST {
             let path = try FirestoreJSON.fieldReference(body["field"], field: field + ".fieldFilter.field")
             guard let raw = body["value"] else { throw .invalidArgument("\(field).fieldFilter.value: is required") }
             let value = try names.value(raw, field: field + ".fieldFilter.value")
+            if path.isDocumentID {
+                // __name__ compares with document references only (a list of them for IN and NOT_IN).
+                let operands = value.arrayValue ?? [value]
+                guard operands.allSatisfy({ if case .reference = $0 { true } else { false } }) else {
+                    throw .invalidArgument("__key__ filter value must be a Key")
+                }
+            }
             let op: QuerySpec.Operator
             switch body["op"] {
             case .string("LESS_THAN"), .int(1): op = .lessThan
@@ -170,6 +192,9 @@ extension FirestoreREST {
             case .string("NOT_IN"), .int(10): op = .notIn
             case let other: throw .invalidArgument("\(field).fieldFilter.op: '\(other.map { "\($0)" } ?? "missing")' is not a field filter operator")
             }
+            // A field filter's == or != with null matches nothing, as in Firestore (IS_NULL and
+            // IS_NOT_NULL, which the SDKs send for == null and != null, are unary filters): no branch.
+            if value == .null && (op == .equal || op == .notEqual) { return [] }
             return [[QuerySpec.Filter(path, op, value)]]
         case "unaryFilter":
             let path = try FirestoreJSON.fieldReference(body["field"], field: field + ".unaryFilter.field")
@@ -183,6 +208,27 @@ extension FirestoreREST {
         default:
             throw .invalidArgument("\(field): unknown filter kind '\(kind)'")
         }
+    }
+
+    /// The field filters' operators anywhere in a filter tree, and whether it has an OR.
+    static func filterOperators(_ json: Value) -> (ops: Set<String>, hasOR: Bool) {
+        var ops: Set<String> = [], hasOR = false
+        func walk(_ f: Value, _ depth: Int) {
+            guard depth < 64, case .map(let m) = f else { return }
+            if case .map(let body)? = m["fieldFilter"] {
+                switch body["op"] {
+                case .string(let s)?: ops.insert(s)
+                case .int(let n)?: if let name = [8: "IN", 9: "ARRAY_CONTAINS_ANY", 10: "NOT_IN"][n] { ops.insert(name) }
+                default: break
+                }
+            }
+            if case .map(let body)? = m["compositeFilter"] {
+                if body["op"] == .string("OR") || body["op"] == .int(2) { hasOR = true }
+                for child in body["filters"]?.arrayValue ?? [] { walk(child, depth + 1) }
+            }
+        }
+        walk(json, 0)
+        return (ops, hasOR)
     }
 
     func tooManyDisjunctions(_ field: String) -> HTTPSError {
