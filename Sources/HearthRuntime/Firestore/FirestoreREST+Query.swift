@@ -74,8 +74,11 @@ extension FirestoreREST {
             disjunctions = try dnf(filter, field: "structuredQuery.where", names: names)
             // Firestore's rule over the whole filter, which the branches alone cannot see.
             let (ops, hasOR) = FirestoreREST.filterOperators(filter)
-            if ops.contains("NOT_IN") && (hasOR || ops.contains("IN") || ops.contains("ARRAY_CONTAINS_ANY")) {
+            if ops["NOT_IN"] != nil && (hasOR || ops["IN"] != nil || ops["ARRAY_CONTAINS_ANY"] != nil) {
                 throw .invalidArgument("'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
+            }
+            if ops.filter({ ["NOT_EQUAL", "NOT_IN", "IS_NOT_NAN", "IS_NOT_NULL"].contains($0.key) }).values.reduce(0, +) > 1 {
+                throw .invalidArgument("Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.")
             }
         }
         var orderBy: [QuerySpec.Order] = []
@@ -195,6 +198,23 @@ extension FirestoreREST {
             // A field filter's == or != with null matches nothing, as in Firestore (IS_NULL and
             // IS_NOT_NULL, which the SDKs send for == null and != null, are unary filters): no branch.
             if value == .null && (op == .equal || op == .notEqual) { return [] }
+            // NaN in a field filter equals nothing, as in Firestore (IS_NAN and IS_NOT_NAN do the
+            // NaN matching): == NaN matches no document, != NaN every one whose field is not null
+            // (as != anything), and NaN in an IN or NOT_IN list stands for nothing.
+            func isNaN(_ v: Value) -> Bool { if case .double(let d) = v { d.isNaN } else { false } }
+            // A range on null or NaN matches nothing either (and so orders nothing: Firestore
+            // takes such a query whatever its order).
+            if [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(op) && (value == .null || isNaN(value)) { return [] }
+            switch op {
+            case .equal where isNaN(value): return []
+            case .notEqual where isNaN(value): return [[QuerySpec.Filter(path, .notEqual, .null)]]
+            case .in, .notIn:
+                guard case .array(let list) = value, list.contains(where: isNaN) else { break }
+                let kept = list.filter { !isNaN($0) }
+                if kept.isEmpty { return op == .in ? [] : [[QuerySpec.Filter(path, .notEqual, .null)]] }
+                return [[QuerySpec.Filter(path, op, .array(kept))]]
+            default: break
+            }
             return [[QuerySpec.Filter(path, op, value)]]
         case "unaryFilter":
             let path = try FirestoreJSON.fieldReference(body["field"], field: field + ".unaryFilter.field")
@@ -210,15 +230,23 @@ extension FirestoreREST {
         }
     }
 
-    /// The field filters' operators anywhere in a filter tree, and whether it has an OR.
-    static func filterOperators(_ json: Value) -> (ops: Set<String>, hasOR: Bool) {
-        var ops: Set<String> = [], hasOR = false
+    /// How many times each filter operator appears anywhere in a filter tree (field and unary
+    /// filters alike), and whether it has an OR.
+    static func filterOperators(_ json: Value) -> (ops: [String: Int], hasOR: Bool) {
+        var ops: [String: Int] = [:], hasOR = false
         func walk(_ f: Value, _ depth: Int) {
             guard depth < 64, case .map(let m) = f else { return }
             if case .map(let body)? = m["fieldFilter"] {
                 switch body["op"] {
-                case .string(let s)?: ops.insert(s)
-                case .int(let n)?: if let name = [8: "IN", 9: "ARRAY_CONTAINS_ANY", 10: "NOT_IN"][n] { ops.insert(name) }
+                case .string(let s)?: ops[s, default: 0] += 1
+                case .int(let n)?: if let name = [6: "NOT_EQUAL", 8: "IN", 9: "ARRAY_CONTAINS_ANY", 10: "NOT_IN"][n] { ops[name, default: 0] += 1 }
+                default: break
+                }
+            }
+            if case .map(let body)? = m["unaryFilter"] {
+                switch body["op"] {
+                case .string(let s)?: ops[s, default: 0] += 1
+                case .int(let n)?: if let name = [4: "IS_NOT_NAN", 5: "IS_NOT_NULL"][n] { ops[name, default: 0] += 1 }
                 default: break
                 }
             }
