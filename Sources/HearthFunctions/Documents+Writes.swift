@@ -193,6 +193,13 @@ enum DocumentsWire {
             case .transform(let t): transforms.append(FieldTransformSpec(fieldPath, t))
             }
         }
+        // Each field gets its own value here, so a field and one inside it (or one field spelled
+        // twice) would leave which value wins to chance: refused, as the Admin SDKs refuse it.
+        let paths = (values.map(\.0) + deletes + transforms.map(\.field)).sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
+        for (outer, inner) in zip(paths, paths.dropFirst()) where inner.segments.starts(with: outer.segments) {
+            if outer == inner { throw HTTPSError(.invalidArgument, "update: field '\(outer)' is given twice") }
+            throw HTTPSError(.invalidArgument, "update: field '\(outer)' is a prefix of '\(inner)'; give one or the other")
+        }
         var write = DocumentWrite.update(path, values, transforms: transforms)
         if case .update(let f, let mask?) = write.operation { write.operation = .update(fields: f, mask: mask + deletes) }
         return write

@@ -178,3 +178,20 @@ struct SDKBoundaryTests {
         }
     }
 }
+
+/// A unit's `update(_:)` gives each field its own value, so overlapping fields are refused before
+/// anything is sent, as the Admin SDKs refuse them.
+@Suite("Document updates in the unit SDK")
+struct UnitUpdateTests {
+    @Test("a field and one inside it, or one field spelled twice, are refused; fields sharing only a name prefix are not")
+    func overlapping() throws {
+        let path = try DocumentPath("c/d")
+        #expect(throws: HTTPSError.self) { try DocumentsWire.update(path, ["m": .value(["x": 2]), "m.x": .value(3)]) }
+        #expect(throws: HTTPSError.self) { try DocumentsWire.update(path, ["a.b": .value(1), "`a`.b": .value(2)]) }
+        #expect(throws: HTTPSError.self) { try DocumentsWire.update(path, ["m": .value(1), "m.y.z": .increment(1)]) }
+        #expect(throws: HTTPSError.self) { try DocumentsWire.update(path, ["m": .delete(), "m.x": .value(1)]) }
+        let fine = try DocumentsWire.update(path, ["m.x": .value(5), "mm": .value(1), "m.xy": .value(2)])
+        guard case .update(_, let mask?) = fine.operation else { Issue.record("not an update"); return }
+        #expect(Set(mask.map(\.description)) == ["m.x", "mm", "m.xy"])
+    }
+}

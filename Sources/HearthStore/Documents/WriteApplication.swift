@@ -46,7 +46,8 @@ enum WriteApplication {
             }
             fields = data
         case .update(let data, let mask?):
-            try checkDisjoint(mask, in: path, what: "updated")
+            // Paths may repeat or contain one another, as Firestore allows: each takes its value
+            // from the same data, so the order they are applied in does not matter.
             var merged = current ?? [:]
             for fieldPath in mask {
                 try checkFieldPath(fieldPath, in: path)
@@ -61,14 +62,10 @@ enum WriteApplication {
         var results: [Value] = []
         if !write.transforms.isEmpty {
             var doc = fields ?? [:]
-            var seen: Set<FieldPath> = []
-            for spec in write.transforms {
-                try checkFieldPath(spec.field, in: path)
-                guard seen.insert(spec.field).inserted else {
-                    throw .invalidArgument("field '\(spec.field)' is transformed twice in one write (\(path))")
-                }
-            }
-            try checkDisjoint(write.transforms.map(\.field), in: path, what: "transformed")
+            for spec in write.transforms { try checkFieldPath(spec.field, in: path) }
+            // A field may be transformed more than once (in order: two increments add both), as
+            // Firestore does; a field and one inside it may not.
+            try checkNotNested(write.transforms.map(\.field))
             for spec in write.transforms {
                 let old = Value.map(doc).value(at: spec.field)
                 let new: Value?
@@ -89,16 +86,14 @@ enum WriteApplication {
         return Outcome(fields: fields, transformResults: results)
     }
 
-    /// Refuses field paths of which one contains another (`a` and `a.b`), or repeats it: what the
-    /// write would do to the inner one depends on an order Firestore does not define.
-    static func checkDisjoint(_ fields: [FieldPath], in path: String, what: String) throws(HTTPSError) {
+    /// Refuses transforms of a field and of one inside it (`a` and `a.b`), in Firestore's words.
+    static func checkNotNested(_ fields: [FieldPath]) throws(HTTPSError) {
         guard fields.count > 1 else { return }
         // Sorted by segments, a path that contains another comes right before one that it contains
         // (anything sorting between them has the same prefix), so neighbours are enough to compare.
         let sorted = fields.sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
-        for (outer, inner) in zip(sorted, sorted.dropFirst()) where inner.segments.starts(with: outer.segments) {
-            if outer == inner { throw .invalidArgument("field '\(outer)' is \(what) twice in one write (\(path))") }
-            throw .invalidArgument("fields '\(outer)' and '\(inner)' are both \(what) in one write, and one contains the other (\(path))")
+        for (outer, inner) in zip(sorted, sorted.dropFirst()) where outer != inner && inner.segments.starts(with: outer.segments) {
+            throw .invalidArgument("Cannot transform property \(outer) and its nested property at the same time.")
         }
     }
 
