@@ -343,6 +343,11 @@ extension FirestoreREST {
                 vectorEntriesBillable: vectorEntries, readOperations: max(documents + vectorReads, 1)))
             out[out.count - 1] = .map(last)
         }
+        // The last response says the stream is complete, as Firestore's (RunQueryResponse.done).
+        if case .map(var last) = out[out.count - 1] {
+            last["done"] = true
+            out[out.count - 1] = .map(last)
+        }
         return .array(out)
     }
 
