@@ -180,6 +180,11 @@ struct Compiler {
             return expr.with(.member(try resolve(receiver, locals: locals, scope: scope), name))
         case .index(let receiver, let index):
             return expr.with(.index(try resolve(receiver, locals: locals, scope: scope), try resolve(index, locals: locals, scope: scope)))
+        case .slice(let receiver, let start, let end):
+            return expr.with(.slice(
+                try resolve(receiver, locals: locals, scope: scope),
+                try start.map { e throws(RulesError) in try resolve(e, locals: locals, scope: scope) },
+                try end.map { e throws(RulesError) in try resolve(e, locals: locals, scope: scope) }))
         case .list(let items):
             return expr.with(.list(try resolveAll(items, locals: locals, scope: scope)))
         case .map(let entries):

@@ -81,8 +81,16 @@ extension Evaluation {
             case .float(let x): d = x
             default: throw fail("\(builtin.rawValue)() takes a number", expr)
             }
-            let rule: FloatingPointRoundingRule = builtin == .mathCeil ? .up : (builtin == .mathFloor ? .down : .toNearestOrAwayFromZero)
-            guard let i = Int64(exactly: d.rounded(rule)) else { throw fail("\(builtin.rawValue)(): \(d) is out of the integer range", expr) }
+            let rounded: Double
+            switch builtin {
+            case .mathCeil: rounded = d.rounded(.up)
+            case .mathFloor: rounded = d.rounded(.down)
+            default:
+                // Half up, as Firebase rounds (math.round(-2.5) == -2); `d - floor` is exact.
+                let floor = d.rounded(.down)
+                rounded = d - floor >= 0.5 ? floor + 1 : floor
+            }
+            guard let i = Int64(exactly: rounded) else { throw fail("\(builtin.rawValue)(): \(d) is out of the integer range", expr) }
             return .int(i)
         case .mathSqrt:
             let d = Evaluation.double(args[0])

@@ -2,7 +2,7 @@ import Foundation
 import HearthModel
 
 /// Methods of the rules' types (https://firebase.google.com/docs/reference/rules/rules):
-/// maps, map diffs, lists, sets, strings, bytes, timestamps, durations and latlngs.
+/// maps, map diffs, lists, sets, strings, bytes, timestamps, durations, latlngs and vectors.
 extension Evaluation {
     static let maxStringScalars = 1_000_000
 
@@ -59,6 +59,13 @@ extension Evaluation {
             }
         case .path(let segments):
             if name == "size" { try arity(args, 0, name, expr); return .int(Int64(segments.count)) }
+        case .vector(let components):
+            try arity(args, 0, name, expr)
+            switch name {
+            case "size": return .int(Int64(components.count))
+            case "toList": return .list(components.map(RulesValue.float))
+            default: break
+            }
         default:
             break
         }
@@ -137,22 +144,25 @@ extension Evaluation {
         }
     }
 
-    /// hasAll, hasAny, hasOnly, shared by lists and sets.
-    private func membership(_ items: [RulesValue], _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue? {
+    /// hasAll, hasAny, hasOnly and size, shared by lists and sets. A list's take a list and compare
+    /// as list elements do (`[1.0].hasAny([1])` is false); a set's take a list or a set and
+    /// compare as set elements do.
+    private func membership(_ items: [RulesValue], isSet: Bool, _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue? {
         switch name {
         case "hasAll", "hasAny", "hasOnly":
             try arity(args, 1, name, expr)
-            let other = try elements(args[0], name, expr)
+            let other = isSet ? try elements(args[0], name, expr) : try onlyList(args[0], name, expr)
+            let key = { (v: RulesValue) in HashKey(v, typed: !isSet) }
             switch name {
             case "hasAll":
-                let mine = Set(items.map(HashKey.init))
-                return .bool(other.allSatisfy { mine.contains(HashKey($0)) })
+                let mine = Set(items.map(key))
+                return .bool(other.allSatisfy { mine.contains(key($0)) })
             case "hasAny":
-                let mine = Set(items.map(HashKey.init))
-                return .bool(other.contains { mine.contains(HashKey($0)) })
+                let mine = Set(items.map(key))
+                return .bool(other.contains { mine.contains(key($0)) })
             default:
-                let allowed = Set(other.map(HashKey.init))
-                return .bool(items.allSatisfy { allowed.contains(HashKey($0)) })
+                let allowed = Set(other.map(key))
+                return .bool(items.allSatisfy { allowed.contains(key($0)) })
             }
         case "size":
             try arity(args, 0, name, expr)
@@ -162,8 +172,20 @@ extension Evaluation {
         }
     }
 
+    /// The elements of a method's argument that must be a list.
+    private func onlyList(_ v: RulesValue, _ name: String, _ expr: Expr) throws(EvalFailure) -> [RulesValue] {
+        guard case .list(let items) = v else { throw fail("\(name)() takes a list, not \(v.typeName)", expr) }
+        return items
+    }
+
+    /// The elements of a method's argument that must be a set.
+    private func onlySet(_ v: RulesValue, _ name: String, _ expr: Expr) throws(EvalFailure) -> [RulesValue] {
+        guard case .set(let items) = v else { throw fail("\(name)() takes a set, not \(v.typeName)", expr) }
+        return items
+    }
+
     private func listMethod(_ items: [RulesValue], _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
-        if let v = try membership(items, name, args, expr) { return v }
+        if let v = try membership(items, isSet: false, name, args, expr) { return v }
         switch name {
         case "toSet":
             try arity(args, 0, name, expr)
@@ -186,26 +208,26 @@ extension Evaluation {
             return .list(items + other)
         case "removeAll":
             try arity(args, 1, name, expr)
-            let drop = Set(try elements(args[0], name, expr).map(HashKey.init))
-            return .list(items.filter { !drop.contains(HashKey($0)) })
+            let drop = Set(try onlyList(args[0], name, expr).map { HashKey($0, typed: true) })
+            return .list(items.filter { !drop.contains(HashKey($0, typed: true)) })
         default:
             throw fail("list has no method \(name)()", expr)
         }
     }
 
     private func setMethod(_ items: [RulesValue], _ name: String, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
-        if let v = try membership(items, name, args, expr) { return v }
+        if let v = try membership(items, isSet: true, name, args, expr) { return v }
         switch name {
         case "union":
             try arity(args, 1, name, expr)
-            return .set(Evaluation.distinct(items + (try elements(args[0], name, expr))))
+            return .set(Evaluation.distinct(items + (try onlySet(args[0], name, expr))))
         case "intersection":
             try arity(args, 1, name, expr)
-            let other = Set(try elements(args[0], name, expr).map(HashKey.init))
+            let other = Set(try onlySet(args[0], name, expr).map { HashKey($0) })
             return .set(items.filter { other.contains(HashKey($0)) })
         case "difference":
             try arity(args, 1, name, expr)
-            let other = Set(try elements(args[0], name, expr).map(HashKey.init))
+            let other = Set(try onlySet(args[0], name, expr).map { HashKey($0) })
             return .set(items.filter { !other.contains(HashKey($0)) })
         default:
             throw fail("set has no method \(name)()", expr)
@@ -221,7 +243,8 @@ extension Evaluation {
         switch name {
         case "size":
             try arity(args, 0, name, expr)
-            return .int(Int64(s.unicodeScalars.count))
+            // UTF-16 code units, as Firebase counts them ('😀'.size() == 2).
+            return .int(Int64(s.utf16.count))
         case "matches":
             try arity(args, 1, name, expr)
             let re = try regex(args[0], name, expr)

@@ -227,6 +227,11 @@ final class Evaluation {
             let container = try eval(receiver, frame)
             let key = try eval(index, frame)
             return try subscriptValue(container, key, expr)
+        case .slice(let receiver, let start, let end):
+            let container = try eval(receiver, frame)
+            let from = try start.map { e throws(EvalFailure) in try eval(e, frame) }
+            let to = try end.map { e throws(EvalFailure) in try eval(e, frame) }
+            return try slice(container, from, to, expr)
         case .method(let receiver, let name, let args):
             let r = try eval(receiver, frame)
             var values: [RulesValue] = []
@@ -293,7 +298,7 @@ final class Evaluation {
         switch (type, v) {
         case (.bool, .bool), (.bytes, .bytes), (.duration, .duration), (.float, .float), (.int, .int),
              (.latlng, .latlng), (.list, .list), (.map, .map), (.path, .path), (.set, .set), (.string, .string),
-             (.timestamp, .timestamp), (.null, .null), (.number, .int), (.number, .float):
+             (.timestamp, .timestamp), (.vector, .vector), (.mapDiff, .mapDiff), (.number, .int), (.number, .float):
             return true
         default:
             return false
@@ -329,9 +334,52 @@ final class Evaluation {
         case (.path(let segments), .int(let i)):
             guard i >= 0, i < segments.count else { throw fail("index \(i) out of range (path of \(segments.count) segments)", expr) }
             return .string(segments[Int(i)])
+        case (.string(let s), .int(let i)):
+            // Strings count UTF-16 code units, as Firebase's size() does.
+            let units = s.utf16
+            guard i >= 0, i < units.count else { throw fail("index \(i) out of range (string of \(units.count))", expr) }
+            return .string(String(decoding: CollectionOfOne(units[units.index(units.startIndex, offsetBy: Int(i))]), as: UTF16.self))
         case (.unknown(let why), _), (_, .unknown(let why)): return .unknown(why)
         case (.field, _), (_, .field): return .unknown("an index the query does not fix")
         default: throw fail("cannot index \(container.typeName) with \(key.typeName)", expr)
+        }
+    }
+
+    /// `x[start:end]` on a list, a string (UTF-16 code units) or a path. As in Firebase, a slice
+    /// with either end written must be non-empty and inside: 0 <= start < end <= size; `x[:]` is
+    /// the whole.
+    func slice(_ container: RulesValue, _ start: RulesValue?, _ end: RulesValue?, _ expr: Expr) throws(EvalFailure) -> RulesValue {
+        if case .unknown(let why) = container { return .unknown(why) }
+        for bound in [start, end] {
+            if case .unknown(let why)? = bound { return .unknown(why) }
+            if case .field? = bound { return .unknown("a slice the query does not fix") }
+        }
+        if case .field = container { return .unknown("a slice of a value the query does not fix") }
+        let size: Int
+        switch container {
+        case .list(let items): size = items.count
+        case .string(let s): size = s.utf16.count
+        case .path(let segments): size = segments.count
+        default: throw fail("cannot slice \(container.typeName)", expr)
+        }
+        func bound(_ v: RulesValue?, _ missing: Int) throws(EvalFailure) -> Int {
+            guard let v else { return missing }
+            guard case .int(let i) = v else { throw fail("a slice bound must be an int, not \(v.typeName)", expr) }
+            guard i >= 0, i <= Int64(size) else { throw fail("slice bound \(i) out of range (\(container.typeName) of \(size))", expr) }
+            return Int(i)
+        }
+        let from = try bound(start, 0), to = try bound(end, size)
+        if start != nil || end != nil, from >= to {
+            throw fail("empty slice [\(from):\(to)] of a \(container.typeName) of \(size)", expr)
+        }
+        switch container {
+        case .list(let items): return .list(Array(items[from..<to]))
+        case .path(let segments): return .path(Array(segments[from..<to]))
+        case .string(let s):
+            let units = s.utf16
+            let lower = units.index(units.startIndex, offsetBy: from), upper = units.index(units.startIndex, offsetBy: to)
+            return .string(String(decoding: units[lower..<upper], as: UTF16.self))
+        default: throw fail("cannot slice \(container.typeName)", expr)
         }
     }
 
@@ -389,7 +437,8 @@ final class Evaluation {
     /// `element in container`: list and set membership, map keys.
     func contains(_ container: RulesValue, _ element: RulesValue, _ expr: Expr) throws(EvalFailure) -> Bool {
         switch container {
-        case .list(let items), .set(let items): return items.contains { RulesValue.equal($0, element) }
+        case .list(let items): return items.contains { RulesValue.same($0, element) }
+        case .set(let items): return items.contains { RulesValue.alike($0, element) }
         case .map(let m):
             guard case .string(let key) = element else { throw fail("map keys are strings; \(element.typeName) cannot be in a map", expr) }
             return m[key] != nil

@@ -58,6 +58,9 @@ extension Parser {
             if t.isWord("is") {
                 try advance()
                 let typeToken = try peek()
+                if typeToken.isWord("null") {
+                    throw error("null is not a type: write '== null' to test for null", at: typeToken)
+                }
                 guard case .identifier(let name) = typeToken.kind, let type = TypeName(rawValue: name) else {
                     let names = TypeName.allCases.map(\.rawValue).joined(separator: ", ")
                     throw error("expected a type after 'is' (\(names)), found \(Parser.describe(typeToken))", at: typeToken)
@@ -142,10 +145,19 @@ extension Parser {
             } else if t.isSymbol("[") {
                 try advance()
                 try enter(t)
-                let index = try parseExpression()
-                try expect("]", "to close the index")
-                leave()
-                value = try node(.index(value, index), at: token(of: value), children: [value, index])
+                // `x[i]`, or a slice `x[i:j]` whose either end may be left out.
+                let start = try peek().isSymbol(":") ? nil : try parseExpression()
+                if let index = start, try !peek().isSymbol(":") {
+                    try expect("]", "to close the index")
+                    leave()
+                    value = try node(.index(value, index), at: token(of: value), children: [value, index])
+                } else {
+                    try expect(":", "in a slice")
+                    let end = try peek().isSymbol("]") ? nil : try parseExpression()
+                    try expect("]", "to close the slice")
+                    leave()
+                    value = try node(.slice(value, start, end), at: token(of: value), children: [value] + [start, end].compactMap { $0 })
+                }
             } else {
                 return value
             }

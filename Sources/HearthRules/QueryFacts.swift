@@ -224,11 +224,9 @@ struct QueryFacts: Sendable {
     func isType(_ path: FieldPath, _ type: TypeName) -> Truth {
         let what = "is \(type.rawValue)"
         guard let f = fields[path] else { return unknown(path, what) }
-        if type == .null && !f.notEqual.isEmpty { return .no }
         guard let orders = typeOrders(f) else { return unknown(path, what) }
         let wanted: Int?
         switch type {
-        case .null: wanted = 0
         case .bool: wanted = 1
         case .number, .int, .float: wanted = 2
         case .timestamp: wanted = 3
@@ -237,8 +235,9 @@ struct QueryFacts: Sendable {
         case .path: wanted = 6
         case .latlng: wanted = 7
         case .list: wanted = 8
-        case .map: wanted = 9
-        case .duration, .set: wanted = nil
+        case .vector: wanted = 9
+        case .map: wanted = 10
+        case .duration, .set, .mapDiff: wanted = nil
         }
         guard let wanted, orders.contains(wanted) else { return .no }
         if orders.count > 1 || type == .int || type == .float { return unknown(path, what) }

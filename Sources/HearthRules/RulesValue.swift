@@ -15,6 +15,8 @@ indirect enum RulesValue: Sendable {
     /// Nanoseconds; arithmetic is checked and an overflow is an evaluation error.
     case duration(Int64)
     case latlng(GeoPoint)
+    /// A vector value's components (`FieldValue.vector`), a type of its own in the rules.
+    case vector([Double])
     case list([RulesValue])
     /// Distinct elements (by rules equality), in first-seen order.
     case set([RulesValue])
@@ -40,6 +42,7 @@ indirect enum RulesValue: Sendable {
         case .timestamp: return "timestamp"
         case .duration: return "duration"
         case .latlng: return "latlng"
+        case .vector: return "vector"
         case .list: return "list"
         case .set: return "set"
         case .map: return "map"
@@ -70,7 +73,12 @@ indirect enum RulesValue: Sendable {
             self = .path(RulesValue.documentsPrefix(database) + PathRules.split(r).map(String.init))
         case .geoPoint(let g): self = .latlng(g)
         case .array(let a): self = .list(a.map { RulesValue($0, database: database) })
-        case .map(let m): self = .map(m.mapValues { RulesValue($0, database: database) })
+        case .map(let m):
+            if let components = value.vectorComponents {
+                self = .vector(components)
+            } else {
+                self = .map(m.mapValues { RulesValue($0, database: database) })
+            }
         }
     }
 
@@ -92,6 +100,7 @@ indirect enum RulesValue: Sendable {
         case .bytes(let b): return .bytes(b)
         case .timestamp(let t): return .timestamp(t)
         case .latlng(let g): return .geoPoint(g)
+        case .vector(let components): return .vector(components)
         case .path(let segments):
             let prefix = RulesValue.documentsPrefix(database)
             guard segments.count > prefix.count, segments.starts(with: prefix) else { return nil }
@@ -128,6 +137,7 @@ indirect enum RulesValue: Sendable {
         case .timestamp(let t): text = "timestamp(\(t.rfc3339))"
         case .duration(let n): text = "duration(\(n)ns)"
         case .latlng(let g): text = "latlng(\(g.latitude), \(g.longitude))"
+        case .vector(let c): text = "vector(\(c.count))"
         case .list(let items): text = "[" + items.prefix(8).map(\.brief).joined(separator: ", ") + (items.count > 8 ? ", …" : "") + "]"
         case .set(let items): text = "set([" + items.prefix(8).map(\.brief).joined(separator: ", ") + (items.count > 8 ? ", …" : "") + "])"
         case .map(let m):
@@ -150,10 +160,10 @@ struct MapDiff: Sendable {
     var addedKeys: [String] { left.keys.filter { right[$0] == nil }.sorted() }
     var removedKeys: [String] { right.keys.filter { left[$0] == nil }.sorted() }
     var changedKeys: [String] {
-        left.keys.filter { k in right[k].map { !RulesValue.equal(left[k] ?? .null, $0) } ?? false }.sorted()
+        left.keys.filter { k in right[k].map { !RulesValue.alike(left[k] ?? .null, $0) } ?? false }.sorted()
     }
     var unchangedKeys: [String] {
-        left.keys.filter { k in right[k].map { RulesValue.equal(left[k] ?? .null, $0) } ?? false }.sorted()
+        left.keys.filter { k in right[k].map { RulesValue.alike(left[k] ?? .null, $0) } ?? false }.sorted()
     }
     var affectedKeys: [String] { (addedKeys + removedKeys + changedKeys).sorted() }
 }
@@ -161,33 +171,53 @@ struct MapDiff: Sendable {
 // MARK: Equality, ordering, hashing
 
 extension RulesValue {
-    /// The rules' `==` on concrete values: Firestore's value equality (numbers by value across
-    /// int and float, NaN equal to NaN, strings by UTF-8 bytes), sets without order, and values
-    /// of different types simply unequal (never an error).
+    /// The rules' `==` on concrete values, as Firebase evaluates it: two numbers compare by value
+    /// across int and float (`1 == 1.0`); anything else as `same`, so `[1] != [1.0]` and
+    /// `{'a': 1} != {'a': 1.0}`. Values of different types are simply unequal (never an error).
     static func equal(_ a: RulesValue, _ b: RulesValue) -> Bool {
+        switch (a, b) {
+        case let (.int(x), .float(y)): return Value.compareIntDouble(x, y) == .same
+        case let (.float(x), .int(y)): return Value.compareIntDouble(y, x) == .same
+        default: return same(a, b)
+        }
+    }
+
+    /// Equality inside lists and maps, and a list's `in`, `hasAny`, `hasAll`, `hasOnly` and
+    /// `removeAll`: an int never equals a float, at any depth; a set inside still compares as a
+    /// set (`alike`).
+    static func same(_ a: RulesValue, _ b: RulesValue) -> Bool { compare(a, b, acrossNumberKinds: false) }
+
+    /// Equality of set elements (a set's `in`, `hasAny`, `union`…, `toSet()`) and of a map diff's
+    /// values: numbers by value across int and float at any depth (`[1].toSet() == [1.0].toSet()`).
+    static func alike(_ a: RulesValue, _ b: RulesValue) -> Bool { compare(a, b, acrossNumberKinds: true) }
+
+    /// Firestore's value equality (NaN equal to NaN, strings by UTF-8 bytes), with ints and
+    /// floats equal by value only when `acrossNumberKinds`; sets without order.
+    private static func compare(_ a: RulesValue, _ b: RulesValue, acrossNumberKinds: Bool) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case let (.bool(x), .bool(y)): return x == y
         case let (.int(x), .int(y)): return x == y
         case let (.float(x), .float(y)): return x == y || (x.isNaN && y.isNaN)
-        case let (.int(x), .float(y)): return Value.compareIntDouble(x, y) == .same
-        case let (.float(x), .int(y)): return Value.compareIntDouble(y, x) == .same
+        case let (.int(x), .float(y)): return acrossNumberKinds && Value.compareIntDouble(x, y) == .same
+        case let (.float(x), .int(y)): return acrossNumberKinds && Value.compareIntDouble(y, x) == .same
         case let (.string(x), .string(y)): return x.utf8.elementsEqual(y.utf8)
         case let (.bytes(x), .bytes(y)): return x == y
         case let (.timestamp(x), .timestamp(y)): return x == y
         case let (.duration(x), .duration(y)): return x == y
         case let (.latlng(x), .latlng(y)): return x == y
+        case let (.vector(x), .vector(y)): return x == y
         case let (.path(x), .path(y)): return x.elementsEqual(y, by: UTF8Key.equal)
         case let (.list(x), .list(y)):
-            return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1) }
+            return x.count == y.count && zip(x, y).allSatisfy { compare($0, $1, acrossNumberKinds: acrossNumberKinds) }
         case let (.set(x), .set(y)):
             guard x.count == y.count else { return false }
-            let ys = Set(y.map(HashKey.init))
+            let ys = Set(y.map { HashKey($0) })
             return x.allSatisfy { ys.contains(HashKey($0)) }
         case let (.map(x), .map(y)):
             guard x.count == y.count else { return false }
             for (k, v) in x {
-                guard let w = y[k], equal(v, w) else { return false }
+                guard let w = y[k], compare(v, w, acrossNumberKinds: acrossNumberKinds) else { return false }
             }
             return true
         default:
@@ -221,31 +251,41 @@ extension RulesValue {
     }
 }
 
-/// A rules value as a dictionary key, hashing consistently with `RulesValue.equal` (1 and 1.0
-/// collide on purpose; sets and maps hash without order).
+/// A rules value as a dictionary key. By default it hashes and compares as set elements do
+/// (`RulesValue.alike`: 1 and 1.0 collide on purpose; sets and maps hash without order);
+/// `typed` keys compare as list elements do (`RulesValue.same`).
 struct HashKey: Hashable {
     let value: RulesValue
+    let typed: Bool
 
-    init(_ value: RulesValue) { self.value = value }
+    init(_ value: RulesValue, typed: Bool = false) {
+        self.value = value
+        self.typed = typed
+    }
 
-    static func == (a: HashKey, b: HashKey) -> Bool { RulesValue.equal(a.value, b.value) }
+    static func == (a: HashKey, b: HashKey) -> Bool {
+        a.typed ? RulesValue.same(a.value, b.value) : RulesValue.alike(a.value, b.value)
+    }
 
-    func hash(into hasher: inout Hasher) { HashKey.combine(value, into: &hasher) }
+    func hash(into hasher: inout Hasher) { HashKey.combine(value, typed: typed, into: &hasher) }
 
-    static func combine(_ value: RulesValue, into hasher: inout Hasher) {
+    static func combine(_ value: RulesValue, typed: Bool, into hasher: inout Hasher) {
         switch value {
         case .null: hasher.combine(0 as UInt8)
         case .bool(let b): hasher.combine(1 as UInt8); hasher.combine(b)
         case .int(let i): hasher.combine(2 as UInt8); hasher.combine(numberBits(Double(i)))
-        case .float(let d): hasher.combine(2 as UInt8); hasher.combine(numberBits(d))
+        case .float(let d): hasher.combine(typed ? 13 as UInt8 : 2); hasher.combine(numberBits(d))
         case .string(let s): hasher.combine(3 as UInt8); hasher.combine(s.utf8.count); for b in s.utf8 { hasher.combine(b) }
         case .bytes(let b): hasher.combine(4 as UInt8); hasher.combine(b)
         case .timestamp(let t): hasher.combine(5 as UInt8); hasher.combine(t)
         case .duration(let n): hasher.combine(6 as UInt8); hasher.combine(n)
         case .latlng(let g): hasher.combine(7 as UInt8); hasher.combine(g)
-        case .list(let items): hasher.combine(8 as UInt8); hasher.combine(items.count); for i in items { combine(i, into: &hasher) }
-        case .set(let items): hasher.combine(9 as UInt8); hasher.combine(unordered(items.map { ($0, nil) }))
-        case .map(let m): hasher.combine(10 as UInt8); hasher.combine(unordered(m.map { (.string($0.key), $0.value) }))
+        case .vector(let c): hasher.combine(14 as UInt8); hasher.combine(c.count); for d in c { hasher.combine(numberBits(d)) }
+        case .list(let items):
+            hasher.combine(8 as UInt8); hasher.combine(items.count)
+            for i in items { combine(i, typed: typed, into: &hasher) }
+        case .set(let items): hasher.combine(9 as UInt8); hasher.combine(unordered(items.map { ($0, nil) }, typed: false))
+        case .map(let m): hasher.combine(10 as UInt8); hasher.combine(unordered(m.map { (.string($0.key), $0.value) }, typed: typed))
         case .path(let s): hasher.combine(11 as UInt8); hasher.combine(s)
         case .mapDiff, .field, .unknown: hasher.combine(12 as UInt8)
         }
@@ -258,12 +298,12 @@ struct HashKey: Hashable {
     }
 
     /// An order-independent hash of elements (or key-value pairs).
-    private static func unordered(_ pairs: [(RulesValue, RulesValue?)]) -> Int {
+    private static func unordered(_ pairs: [(RulesValue, RulesValue?)], typed: Bool) -> Int {
         var total = 0
         for (a, b) in pairs {
             var h = Hasher()
-            combine(a, into: &h)
-            if let b { combine(b, into: &h) }
+            combine(a, typed: typed, into: &h)
+            if let b { combine(b, typed: typed, into: &h) }
             total = total &+ h.finalize()
         }
         return total

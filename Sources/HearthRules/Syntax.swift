@@ -39,6 +39,8 @@ struct Expr: Sendable {
         case isType(Expr, TypeName)
         case member(Expr, String)
         case index(Expr, Expr)
+        /// `x[start:end]` on a list, string or path; a missing end is the whole way.
+        case slice(Expr, Expr?, Expr?)
         case method(Expr, String, [Expr])
 
         // As parsed, before resolution.
@@ -93,7 +95,8 @@ enum BinaryOperator: String, Sendable {
 
 /// The types `x is T` can test.
 enum TypeName: String, Sendable, CaseIterable {
-    case bool, bytes, duration, float, int, latlng, list, map, number, path, set, string, timestamp, null
+    case bool, bytes, duration, float, int, latlng, list, map, number, path, set, string, timestamp, vector
+    case mapDiff = "map_diff"
 }
 
 /// The functions Hearth provides: global ones and those in the `math`, `duration`, `timestamp`,
@@ -144,6 +147,8 @@ let knownMethods: Set<String> = [
     "latitude", "longitude", "distance",
     // bytes
     "toBase64", "toHexString",
+    // vectors
+    "toList",
 ]
 
 /// One segment of a `match` path.

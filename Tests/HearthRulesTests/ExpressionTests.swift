@@ -35,7 +35,7 @@ struct ExpressionTests {
         Row("true", true), Row("false", false),
         Row("1 == 1", true), Row("1 == 1.0", true), Row("1 != 2", true), Row("1 == '1'", false),
         Row("null == null", true), Row("[1, 2] == [1, 2]", true), Row("[1, 2] == [2, 1]", false),
-        Row("{'a': 1, 'b': [true]} == {'b': [true], 'a': 1.0}", true),
+        Row("{'a': 1, 'b': [true]} == {'b': [true], 'a': 1}", true), Row("{'a': 1, 'b': [true]} == {'b': [true], 'a': 1.0}", false),
         Row("1 + 2 * 3 == 7", true), Row("(1 + 2) * 3 == 9", true), Row("7 / 2 == 3", true), Row("-7 / 2 == -3", true),
         Row("7 % 3 == 1", true), Row("7.0 / 2 == 3.5", true), Row("1 + 0.5 == 1.5", true), Row("-3 < 0", true),
         Row("'a' + 'b' == 'ab'", true), Row("[1] + [2] == [1, 2]", true),
@@ -43,11 +43,11 @@ struct ExpressionTests {
         Row("'abc' < 'abd'", true), Row("'B' < 'a'", true), Row("1 < 1.5", true),
         Row("1 < 'a'", false), Row("null < 1", false), Row("[1] < [2]", false),
         Row("1 < 2 ? true : false", true), Row("1 > 2 ? true : false", false), Row("false ? false : true", true),
-        Row("2 in [1, 2, 3]", true), Row("2.0 in [1, 2, 3]", true), Row("4 in [1, 2, 3]", false),
+        Row("2 in [1, 2, 3]", true), Row("2.0 in [1, 2, 3]", false), Row("2.0 in [1, 2, 3].toSet()", true), Row("4 in [1, 2, 3]", false),
         Row("'a' in {'a': 1}", true), Row("!('b' in {'a': 1})", true), Row("1 in {'a': 1}", false), Row("1 in 'abc'", false),
         Row("'x' is string", true), Row("1 is int", true), Row("1 is float", false), Row("1.5 is float", true),
         Row("1 is number && 1.5 is number", true), Row("[1] is list", true), Row("{} is map", true),
-        Row("null is null", true), Row("true is bool", true), Row("'x' is int", false),
+        Row("true is bool", true), Row("{'a': 1}.diff({}) is map_diff", true), Row("{'a': 1} is map_diff", false), Row("'x' is int", false),
         Row("request.time is timestamp", true), Row("duration.value(1, 's') is duration", true),
         Row("/databases/x/documents/a/b is path", true), Row("latlng.value(1, 2) is latlng", true),
         Row("'a'.toUtf8() is bytes", true), Row("[1].toSet() is set", true),
@@ -146,6 +146,69 @@ struct ExpressionTests {
         Row("math.pow(2, 10) == 1024", true), Row("math.isNaN(0.0 / 0.0)", true), Row("math.isInfinite(1.0 / 0.0)", true),
         Row("latlng.value(0, 0).distance(latlng.value(0, 1)) > 111000", true),
     ]
+
+    /// Rows whose answers come from Google's Firestore emulator (Cloud SDK), each expression
+    /// evaluated there and in Hearth side by side (a deny here is false or an error there alike).
+    static let asTheEmulatorAnswers: [Row] = [
+        // `==` compares two numbers by value across int and float, but lists and maps compare
+        // their elements typed; sets and map diffs compare numbers by value at any depth.
+        Row("1 == 1.0", true), Row("!([1] == [1.0])", true), Row("!([[1]] == [[1.0]])", true), Row("{'a': 1} != {'a': 1.0}", true),
+        Row("{'a': {'b': 1}} == {'a': {'b': 1.0}}", false), Row("{'a': 1}.values() == [1.0]", false),
+        Row("!(1 in [1.0])", true), Row("!(1.0 in [1])", true), Row("[1] in [[1.0]]", false), Row("0.0 in [-0.0]", true),
+        Row("!([1.0].hasAny([1]))", true), Row("!([1.0].hasAll([1]))", true), Row("!([1.0].hasOnly([1]))", true),
+        Row("!([[1]].hasAny([[1.0]]))", true), Row("[1.0].removeAll([1]).size() == 1", true),
+        Row("1 in [1.0].toSet()", true), Row("[1, 1.0].toSet().size() == 1", true), Row("[[1]].toSet() == [[1.0]].toSet()", true),
+        Row("[1.0].toSet() in [[1].toSet()]", true), Row("[[1].toSet()].hasAny([[1.0].toSet()])", true),
+        Row("[1].toSet().hasOnly([1.0])", true), Row("[1].toSet().hasAll([1.0].toSet())", true),
+        Row("[1.0].toSet().union([1].toSet()).size() == 1", true), Row("[1.0].toSet().difference([1].toSet()).size() == 0", true),
+        Row("{'a': 1}.diff({'a': 1.0}).affectedKeys().size() == 0", true),
+        Row("{'a': [1]}.diff({'a': [1.0]}).changedKeys().size() == 0", true),
+        Row("resource.data.count == 3.0", true), Row("resource.data.count in [3]", true), Row("resource.data.count in [3.0]", false),
+        // A list's hasAll, hasAny, hasOnly and removeAll take a list; a set's union,
+        // intersection and difference take a set; a set's hasAll, hasAny and hasOnly take either.
+        Row("[1.0].hasAny([1.0].toSet())", false), Row("[1].removeAll([1].toSet()).size() == 0", false),
+        Row("[1, 2].toSet().union([3]).size() == 3", false), Row("[1.0].toSet().difference([1.0]).size() == 0", false),
+        Row("[1].toSet().hasAll([1])", true), Row("[1].toSet().hasAny([1.0].toSet())", true),
+        // math.round rounds half up.
+        Row("math.round(2.5) == 3", true), Row("math.round(-2.5) == -2", true), Row("math.round(-0.5) == 0", true),
+        Row("math.round(-3.5) == -3", true), Row("math.round(0.49999999999999994) == 0", true), Row("math.round(2.4999999) == 2", true),
+        // Slices of lists, strings and paths: a written end must leave a non-empty slice inside.
+        Row("[1, 2, 3][0:2] == [1, 2]", true), Row("[1, 2, 3][1:] == [2, 3]", true), Row("[1, 2, 3][:1] == [1]", true),
+        Row("[1, 2, 3][:] == [1, 2, 3]", true), Row("[][:].size() == 0", true), Row("''[:] == ''", true),
+        Row("[1, 2, 3][1:2][0] == 2", true), Row("[1, 2, 3][-1:] == [3]", false), Row("[1, 2, 3][2:1] == []", false),
+        Row("[1, 2, 3][0:10] == [1, 2, 3]", false), Row("[1, 2, 3][3:].size() == 0", false), Row("[1, 2, 3][:0].size() == 0", false),
+        Row("[][0:].size() == 0", false), Row("[1, 2, 3][0:1.0] == [1]", false),
+        Row("'abc'[0:2] == 'ab'", true), Row("'abc'[1:] == 'bc'", true), Row("'abc'[0:5] == 'abc'", false),
+        Row("'abc'[1] == 'b'", true), Row("'abc'[3] == ''", false), Row("'abc'[-1] == 'c'", false),
+        Row("path('/a/b/c')[0:2] == path('/a/b')", true), Row("path('/a/b/c')[1] == 'b'", true),
+        // Strings count UTF-16 code units.
+        Row("'😀a'.size() == 3", true), Row("'😀a'[2] == 'a'", true), Row("'😀a'[0:2] == '😀'", true),
+        Row("'€'.size() == 1", true), Row("'e\\u0301'.size() == 2", true),
+        // Types.
+        Row("{'a': 1}.diff({}) is map_diff", true), Row("!({'a': 1} is map_diff)", true), Row("[1.0] is vector", false),
+        Row("{'a': 1} is map", true),
+    ]
+
+    @Test("answers as Google's Firestore emulator gives them", arguments: asTheEmulatorAnswers)
+    func emulatorRows(_ row: Row) throws {
+        let decision = try ExpressionTests.decide(row.expression)
+        #expect(decision.isAllowed == row.allowed, "\(decision)")
+    }
+
+    @Test("a vector is a type of its own: is vector, size(), toList(), equality")
+    func vectors() throws {
+        var stored = ExpressionTests.stored
+        stored["v"] = .vector([1, 2.5])
+        for (expression, allowed) in [
+            ("resource.data.v is vector", true), ("resource.data.v is map", false), ("resource.data.v is list", false),
+            ("resource.data.v.size() == 2", true), ("resource.data.v.toList() == [1.0, 2.5]", true),
+            ("resource.data.v == resource.data.v", true), ("resource.data.v.value == [1.0, 2.5]", false),
+            ("resource.data.v.toList()[1] == 2.5", true), ("resource.data.v.size(1) == 2", false),
+        ] {
+            let decision = try ExpressionTests.decide(expression, existing: stored)
+            #expect(decision.isAllowed == allowed, "\(expression): \(decision)")
+        }
+    }
 
     @Test("operators and literals", arguments: operators)
     func operatorRows(_ row: Row) throws {

@@ -15,6 +15,12 @@ struct ParseErrorTests {
     }
 
     static let cases: [Case] = [
+        Case(name: "is null", source: rulesFile("    match /a/{b} {\n      allow read: if resource is null;\n    }"), line: 5, column: 34,
+             message: "null is not a type: write '== null' to test for null"),
+        Case(name: "an index with nothing in it", source: rulesFile("    match /a/{b} {\n      allow read: if [1][];\n    }"), line: 5, column: 26,
+             message: "expected an expression, found ']'"),
+        Case(name: "an unclosed slice", source: rulesFile("    match /a/{b} {\n      allow read: if [1][0:1;\n    }"), line: 5, column: 29,
+             message: "expected ']' to close the slice, found ';'"),
         Case(name: "no rules_version", source: "service cloud.firestore {\n}\n", line: 1, column: 1,
              message: "expected rules_version = '2'; first"),
         Case(name: "rules_version 1", source: "rules_version = '1';\nservice cloud.firestore {}\n", line: 1, column: 17,
