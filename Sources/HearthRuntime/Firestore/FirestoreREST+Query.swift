@@ -511,7 +511,7 @@ extension FirestoreREST {
         guard case .map(let aggregationQuery)? = body["structuredAggregationQuery"] else {
             throw HTTPSError(.invalidArgument, "structuredAggregationQuery: is required")
         }
-        let query = try parseQuery(aggregationQuery["structuredQuery"], parent: parent, names: call.names)
+        var query = try parseQuery(aggregationQuery["structuredQuery"], parent: parent, names: call.names)
         if query.nearest != nil {
             throw HTTPSError(.invalidArgument, "structuredAggregationQuery.structuredQuery.findNearest: an aggregation cannot run a vector search")
         }
@@ -529,13 +529,19 @@ extension FirestoreREST {
                 if let upTo, upTo < 1 { throw HTTPSError(.invalidArgument, "\(field).count.upTo: must be at least 1") }
                 aggregations.append((alias, .count(upTo: upTo.map { Int(clamping: $0) })))
             } else if let sum = item["sum"] {
-                aggregations.append((alias, .sum(try FirestoreJSON.fieldReference(sum["field"], field: field + ".sum.field"))))
+                aggregations.append((alias, .sum(try FirestoreREST.aggregatedField(sum["field"], field: field + ".sum.field"))))
             } else if let avg = item["avg"] {
-                aggregations.append((alias, .average(try FirestoreJSON.fieldReference(avg["field"], field: field + ".avg.field"))))
+                aggregations.append((alias, .average(try FirestoreREST.aggregatedField(avg["field"], field: field + ".avg.field"))))
             } else {
                 throw HTTPSError(.invalidArgument, "\(field): set one of count, sum, avg")
             }
         }
+        query = try FirestoreREST.orderedByAggregatedFields(query, aggregations.compactMap { a -> FieldPath? in
+            switch a.kind {
+            case .sum(let path), .average(let path): return path
+            case .count: return nil
+            }
+        })
         for spec in query.branches { try access.authorize(call.caller, .list(spec, offset: 0), reads: .single) }
         let explain = try FirestoreREST.explainOptions(body, caller: call.caller)
         let (txn, began) = try readTransaction(body, for: call.caller)
@@ -568,24 +574,48 @@ extension FirestoreREST {
         return .array([.map(result)])
     }
 
-    /// Firestore's sum: integers stay an integer until one is a double or the total overflows;
+    /// The field of a sum or an average; Firestore cannot aggregate document names.
+    static func aggregatedField(_ json: Value?, field: String) throws(HTTPSError) -> FieldPath {
+        let path = try FirestoreJSON.fieldReference(json, field: field)
+        if path.isDocumentID { throw .invalidArgument("\(field): aggregations are not supported for the property __name__") }
+        return path
+    }
+
+    /// Firestore computes a sum or an average from its field's index, as the emulator shows: the
+    /// query runs as if ordered by each aggregated field too (in the fields' order, in the
+    /// direction of its last order, as for inequality filters), after its own order and before
+    /// `__name__`. So a document without one of those fields (of whatever value) is left out of
+    /// every aggregation of the query, its count included ("queries with multiple aggregations
+    /// include only the documents that contain all the fields in each aggregation"), and offset
+    /// and limit count documents in that order.
+    static func orderedByAggregatedFields(_ query: ParsedQuery, _ fields: [FieldPath]) throws(HTTPSError) -> ParsedQuery {
+        let extra = Set(fields).subtracting(query.order.map(\.field)).sorted()
+        if extra.isEmpty { return query }
+        var out = query
+        let name = query.order.last(where: { $0.field.isDocumentID }) ?? QuerySpec.Order(.documentID, .ascending)
+        out.order = query.order.filter { !$0.field.isDocumentID } + extra.map { QuerySpec.Order($0, name.direction) } + [name]
+        for i in out.branches.indices {
+            out.branches[i].orderBy = out.order
+            try out.branches[i].validate()
+        }
+        return out
+    }
+
+    /// Firestore's sum: an integer while every value is one and the total fits in 64 bits (the
+    /// running total may leave that range on the way, as the emulator's does), else a double;
     /// values that are not numbers are skipped.
     static func sum(_ values: [Value]) -> Value {
-        var integer: Int64 = 0
+        var integer: Int128 = 0
         var double = 0.0
         var isDouble = false
         for v in values {
             switch v {
-            case .int(let i) where !isDouble:
-                let (s, overflow) = integer.addingReportingOverflow(i)
-                if overflow { isDouble = true; double = Double(integer) + Double(i) } else { integer = s }
-            case .int(let i): double += Double(i)
-            case .double(let d):
-                if !isDouble { isDouble = true; double = Double(integer) }
-                double += d
+            case .int(let i): integer += Int128(i)
+            case .double(let d): isDouble = true; double += d
             default: continue
             }
         }
-        return isDouble ? .double(double) : .int(integer)
+        if !isDouble, let exact = Int64(exactly: integer) { return .int(exact) }
+        return .double(Double(integer) + double)
     }
 }
