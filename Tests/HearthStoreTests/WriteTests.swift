@@ -229,6 +229,29 @@ struct WriteTests {
         }
     }
 
+    @Test("a create followed in its commit by another write to the document fails already-exists when it exists, writing nothing")
+    func createThenAnotherWrite() async throws {
+        try await withStore { store, _ in
+            let path = try doc("c/d")
+            try await store.commit([.set(path, ["a": 1])])
+            let create = DocumentWrite(path: path, operation: .update(fields: ["b": 2], mask: nil), precondition: .exists(false))
+            // Found by the side-by-side run with Google's Firestore emulator: the create was taken
+            // without reading the document and the delete after it left nothing to insert, so the
+            // commit succeeded and wrote nothing.
+            for later: DocumentWrite in [.delete(path), .set(path, ["c": 3]), .update(path, [try upd("c", 3)])] {
+                await expectError(.alreadyExists) { try await store.commit([create, later]) }
+                #expect(try await store.get(path)?.fields == ["a": 1])
+            }
+            // On a missing document the same commits apply in order.
+            let fresh = try doc("c/e")
+            let createFresh = DocumentWrite(path: fresh, operation: .update(fields: ["b": 2], mask: nil), precondition: .exists(false))
+            try await store.commit([createFresh, .delete(fresh)])
+            #expect(try await store.get(fresh) == nil)
+            try await store.commit([createFresh, .update(fresh, [try upd("c", 3)])])
+            #expect(try await store.get(fresh)?.fields == ["b": 2, "c": 3])
+        }
+    }
+
     @Test("an updateTime precondition passes on the exact time and fails failed-precondition otherwise")
     func updateTimePrecondition() async throws {
         try await withStore { store, clock in

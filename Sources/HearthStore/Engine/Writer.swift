@@ -300,7 +300,15 @@ actor Writer {
             var replacedBytes = 0
             for write in writes {
                 var state: Pending
-                if let existing = pending[write.path] {
+                if var existing = pending[write.path] {
+                    if existing.unread {
+                        // A later write to a document created blind: the create's precondition is
+                        // checked now, as the final state may no longer be an insert that fails.
+                        if try load(write.path, learned: &learnedCollections).original != nil {
+                            throw HTTPSError(.alreadyExists, "Document already exists: \(write.path)")
+                        }
+                        existing.unread = false
+                    }
                     state = existing
                 } else if write.precondition == .exists(false), case .update(_, nil) = write.operation {
                     // A create needs no read: the document must be absent, and the insert fails if not.
