@@ -23,9 +23,10 @@ DB = f"projects/{P}/databases/(default)"
 ROOT = f"{DB}/documents"
 
 
-def call(base, method, path, body=None):
+def call(base, method, path, body=None, auth="Bearer owner"):
+    """One request (as the owner unless `auth` says otherwise): the status and the JSON answer."""
     req = urllib.request.Request(base + path, data=None if body is None else json.dumps(body).encode(), method=method,
-                                 headers={"Content-Type": "application/json", "Authorization": "Bearer owner"})
+                                 headers={"Content-Type": "application/json", "Authorization": auth})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, json.loads(r.read() or b"null")
