@@ -14,6 +14,11 @@ extension Evaluation {
                let facts, facts.fields[p.appending(key)] != nil {
                 return try member(receiver, key, expr)
             }
+            // list.hasAny([...]) on an array field the query's array-contains filters pin down.
+            if name == "hasAny", args.count == 1, let facts, case .list(let items) = args[0] {
+                let values = items.compactMap { $0.firestoreValue(database: database) }
+                if values.count == items.count { return Evaluation.value(facts.hasAny(p, values)) }
+            }
             return .unknown("resource.data\(p.segments.isEmpty ? "" : ".\(p)").\(name)() for documents the query does not fix")
         case .unknown(let why):
             return .unknown(why)

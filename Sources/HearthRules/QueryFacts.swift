@@ -31,6 +31,8 @@ struct QueryFacts: Sendable {
         /// `!=` values and `not-in` lists: the field also is not null.
         var notEqual: [Value] = []
         var arrayContains: [Value] = []
+        /// `array-contains-any` lists of two or more: the field holds one of each.
+        var arrayContainsAny: [[Value]] = []
         var isArray = false
     }
 
@@ -58,6 +60,8 @@ struct QueryFacts: Sendable {
                 if !QueryFacts.isNullOrNaN(v) { f.arrayContains.append(v) }
             case .arrayContainsAny:
                 f.isArray = true
+                let values = (v.arrayValue ?? []).filter { !QueryFacts.isNullOrNaN($0) }
+                if values.count == 1 { f.arrayContains.append(values[0]) } else if !values.isEmpty { f.arrayContainsAny.append(values) }
             }
             fields[filter.field] = f
         }
@@ -130,6 +134,18 @@ struct QueryFacts: Sendable {
         if c.isNull && (!f.notEqual.isEmpty || !f.lower.isEmpty || !f.upper.isEmpty || f.isArray) { return .no }
         if f.notEqual.contains(where: { QueryFacts.same($0, c) }) { return .no }
         for b in f.lower + f.upper where b.value.typeOrder != c.typeOrder { return .no }
+        // A value outside the filters' range is not the field's (`state < 'b'` proves
+        // `state != 'hidden'`), as Firebase's rules engine reasons.
+        if QueryFacts.comparableOrders.contains(c.typeOrder), !QueryFacts.isNaN(c) {
+            for b in f.upper {
+                let o = Value.compare(c, b.value)
+                if o == .descending || (o == .same && !b.inclusive) { return .no }
+            }
+            for b in f.lower {
+                let o = Value.compare(c, b.value)
+                if o == .ascending || (o == .same && !b.inclusive) { return .no }
+            }
+        }
         if f.isArray, c.typeOrder != 8 { return .no }
         return unknown(path, what)
     }
@@ -220,6 +236,17 @@ struct QueryFacts: Sendable {
         return unknown(path, what)
     }
 
+    /// `resource.data.path.hasAny(list)`: proved by an `array-contains` of one of the list's
+    /// values, or an `array-contains-any` whose values are all in the list.
+    func hasAny(_ path: FieldPath, _ list: [Value]) -> Truth {
+        let what = "has any of \(RulesValue.list(list.map { RulesValue($0, database: "(default)") }).brief)"
+        guard let f = fields[path] else { return unknown(path, what) }
+        let listed = { (v: Value) in list.contains { QueryFacts.same($0, v) } }
+        if f.arrayContains.contains(where: listed) { return .yes }
+        if f.arrayContainsAny.contains(where: { $0.allSatisfy(listed) }) { return .yes }
+        return unknown(path, what)
+    }
+
     /// `resource.data.path is type`.
     func isType(_ path: FieldPath, _ type: TypeName) -> Truth {
         let what = "is \(type.rawValue)"
@@ -240,7 +267,16 @@ struct QueryFacts: Sendable {
         case .duration, .set, .mapDiff: wanted = nil
         }
         guard let wanted, orders.contains(wanted) else { return .no }
-        if orders.count > 1 || type == .int || type == .float { return unknown(path, what) }
+        if type == .int || type == .float {
+            // Firebase's rules engine takes the kind of an equality's (or an `in` list's) numbers
+            // for the field's: `where score == 5` proves `score is int`, though 5.0 would match.
+            let values = f.equals.first.map { [$0] } ?? f.oneOf.first ?? []
+            let ints = values.filter { if case .int = $0 { true } else { false } }.count
+            let doubles = values.filter { if case .double = $0 { true } else { false } }.count
+            if !values.isEmpty, (type == .int ? ints : doubles) == values.count { return .yes }
+            return unknown(path, what)
+        }
+        if orders.count > 1 { return unknown(path, what) }
         return .yes
     }
 }

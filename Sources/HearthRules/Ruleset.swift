@@ -97,7 +97,8 @@ public struct Ruleset: Sendable {
             for o in spec.orderBy { orderBy[o.field.description] = .string(o.direction == .ascending ? "ASC" : "DESC") }
             query = .map([
                 "limit": spec.limit.map { .int(Int64($0)) } ?? .null,
-                "offset": offset.map { .int(Int64($0)) } ?? .null,
+                // 0 when the query has none, as Firebase evaluates it (`request.query.offset == 0`).
+                "offset": .int(Int64(offset ?? 0)),
                 "orderBy": .map(orderBy),
             ])
             facts = QueryFacts(spec)

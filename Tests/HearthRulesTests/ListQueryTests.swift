@@ -73,7 +73,25 @@ struct ListQueryTests {
         Row(condition: "resource.data.score >= 0 && resource.data.score < 100", filters: [f("score", .greaterThanOrEqual, 1), f("score", .lessThan, 50)], allowed: true),
         Row(condition: "resource.data.score < 10", filters: [f("score", .lessThan, "5")], allowed: false),
         Row(condition: "resource.data.score == 3", filters: [f("score", .equal, 3.0)], allowed: true),
-        Row(condition: "resource.data.score is int", filters: [f("score", .equal, 3)], allowed: false),
+        // Firebase takes an equality's number kind for the field's (checked with its emulator).
+        Row(condition: "resource.data.score is int", filters: [f("score", .equal, 3)], allowed: true),
+        Row(condition: "resource.data.score is int", filters: [f("score", .in, [1, 2])], allowed: true),
+        Row(condition: "resource.data.score is int", filters: [f("score", .equal, 3.0)], allowed: false),
+        Row(condition: "!(resource.data.score is int)", filters: [f("score", .equal, 3.0)], allowed: false),
+        Row(condition: "resource.data.score is float", filters: [f("score", .equal, 3.0)], allowed: true),
+        Row(condition: "resource.data.score is int", filters: [f("score", .greaterThan, 3)], allowed: false),
+        // A value outside the filters' range is not the field's.
+        Row(condition: "resource.data.state != 'hidden'", filters: [f("state", .lessThan, "b")], allowed: true),
+        Row(condition: "resource.data.state != 'hidden'", filters: [f("state", .greaterThan, "hidden")], allowed: true),
+        Row(condition: "resource.data.state != 'hidden'", filters: [f("state", .greaterThanOrEqual, "hidden")], allowed: false),
+        Row(condition: "resource.data.score != 5", filters: [f("score", .lessThan, 5)], allowed: true),
+        Row(condition: "resource.data.score == 5", filters: [f("score", .lessThan, 5)], allowed: false),
+        // hasAny on an array field from array-contains(-any).
+        Row(condition: "resource.data.tags.hasAny(['x', 'z'])", filters: [f("tags", .arrayContains, "x")], allowed: true),
+        Row(condition: "resource.data.tags.hasAny(['x', 'z'])", filters: [f("tags", .arrayContainsAny, ["z", "x"])], allowed: true),
+        Row(condition: "resource.data.tags.hasAny(['x'])", filters: [f("tags", .arrayContainsAny, ["x", "z"])], allowed: false),
+        Row(condition: "'x' in resource.data.tags", filters: [f("tags", .arrayContainsAny, ["x"])], allowed: true),
+        Row(condition: "resource.data.tags.hasAny(['x'])", filters: [], allowed: false),
         Row(condition: "resource.data.score is number", filters: [f("score", .equal, 3)], allowed: true),
         Row(condition: "resource.data.title is string", filters: [f("title", .greaterThan, "")], allowed: true),
         Row(condition: "resource.data.title is string", filters: [], allowed: false),
@@ -101,6 +119,8 @@ struct ListQueryTests {
         Row(condition: "request.query.limit <= 50", filters: [], limit: nil, allowed: false),
         Row(condition: "resource.data.owner == request.auth.uid && request.query.limit <= 50", filters: [f("owner", .equal, "alice")], limit: 10, allowed: true),
         Row(condition: "request.method == 'list'", filters: [], allowed: true),
+        Row(condition: "request.query.offset == 0", filters: [], allowed: true),
+        Row(condition: "request.query.offset == null", filters: [], allowed: false),
     ]
 
     @Test("conditions proved, or not, from the query's filters", arguments: rows)

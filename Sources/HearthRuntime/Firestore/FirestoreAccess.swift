@@ -98,7 +98,7 @@ struct FirestoreAccess: Sendable {
             let request: RulesRequest
             switch action {
             case .get(let path, let doc): request = .get(path, existing: doc?.fields, auth: auth, time: now)
-            case .list(let spec, let offset): request = .list(spec, offset: offset == 0 ? nil : offset, auth: auth, time: now)
+            case .list(let spec, let offset): request = .list(spec, offset: offset, auth: auth, time: now)
             case .create(let path, let fields): request = .create(path, data: fields, auth: auth, time: now)
             case .update(let path, let before, let fields): request = .update(path, existing: before.fields, after: fields, auth: auth, time: now)
             case .delete(let path, let before): request = .delete(path, existing: before?.fields, auth: auth, time: now)

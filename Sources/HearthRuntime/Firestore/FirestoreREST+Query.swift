@@ -13,6 +13,8 @@ extension FirestoreREST {
         /// One spec per disjunction, each in the same full order, with the cursors; no limit.
         var branches: [QuerySpec]
         var order: [QuerySpec.Order]
+        /// `orderBy` as sent, which the rules see as `request.query.orderBy`.
+        var requestedOrder: [QuerySpec.Order]
         var offset: Int
         var limit: Int?
         /// `select`: nil for whole documents; empty for names only.
@@ -130,7 +132,8 @@ extension FirestoreREST {
             branches.append(spec)
         }
         whole.filters = []
-        return ParsedQuery(branches: branches, order: order, offset: offset, limit: limit, projection: projection, nearest: nearest)
+        return ParsedQuery(branches: branches, order: order, requestedOrder: orderBy, offset: offset, limit: limit,
+                           projection: projection, nearest: nearest)
     }
 
     func cursor(_ json: Value?, field: String, names: FirestoreJSON) throws(HTTPSError) -> QuerySpec.Cursor? {
@@ -299,15 +302,23 @@ extension FirestoreREST {
         return profile
     }
 
+    /// The rules' check of a query, branch by branch: each as the client asked, with its limit,
+    /// offset and `orderBy` as sent (not the order Firestore adds for inequalities and
+    /// aggregations), as `request.query` shows them.
+    func authorize(_ query: ParsedQuery, for caller: FirestoreCaller) throws {
+        for spec in query.branches {
+            var checked = spec
+            checked.limit = query.nearest?.limit ?? query.limit
+            checked.orderBy = query.requestedOrder
+            try access.authorize(caller, .list(checked, offset: query.offset), reads: .single)
+        }
+    }
+
     func runQuery(_ call: Call, parent: DocumentPath?) async throws -> Value {
         let body = try call.body()
         let query = try parseQuery(body["structuredQuery"], parent: parent, names: call.names)
         // Authorized before a transaction begins or reads anything.
-        for spec in query.branches {
-            var checked = spec
-            checked.limit = query.nearest?.limit ?? query.limit
-            try access.authorize(call.caller, .list(checked, offset: query.offset), reads: .single)
-        }
+        try authorize(query, for: call.caller)
         let explain = try FirestoreREST.explainOptions(body, caller: call.caller)
         let (txn, began) = try readTransaction(body, for: call.caller)
         if explain == false { return try await planOnly(query, txn: txn, began: began, caller: call.caller) }
@@ -542,7 +553,7 @@ extension FirestoreREST {
             case .count: return nil
             }
         })
-        for spec in query.branches { try access.authorize(call.caller, .list(spec, offset: 0), reads: .single) }
+        try authorize(query, for: call.caller)
         let explain = try FirestoreREST.explainOptions(body, caller: call.caller)
         let (txn, began) = try readTransaction(body, for: call.caller)
         if explain == false { return try await planOnly(query, txn: txn, began: began, caller: call.caller) }

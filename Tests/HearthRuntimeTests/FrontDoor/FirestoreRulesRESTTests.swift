@@ -164,6 +164,48 @@ struct FirestoreRulesRESTTests {
         }
     }
 
+    @Test("request.query as Google's Firestore emulator shows it: offset 0 when unset, orderBy as sent, an aggregation's limit")
+    func requestQuery() async throws {
+        let rules = """
+        rules_version = '2';
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            match /offsets/{id} { allow list: if request.query.offset == 0; }
+            match /orders/{id} { allow list: if request.query.orderBy.size() == 0 || request.query.orderBy.score == 'ASC'; }
+            match /limits/{id} { allow list: if request.query.limit <= 5; }
+          }
+        }
+        """
+        try await withREST(rules: rules) { door, rest in
+            let alice = try await client(rest, "alice")
+            func query(_ collection: String, _ q: [String: Value] = [:]) -> Value {
+                ["structuredQuery": .map(["from": [["collectionId": .string(collection)]]].merging(q) { $1 })]
+            }
+            func count(_ collection: String, _ q: [String: Value] = [:]) -> Value {
+                ["structuredAggregationQuery": ["structuredQuery": query(collection, q)["structuredQuery"]!,
+                                                "aggregations": [["alias": "n", "count": .emptyMap], ["alias": "s", "sum": ["field": ["fieldPath": "score"]]]]]]
+            }
+            let inequalities: Value = ["compositeFilter": ["op": "OR", "filters": [
+                ["fieldFilter": ["field": ["fieldPath": "score"], "op": "GREATER_THAN", "value": ["integerValue": "5"]]],
+                ["fieldFilter": ["field": ["fieldPath": "rank"], "op": "LESS_THAN", "value": ["integerValue": "3"]]],
+            ]]]
+            // An unset offset is 0, not null.
+            #expect(try await alice.post("runQuery", query("offsets")).status == 200)
+            #expect(try await alice.get("offsets", query: "pageSize=3").status == 200)
+            #expect(try await alice.post("runQuery", query("offsets", ["offset": 1])).status == 403)
+            #expect(try await alice.post("runAggregationQuery", count("offsets")).status == 200)
+            // orderBy is what the query sent: not the order its inequalities or a sum add.
+            #expect(try await alice.post("runQuery", query("orders", ["where": inequalities])).status == 200)
+            #expect(try await alice.post("runAggregationQuery", count("orders", ["where": inequalities])).status == 200)
+            #expect(try await alice.post("runQuery", query("orders", ["orderBy": [["field": ["fieldPath": "score"]]]])).status == 200)
+            #expect(try await alice.post("runQuery", query("orders", ["orderBy": [["field": ["fieldPath": "rank"]]]])).status == 403)
+            // An aggregation's limit is the query's.
+            #expect(try await alice.post("runAggregationQuery", count("limits", ["limit": 3])).status == 200)
+            #expect(try await alice.post("runAggregationQuery", count("limits", ["limit": 10])).status == 403)
+            #expect(try await alice.post("runAggregationQuery", count("limits")).status == 403)
+        }
+    }
+
     @Test("what the rules deny leaves no trace: no lock, no precondition answer, no borrowed transaction, no folded writes slipping through")
     func denialsLeaveNoTrace() async throws {
         try await withREST(rules: Self.queryRules) { door, rest in
