@@ -356,9 +356,12 @@ final class FirestoreREST: Sendable {
         let mask = try FirestoreJSON.mask(body["mask"], field: "mask")
         guard case .array(let names)? = body["documents"] ?? .array([]) else { throw HTTPSError(.invalidArgument, "documents: must be an array of names") }
         var paths: [DocumentPath] = []
+        var seen = Set<DocumentPath>()
         for (i, name) in names.enumerated() {
             guard case .string(let s) = name else { throw HTTPSError(.invalidArgument, "documents[\(i)]: must be a string") }
-            paths.append(try call.names.documentPath(s, field: "documents[\(i)]"))
+            // "Duplicate names will be elided", as Firestore's reference says (one answer each).
+            let path = try call.names.documentPath(s, field: "documents[\(i)]")
+            if seen.insert(path).inserted { paths.append(path) }
         }
         // Authorized before a transaction begins or reads (and locks) anything.
         var docs = try await store.getAll(paths)

@@ -368,6 +368,10 @@ struct FirestoreRESTTests {
             let rolled = try await rest.post("rollback", ["transaction": txn])
             #expect(rolled.status == 200)
             #expect(door.runtime.store.transactions.openCount == 0)
+            // Duplicate names are elided, as Firestore's reference says: one answer per document.
+            let twice = try await rest.post("batchGet", ["documents": [.string(rest.name("b/1")), .string(rest.name("b/2")),
+                                                                       .string(rest.name("b/1")), .string(rest.name("b/2"))]])
+            #expect(twice.json.arrayValue?.map { $0["found"]?["name"] ?? $0["missing"] ?? .null } == [.string(rest.name("b/1")), .string(rest.name("b/2"))])
             let ids = try await rest.post("listCollectionIds", [:])
             #expect(ids.json["collectionIds"] == ["b"])
             #expect(door.runtime.store.transactions.openCount == 0)
