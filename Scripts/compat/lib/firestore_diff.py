@@ -8,7 +8,10 @@ Three parts, each over its own collections:
   numbers, non-numbers and missing fields, with filters, orders, offsets and limits;
 - writes: random commits (updates with masks and transforms, transform-only writes, deletes,
   preconditions) on three documents; each commit's status and transform results, then every
-  document's fields.
+  document's fields;
+- requests: a fixed list of reads and writes on the other endpoints (get with masks, listings
+  with pages, orders, masks and showMissing, batchGet, listCollectionIds, createDocument, patch
+  and delete with preconditions and masks, malformed values): status and answer.
 
 Differences the emulator is known to have, which Hearth keeps on purpose, are counted apart.
 """
@@ -304,15 +307,80 @@ def writes(d, seeds, per_seed):
                         call(d.H, "DELETE", f"/v1/{ROOT}/{col}/d{i}")
 
 
+def requests(d):
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: ("TOKEN" if k == "nextPageToken" else strip(v)) for k, v in x.items()
+                    if k not in ("readTime", "updateTime", "createTime", "commitTime", "transaction")}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    col = "rq"
+    for i in range(7):
+        f = {"n": {"integerValue": str(i)}, "s": {"stringValue": "abcdefg"[i]},
+             "m": {"mapValue": {"fields": {"x": {"integerValue": str(i % 3)}, "y": {"booleanValue": i % 2 == 0}}}}}
+        if i % 3 == 0:
+            del f["s"]
+        d.both("PATCH", f"/v1/{ROOT}/{col}/d{i}", {"fields": f})
+    for path in ("d2/sub/x", "ghost/sub/y", "d3/other/z"):
+        d.both("PATCH", f"/v1/{ROOT}/{col}/{path}", {"fields": {}})
+    name = lambda path: f"{ROOT}/{col}/{path}"
+    cases = [
+        ("GET", f"/{col}/d1", None), ("GET", f"/{col}/d1?mask.fieldPaths=n&mask.fieldPaths=m.x", None),
+        ("GET", f"/{col}/d1?mask.fieldPaths=missing", None), ("GET", f"/{col}/nope", None),
+        ("GET", f"/{col}", None), ("GET", f"/{col}?pageSize=2", None), ("GET", f"/{col}?orderBy=n%20desc", None),
+        ("GET", f"/{col}?orderBy=s", None), ("GET", f"/{col}?orderBy=m.x,n%20desc", None), ("GET", f"/{col}?mask.fieldPaths=s", None),
+        ("GET", f"/{col}?showMissing=true", None), ("GET", f"/{col}?showMissing=true&pageSize=3", None),
+        ("GET", f"/{col}/d2/sub", None), ("GET", f"/{col}?pageSize=0", None), ("GET", f"/{col}?pageSize=-1", None),
+        ("GET", f"/{col}?orderBy=n%20sideways", None),
+        ("POST", ":batchGet", {"documents": [name("d1"), name("nope"), name("d0")]}),
+        ("POST", ":batchGet", {"documents": [name("d1"), name("d1")]}),
+        ("POST", ":batchGet", {"documents": [name("d1")], "mask": {"fieldPaths": ["m.y"]}}),
+        ("POST", ":batchGet", {"documents": []}), ("POST", ":batchGet", {"documents": [f"{ROOT}/{col}"]}),
+        ("POST", ":listCollectionIds", {}), ("POST", f"/{col}/d2:listCollectionIds", {}),
+        ("POST", f"/{col}/ghost:listCollectionIds", {}),
+        ("POST", f"/{col}?documentId=d1", {"fields": {}}),
+        ("POST", f"/{col}?documentId=new1", {"fields": {"a": {"integerValue": "1"}}}),
+        ("POST", f"/{col}?documentId=new2&mask.fieldPaths=a", {"fields": {"a": {"integerValue": "1"}, "b": {"integerValue": "2"}}}),
+        ("PATCH", f"/{col}/d4?updateMask.fieldPaths=n&mask.fieldPaths=s", {"fields": {"n": {"integerValue": "40"}}}),
+        ("PATCH", f"/{col}/nope2?currentDocument.exists=true", {"fields": {}}),
+        ("PATCH", f"/{col}/d5?currentDocument.exists=false", {"fields": {}}),
+        ("PATCH", f"/{col}/d5?updateMask.fieldPaths=m.y", {"fields": {}}), ("GET", f"/{col}/d5", None),
+        ("DELETE", f"/{col}/nope3?currentDocument.exists=true", None), ("DELETE", f"/{col}/nope4", None),
+        ("DELETE", f"/{col}/d6?currentDocument.exists=true", None), ("GET", f"/{col}/d6", None),
+        ("GET", f"/{col}/d1/sub/x/y", None),
+        ("PATCH", f"/{col}/d7", {"fields": {"a b": {"integerValue": "1"}, "`q`": {"integerValue": "2"}, "__x__": {"integerValue": "3"}}}),
+        ("PATCH", f"/{col}/d8", {"fields": {"": {"integerValue": "1"}}}),
+        ("PATCH", f"/{col}/d9?updateMask.fieldPaths=a.b", {"fields": {"a": {"integerValue": "1"}}}), ("GET", f"/{col}/d9", None),
+        ("PATCH", f"/{col}/d10", {"fields": {"t": {"timestampValue": "2020-01-01T00:00:00.1234567891Z"}}}),
+        ("PATCH", f"/{col}/d11", {"fields": {"t": {"timestampValue": "2020-01-01T10:00:00+02:00"}}}), ("GET", f"/{col}/d11", None),
+        ("PATCH", f"/{col}/d12", {"fields": {"i": {"integerValue": 5}}}),
+        ("PATCH", f"/{col}/d14", {"fields": {"d": {"doubleValue": "1.5"}}}), ("GET", f"/{col}/d14", None),
+        ("PATCH", f"/{col}/d15", {"fields": {"g": {"geoPointValue": {"latitude": 91, "longitude": 0}}}}),
+        ("PATCH", f"/{col}/d17", {"fields": {"b": {"bytesValue": "not base64!"}}}),
+        ("PATCH", f"/{col}/d18", {"fields": {"x": {}}}), ("GET", f"/{col}/d18", None),
+        ("PATCH", f"/{col}/d19", {"fields": {"x": {"stringValue": "a", "integerValue": "1"}}}),
+    ]
+    for method, suffix, body in cases:
+        d.count("requests", "total")
+        (hs, hb), (es, eb) = d.both(method, f"/v1/{ROOT}{suffix}" if suffix.startswith("/") else f"/v1/{ROOT}{suffix}", body)
+        if hs != es or (hs == 200 and strip(hb) != strip(eb)):
+            d.count("requests", "differ")
+            print(f"REQUEST {method} {suffix} {json.dumps(body)[:150] if body else ''}\n   hearth {hs}: {json.dumps(strip(hb))[:400]}\n   emulator {es}: {json.dumps(strip(eb))[:400]}")
+
+
 def main():
     hport, eport, seeds, per_seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     d = Diff(f"http://127.0.0.1:{hport}", f"http://127.0.0.1:{eport}")
     queries(d, seeds, per_seed)
     aggregations(d, seeds, per_seed // 3 or 1)
     writes(d, seeds, per_seed // 3 or 1)
+    requests(d)
     differ = 0
     for part, c in d.counts.items():
-        print(f"{part}: {c['total']} over {seeds} seeds, {c['differ']} differences, {c['known']} known emulator differences")
+        over = "" if part == "requests" else f" over {seeds} seeds"
+        print(f"{part}: {c['total']}{over}, {c['differ']} differences, {c['known']} known emulator differences")
         differ += c["differ"]
     sys.exit(1 if differ else 0)
 
