@@ -121,13 +121,16 @@ struct QueryFacts: Sendable {
     func equal(_ path: FieldPath, _ c: Value) -> Truth {
         let what = "== \(RulesValue(c, database: "(default)").brief)"
         guard let f = fields[path] else { return unknown(path, what) }
+        // Lists and maps compare their numbers by kind in the rules (`[1] != [1.0]`), the
+        // filters by value: a match there proves nothing.
+        let typed = [8, 9, 10].contains(c.typeOrder) && QueryFacts.holdsNumber(c)
         if !QueryFacts.isNaN(c) {
             for e in f.equals where !QueryFacts.isNaN(e) {
-                return QueryFacts.same(e, c) ? .yes : .no
+                return QueryFacts.same(e, c) ? (typed ? unknown(path, what) : .yes) : .no
             }
             for list in f.oneOf {
                 let matching = list.filter { QueryFacts.same($0, c) }.count
-                if matching == list.count && !list.isEmpty { return .yes }
+                if matching == list.count && !list.isEmpty { return typed ? unknown(path, what) : .yes }
                 if matching == 0 { return .no }
             }
         }
@@ -198,10 +201,14 @@ struct QueryFacts: Sendable {
         let what = "in \(container.brief)"
         guard let f = fields[path] else { return unknown(path, what) }
         let matches: (Value) -> Bool
+        // A list compares its elements' numbers by kind (`1.0 in [1]` is false), the filters by
+        // value; a set, like the filters, by value.
+        var typed = false
         switch container {
         case .list(let items), .set(let items):
             let values = items.compactMap { $0.firestoreValue(database: database) }
             matches = { v in values.contains { QueryFacts.same($0, v) } }
+            if case .list = container { typed = true }
         case .map(let m):
             // A key that is not a string is an error in the rules, never a plain false: every value
             // the field can have must be a string for the facts to answer.
@@ -211,10 +218,13 @@ struct QueryFacts: Sendable {
         default:
             return unknown(path, what)
         }
-        if let e = f.equals.first(where: { !QueryFacts.isNaN($0) }) { return matches(e) ? .yes : .no }
+        let proved = { (values: [Value]) -> Truth in
+            typed && values.contains(where: QueryFacts.holdsNumber) ? self.unknown(path, what) : .yes
+        }
+        if let e = f.equals.first(where: { !QueryFacts.isNaN($0) }) { return matches(e) ? proved([e]) : .no }
         for list in f.oneOf where !list.isEmpty {
             let count = list.filter(matches).count
-            if count == list.count { return .yes }
+            if count == list.count { return proved(list) }
             if count == 0 { return .no }
         }
         return unknown(path, what)
@@ -224,6 +234,11 @@ struct QueryFacts: Sendable {
     func contains(_ path: FieldPath, _ c: Value) -> Truth {
         let what = "contains \(RulesValue(c, database: "(default)").brief)"
         guard let f = fields[path] else { return unknown(path, what) }
+        // An array's `in` compares numbers by kind, array-contains by value.
+        if QueryFacts.holdsNumber(c) {
+            if case .array(let items)? = f.equals.first, !items.contains(where: { QueryFacts.same($0, c) }) { return .no }
+            return unknown(path, what)
+        }
         if f.arrayContains.contains(where: { QueryFacts.same($0, c) }) { return .yes }
         if let e = f.equals.first {
             switch e {
@@ -241,7 +256,8 @@ struct QueryFacts: Sendable {
     func hasAny(_ path: FieldPath, _ list: [Value]) -> Truth {
         let what = "has any of \(RulesValue.list(list.map { RulesValue($0, database: "(default)") }).brief)"
         guard let f = fields[path] else { return unknown(path, what) }
-        let listed = { (v: Value) in list.contains { QueryFacts.same($0, v) } }
+        // Typed like a list's `in`: only values without numbers prove anything.
+        let listed = { (v: Value) in !QueryFacts.holdsNumber(v) && list.contains { QueryFacts.same($0, v) } }
         if f.arrayContains.contains(where: listed) { return .yes }
         if f.arrayContainsAny.contains(where: { $0.allSatisfy(listed) }) { return .yes }
         return unknown(path, what)
@@ -267,16 +283,9 @@ struct QueryFacts: Sendable {
         case .duration, .set, .mapDiff: wanted = nil
         }
         guard let wanted, orders.contains(wanted) else { return .no }
-        if type == .int || type == .float {
-            // Firebase's rules engine takes the kind of an equality's (or an `in` list's) numbers
-            // for the field's: `where score == 5` proves `score is int`, though 5.0 would match.
-            let values = f.equals.first.map { [$0] } ?? f.oneOf.first ?? []
-            let ints = values.filter { if case .int = $0 { true } else { false } }.count
-            let doubles = values.filter { if case .double = $0 { true } else { false } }.count
-            if !values.isEmpty, (type == .int ? ints : doubles) == values.count { return .yes }
-            return unknown(path, what)
-        }
-        if orders.count > 1 { return unknown(path, what) }
+        // `where score == 5` also returns documents holding 5.0: the kind of number is unknown.
+        // (Firebase's emulator takes the filter's kind for the field's; Hearth denies instead.)
+        if orders.count > 1 || type == .int || type == .float { return unknown(path, what) }
         return .yes
     }
 }

@@ -206,7 +206,8 @@ extension RulesValue {
         case let (.timestamp(x), .timestamp(y)): return x == y
         case let (.duration(x), .duration(y)): return x == y
         case let (.latlng(x), .latlng(y)): return x == y
-        case let (.vector(x), .vector(y)): return x == y
+        case let (.vector(x), .vector(y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0 == $1 || ($0.isNaN && $1.isNaN) }
         case let (.path(x), .path(y)): return x.elementsEqual(y, by: UTF8Key.equal)
         case let (.list(x), .list(y)):
             return x.count == y.count && zip(x, y).allSatisfy { compare($0, $1, acrossNumberKinds: acrossNumberKinds) }

@@ -184,6 +184,8 @@ struct ExpressionTests {
         // Strings count UTF-16 code units.
         Row("'😀a'.size() == 3", true), Row("'😀a'[2] == 'a'", true), Row("'😀a'[0:2] == '😀'", true),
         Row("'€'.size() == 1", true), Row("'e\\u0301'.size() == 2", true),
+        // Half a surrogate pair: no trap (Swift has no lone surrogates: each half reads as U+FFFD).
+        Row("'😀'[1].size() == 1", true), Row("'😀'[1:2].size() == 1", true), Row("'a😀'[0:2].size() == 2", true),
         // Types.
         Row("{'a': 1}.diff({}) is map_diff", true), Row("!({'a': 1} is map_diff)", true), Row("[1.0] is vector", false),
         Row("{'a': 1} is map", true),
@@ -199,11 +201,15 @@ struct ExpressionTests {
     func vectors() throws {
         var stored = ExpressionTests.stored
         stored["v"] = .vector([1, 2.5])
+        stored["w"] = .vector([.nan])
         for (expression, allowed) in [
             ("resource.data.v is vector", true), ("resource.data.v is map", false), ("resource.data.v is list", false),
             ("resource.data.v.size() == 2", true), ("resource.data.v.toList() == [1.0, 2.5]", true),
             ("resource.data.v == resource.data.v", true), ("resource.data.v.value == [1.0, 2.5]", false),
             ("resource.data.v.toList()[1] == 2.5", true), ("resource.data.v.size(1) == 2", false),
+            // NaN components compare equal, as NaN floats do in the rules.
+            ("resource.data.w == resource.data.w", true), ("[resource.data.w, resource.data.w].toSet().size() == 1", true),
+            ("resource.data.v != resource.data.w", true),
         ] {
             let decision = try ExpressionTests.decide(expression, existing: stored)
             #expect(decision.isAllowed == allowed, "\(expression): \(decision)")

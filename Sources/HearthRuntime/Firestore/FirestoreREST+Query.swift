@@ -602,6 +602,12 @@ extension FirestoreREST {
     static func orderedByAggregatedFields(_ query: ParsedQuery, _ fields: [FieldPath]) throws(HTTPSError) -> ParsedQuery {
         let extra = Set(fields).subtracting(query.order.map(\.field)).sorted()
         if extra.isEmpty { return query }
+        // An order by __name__ as sent (as the SDKs send it to page with a cursor) leaves no place
+        // for them: Firestore refuses, in these words (its emulator, side by side).
+        if query.requestedOrder.contains(where: { $0.field.isDocumentID }) {
+            throw .invalidArgument("This query requires an index that has fields [\(extra.map(\.description).joined(separator: ", "))] after __name__ "
+                + "and Firestore does not currently support such an index. Please try the query again with additional ordering on those fields.")
+        }
         var out = query
         let name = query.order.last(where: { $0.field.isDocumentID }) ?? QuerySpec.Order(.documentID, .ascending)
         out.order = query.order.filter { !$0.field.isDocumentID } + extra.map { QuerySpec.Order($0, name.direction) } + [name]
