@@ -53,6 +53,41 @@ struct Compiler {
         let service = Scope(parent: nil, depth: -1, wildcards: [])
         try declare(file.serviceFunctions, in: service)
         try compileBlock(file.root, scope: service, depth: 0, prefix: [], prefixDepths: [], isRoot: true)
+        try refuseRecursion()
+    }
+
+    /// Firebase refuses a function that calls itself, directly or through others ("Recursive call
+    /// is not allowed."), at load.
+    private func refuseRecursion() throws(RulesError) {
+        var calls: [Set<Int>] = []
+        for function in functions {
+            var called = Set<Int>()
+            function.body.calledFunctions(into: &called)
+            for binding in function.lets { binding.value.calledFunctions(into: &called) }
+            calls.append(called)
+        }
+        // Depth-first from each function; a function met again on the current path is a cycle.
+        enum Mark { case visiting, done }
+        var marks: [Int: Mark] = [:]
+        func visit(_ f: Int, _ path: [Int]) -> [Int]? {
+            switch marks[f] {
+            case .visiting?: return path + [f]
+            case .done?: return nil
+            case nil: break
+            }
+            marks[f] = .visiting
+            for next in calls[f].sorted() {
+                if let cycle = visit(next, path + [f]) { return cycle }
+            }
+            marks[f] = .done
+            return nil
+        }
+        for f in functions.indices {
+            guard let cycle = visit(f, []), let repeated = cycle.last else { continue }
+            let start = cycle.firstIndex(of: repeated) ?? 0
+            let names = cycle[start...].map { functions[$0].name }.joined(separator: " → ")
+            throw error("Recursive call is not allowed: \(names)", at: functions[repeated].offset)
+        }
     }
 
     /// Registers a block's functions (all before any body is resolved, so order does not matter),

@@ -5,6 +5,20 @@ import HearthModel
 /// The global functions: document access (`get`, `exists`, `getAfter`, `existsAfter`),
 /// conversions, `debug`, and the `math`, `duration`, `timestamp`, `latlng` and `hashing` namespaces.
 extension Evaluation {
+
+    /// What `string()` makes of a value, and `join()` of each element: bool, int, float, null,
+    /// path or string (Firebase's reference); nil for the rest.
+    static func text(of value: RulesValue) -> String? {
+        switch value {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .float(let d): return String(d)
+        case .bool(let b): return b ? "true" : "false"
+        case .null: return "null"
+        case .path(let p): return "/" + p.joined(separator: "/")
+        default: return nil
+        }
+    }
     func call(_ builtin: Builtin, _ args: [RulesValue], _ expr: Expr) throws(EvalFailure) -> RulesValue {
         if builtin == .debug {
             // Transparent, as on Firebase, even for a value a list query does not fix; what it
@@ -45,15 +59,8 @@ extension Evaluation {
             default: throw fail("float() cannot convert \(args[0].typeName)", expr)
             }
         case .string:
-            switch args[0] {
-            case .string: return args[0]
-            case .int(let i): return .string(String(i))
-            case .float(let d): return .string(String(d))
-            case .bool(let b): return .string(b ? "true" : "false")
-            case .null: return .string("null")
-            case .path(let p): return .string("/" + p.joined(separator: "/"))
-            default: throw fail("string() cannot convert \(args[0].typeName)", expr)
-            }
+            guard let text = Evaluation.text(of: args[0]) else { throw fail("string() cannot convert \(args[0].typeName)", expr) }
+            return .string(text)
         case .bool:
             switch args[0] {
             case .bool: return args[0]

@@ -201,7 +201,8 @@ extension Evaluation {
             var parts: [String] = []
             var total = 0
             for item in items {
-                guard case .string(let s) = item else { throw fail("join() needs a list of strings, found \(item.typeName)", expr) }
+                // Elements become text as string() makes it (`[1, true].join(',') == '1,true'`).
+                guard let s = Evaluation.text(of: item) else { throw fail("join() cannot join a \(item.typeName)", expr) }
                 total += s.utf8.count + separator.utf8.count
                 if total > Evaluation.maxStringScalars * 4 { throw fail("join() result too long", expr) }
                 parts.append(s)

@@ -285,7 +285,8 @@ extension Parser {
                 parts.append(.literal("(default)"))
             } else {
                 var literal = String.UnicodeScalarView()
-                while let c = lexer.current, Lexer.isIdentifierPart(c) || "-~%+@".unicodeScalars.contains(c) {
+                // A dot belongs to the segment (`/users/john.doe`), as in Firebase's grammar.
+                while let c = lexer.current, Lexer.isIdentifierPart(c) || "-~%+@.".unicodeScalars.contains(c) {
                     literal.append(c)
                     lexer.position += 1
                 }

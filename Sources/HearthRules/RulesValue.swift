@@ -183,34 +183,36 @@ extension RulesValue {
     }
 
     /// Equality inside lists and maps, and a list's `in`, `hasAny`, `hasAll`, `hasOnly` and
-    /// `removeAll`: an int never equals a float, at any depth; a set inside still compares as a
-    /// set (`alike`).
-    static func same(_ a: RulesValue, _ b: RulesValue) -> Bool { compare(a, b, acrossNumberKinds: false) }
+    /// `removeAll`: an int never equals a float, at any depth, and NaN equals nothing (as a float
+    /// compares); a set inside still compares as a set (`alike`).
+    static func same(_ a: RulesValue, _ b: RulesValue) -> Bool { compare(a, b, asSetElements: false) }
 
     /// Equality of set elements (a set's `in`, `hasAny`, `union`…, `toSet()`) and of a map diff's
-    /// values: numbers by value across int and float at any depth (`[1].toSet() == [1.0].toSet()`).
-    static func alike(_ a: RulesValue, _ b: RulesValue) -> Bool { compare(a, b, acrossNumberKinds: true) }
+    /// values: numbers by value across int and float at any depth (`[1].toSet() == [1.0].toSet()`),
+    /// NaN equal to NaN (`[NaN, NaN].toSet().size() == 1`), as Firebase's emulator answers.
+    static func alike(_ a: RulesValue, _ b: RulesValue) -> Bool { compare(a, b, asSetElements: true) }
 
-    /// Firestore's value equality (NaN equal to NaN, strings by UTF-8 bytes), with ints and
-    /// floats equal by value only when `acrossNumberKinds`; sets without order.
-    private static func compare(_ a: RulesValue, _ b: RulesValue, acrossNumberKinds: Bool) -> Bool {
+    /// Value equality (strings by UTF-8 bytes, sets without order); ints and floats equal by
+    /// value, and NaN equal to NaN, only `asSetElements`.
+    private static func compare(_ a: RulesValue, _ b: RulesValue, asSetElements: Bool) -> Bool {
+        let sameFloat = { (x: Double, y: Double) in x == y || (asSetElements && x.isNaN && y.isNaN) }
         switch (a, b) {
         case (.null, .null): return true
         case let (.bool(x), .bool(y)): return x == y
         case let (.int(x), .int(y)): return x == y
-        case let (.float(x), .float(y)): return x == y || (x.isNaN && y.isNaN)
-        case let (.int(x), .float(y)): return acrossNumberKinds && Value.compareIntDouble(x, y) == .same
-        case let (.float(x), .int(y)): return acrossNumberKinds && Value.compareIntDouble(y, x) == .same
+        case let (.float(x), .float(y)): return sameFloat(x, y)
+        case let (.int(x), .float(y)): return asSetElements && Value.compareIntDouble(x, y) == .same
+        case let (.float(x), .int(y)): return asSetElements && Value.compareIntDouble(y, x) == .same
         case let (.string(x), .string(y)): return x.utf8.elementsEqual(y.utf8)
         case let (.bytes(x), .bytes(y)): return x == y
         case let (.timestamp(x), .timestamp(y)): return x == y
         case let (.duration(x), .duration(y)): return x == y
         case let (.latlng(x), .latlng(y)): return x == y
         case let (.vector(x), .vector(y)):
-            return x.count == y.count && zip(x, y).allSatisfy { $0 == $1 || ($0.isNaN && $1.isNaN) }
+            return x.count == y.count && zip(x, y).allSatisfy(sameFloat)
         case let (.path(x), .path(y)): return x.elementsEqual(y, by: UTF8Key.equal)
         case let (.list(x), .list(y)):
-            return x.count == y.count && zip(x, y).allSatisfy { compare($0, $1, acrossNumberKinds: acrossNumberKinds) }
+            return x.count == y.count && zip(x, y).allSatisfy { compare($0, $1, asSetElements: asSetElements) }
         case let (.set(x), .set(y)):
             guard x.count == y.count else { return false }
             let ys = Set(y.map { HashKey($0) })
@@ -218,7 +220,7 @@ extension RulesValue {
         case let (.map(x), .map(y)):
             guard x.count == y.count else { return false }
             for (k, v) in x {
-                guard let w = y[k], compare(v, w, acrossNumberKinds: acrossNumberKinds) else { return false }
+                guard let w = y[k], compare(v, w, asSetElements: asSetElements) else { return false }
             }
             return true
         default:

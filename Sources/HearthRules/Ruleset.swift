@@ -104,16 +104,19 @@ public struct Ruleset: Sendable {
             facts = QueryFacts(spec)
         }
 
-        let requestValue = RulesValue.map([
+        var requestFields: [String: RulesValue] = [
             "auth": request.auth.map { auth in
                 .map(["uid": .string(auth.uid), "token": .map(auth.token, database: database)])
             } ?? .null,
             "method": .string(request.method.rawValue),
             "path": requestPath,
             "time": .timestamp(request.time),
-            "resource": requestResource,
             "query": query,
-        ])
+        ]
+        // The incoming document on a create or update, null on a delete; a read has none, and
+        // reading it is an error (as Firebase's emulator evaluates `request.resource == null`).
+        if request.method != .get && request.method != .list { requestFields["resource"] = requestResource }
+        let requestValue = RulesValue.map(requestFields)
         var located: (@Sendable (String, Int) -> Void)?
         if let log = debugLog {
             let map = sourceMap

@@ -58,6 +58,28 @@ struct Expr: Sendable {
     }
 
     var kind: Kind
+
+    /// The expressions directly inside this one.
+    var children: [Expr] {
+        switch kind {
+        case .null, .bool, .int, .float, .string, .bytes, .identifier, .local, .wildcard, .request, .resource: return []
+        case .list(let items), .and(let items), .or(let items): return items
+        case .map(let entries): return entries.map(\.value)
+        case .path(let parts): return parts.compactMap { if case .interpolated(let e) = $0 { e } else { nil } }
+        case .unary(_, let e), .isType(let e, _), .member(let e, _): return [e]
+        case .binary(_, let a, let b), .index(let a, let b): return [a, b]
+        case .conditional(let a, let b, let c): return [a, b, c]
+        case .slice(let e, let start, let end): return [e] + [start, end].compactMap { $0 }
+        case .method(let receiver, _, let args): return [receiver] + args
+        case .call(_, let args), .userCall(_, let args), .builtin(_, let args): return args
+        }
+    }
+
+    /// The user functions this expression calls, by index, however deep.
+    func calledFunctions(into out: inout Set<Int>) {
+        if case .userCall(let index, _) = kind { out.insert(index) }
+        for child in children { child.calledFunctions(into: &out) }
+    }
     /// Where the expression starts in the source (a scalar offset; `SourceMap` turns it into a line and column).
     var offset: Int
     /// Nodes on the longest path down from here: bounded at parse, so evaluation's recursion is.

@@ -79,7 +79,7 @@ struct ExpressionTests {
         Row("resource.data.when < request.time", true), Row("resource.data.place.latitude() == 37.5", true),
         Row("resource.data.blob.size() == 3", true),
         Row("request.path == /databases/$(database)/documents/things/t1", true),
-        Row("request.method == 'get'", true), Row("request.resource == null", true), Row("database == '(default)'", true),
+        Row("request.method == 'get'", true), Row("request.resource == null", false), Row("database == '(default)'", true),
         Row("request.auth.uid == 'alice'", true), Row("request.auth.uid == resource.data.owner", true),
         Row("request.auth.token.email == 'alice@example.com' && request.auth.token.email_verified", true),
         Row("request.auth.token.firebase.sign_in_provider == 'google.com'", true),
@@ -107,7 +107,7 @@ struct ExpressionTests {
         Row("[1, 2].hasAll([1, 2, 3])", false), Row("[1, 2, 3].hasAll([1, 2])", true),
         Row("[1, 2].hasOnly([1, 2, 3])", true), Row("[1, 4].hasOnly([1, 2, 3])", false), Row("[].hasOnly([])", true),
         Row("[1, 1, 2].toSet().size() == 2", true), Row("[1, 1.0].toSet().size() == 1", true),
-        Row("['a', 'b'].join('-') == 'a-b'", true), Row("[1].join('-') == '1'", false),
+        Row("['a', 'b'].join('-') == 'a-b'", true), Row("[1, true, 2.5, null].join('-') == '1-true-2.5-null'", true), Row("[[1]].join('-') == '[1]'", false),
         Row("[1].concat([2]) == [1, 2]", true), Row("[1, 2, 3, 2].removeAll([2]) == [1, 3]", true), Row("[1, 2].size() == 2", true),
         Row("[1, 2].toSet().union([2, 3].toSet()).size() == 3", true),
         Row("[1, 2].toSet().intersection([2, 3].toSet()) == [2].toSet()", true),
@@ -186,6 +186,15 @@ struct ExpressionTests {
         Row("'€'.size() == 1", true), Row("'e\\u0301'.size() == 2", true),
         // Half a surrogate pair: no trap (Swift has no lone surrogates: each half reads as U+FFFD).
         Row("'😀'[1].size() == 1", true), Row("'😀'[1:2].size() == 1", true), Row("'a😀'[0:2].size() == 2", true),
+        // NaN equals nothing, in lists and maps too, but is one element of a set.
+        Row("float('NaN') != float('NaN')", true), Row("[float('NaN')] != [float('NaN')]", true),
+        Row("!(float('NaN') in [float('NaN')])", true), Row("[float('NaN'), float('NaN')].toSet().size() == 1", true),
+        Row("{'a': float('NaN')} != {'a': float('NaN')}", true), Row("math.sqrt(-1) != math.sqrt(-1)", true),
+        // join() writes numbers, bools, null and paths as string() does.
+        Row("[1, 2.5, true].join(',') == '1,2.5,true'", true), Row("[path('/a/b')].join(',') == '/a/b'", true),
+        // A path literal's segment may hold dots.
+        Row("/databases/x/documents/a/b.c[4] == 'b.c'", true),
+        Row("/databases/$(database)/documents/a/b.c == path('/databases/' + database + '/documents/a/b.c')", true),
         // Types.
         Row("{'a': 1}.diff({}) is map_diff", true), Row("!({'a': 1} is map_diff)", true), Row("[1.0] is vector", false),
         Row("{'a': 1} is map", true),
@@ -207,8 +216,8 @@ struct ExpressionTests {
             ("resource.data.v.size() == 2", true), ("resource.data.v.toList() == [1.0, 2.5]", true),
             ("resource.data.v == resource.data.v", true), ("resource.data.v.value == [1.0, 2.5]", false),
             ("resource.data.v.toList()[1] == 2.5", true), ("resource.data.v.size(1) == 2", false),
-            // NaN components compare equal, as NaN floats do in the rules.
-            ("resource.data.w == resource.data.w", true), ("[resource.data.w, resource.data.w].toSet().size() == 1", true),
+            // NaN components compare as NaN floats do: unequal, but one as set elements.
+            ("resource.data.w == resource.data.w", false), ("[resource.data.w, resource.data.w].toSet().size() == 1", true),
             ("resource.data.v != resource.data.w", true),
         ] {
             let decision = try ExpressionTests.decide(expression, existing: stored)

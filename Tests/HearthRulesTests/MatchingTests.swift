@@ -125,16 +125,23 @@ struct MatchingTests {
         #expect(sibling?.message == "unknown function 'f'")
     }
 
-    @Test("a let that fails denies only where it is used; recursion stops at 20 calls")
+    @Test("a let that fails denies only where it is used; calls nest at most 20 deep; recursion is refused at load")
     func functionsAndLets() throws {
+        // f0 calls f1 … calls f<n>: a chain of distinct functions, since none may recurse.
+        func chain(_ prefix: String, _ n: Int) -> String {
+            (0..<n).map { "function \(prefix)\($0)() { return \(prefix)\($0 + 1)(); }" }.joined(separator: "\n")
+                + "\nfunction \(prefix)\(n)() { return true; }"
+        }
         let rules = try load(rulesFile("""
                 function lazy() { let bad = 1 / 0; return true; }
                 function eager() { let bad = 1 / 0; return bad == 1; }
-                function forever(n) { return forever(n + 1); }
                 function double(n) { return n * 2; }
+                \(chain("ok", 19))
+                \(chain("deep", 20))
                 match /lazy/{id} { allow get: if lazy(); }
                 match /eager/{id} { allow get: if eager(); }
-                match /forever/{id} { allow get: if forever(0); }
+                match /ok/{id} { allow get: if ok0(); }
+                match /deep/{id} { allow get: if deep0(); }
                 match /double/{id} { allow get: if double(double(1)) == 4; }
             """))
         func allowed(_ p: String) throws -> RulesDecision { rules.authorize(.get(try path(p), existing: nil, auth: nil, time: testTime)) }
@@ -142,10 +149,17 @@ struct MatchingTests {
         let eager = try allowed("eager/1")
         #expect(!eager.isAllowed)
         #expect(eager.description.contains("division by zero"))
-        let forever = try allowed("forever/1")
-        #expect(!forever.isAllowed)
-        #expect(forever.description.contains("function calls nested deeper than 20"))
+        #expect(try allowed("ok/1").isAllowed, "20 nested calls")
+        let deep = try allowed("deep/1")
+        #expect(!deep.isAllowed)
+        #expect(deep.description.contains("function calls nested deeper than 20"))
         #expect(try allowed("double/1").isAllowed)
+        // Firebase refuses recursion at load, direct or through another function.
+        for source in ["function forever(n) { return forever(n + 1); }",
+                       "function ping(n) { return pong(n); }\nfunction pong(n) { let x = ping(n); return x; }"] {
+            let refused = loadError(rulesFile(source + "\nmatch /a/{id} { allow get: if true; }"))
+            #expect(refused?.message.contains("Recursive call is not allowed") == true, "\(String(describing: refused))")
+        }
     }
 
     @Test("create and update see the incoming document; update compares it with the stored one")

@@ -44,7 +44,8 @@ WRITE_CONDITIONS = [
 
 # Left out, where the emulator reasons differently: it allows any query under
 # `resource.data.size() < 5`; it cannot prove `score is number` from `score > 5`, `tags is list`
-# from `tags array-contains x` or `!(state == 'hidden')` from `state != 'hidden'`, which Hearth does.
+# from `tags array-contains x` or `!(state == 'hidden')` from `state != 'hidden'`, which Hearth does;
+# it proves `score is int` from `score == 5`, which also returns 5.0, and Hearth does not.
 LIST_CONDITIONS = [
     "resource.data.owner == request.auth.uid",
     "request.auth.uid == resource.data.owner",
@@ -58,7 +59,6 @@ LIST_CONDITIONS = [
     "request.auth.uid in resource.data.members",
     "request.query.limit <= 5",
     "request.query.limit <= 5 && resource.data.owner == request.auth.uid",
-    "resource.data.score is int",
     "resource.data.m.x == 1",
     "resource.data.get('owner', '') == request.auth.uid",
     "resource == null || resource.data.owner == 'alice'",
@@ -71,17 +71,28 @@ LIST_CONDITIONS = [
 ]
 
 
-def expressions_of(path):
+def lines_of(path):
     return [line.rstrip("\n") for line in open(path) if line.strip() and not line.startswith("#")]
 
 
-def rules(expressions):
+def expressions_of(path):
+    """The expressions of the file: every line but comments and `function` declarations."""
+    return [line for line in lines_of(path) if not line.startswith("function ")]
+
+
+def functions_of(path):
+    """The file's `function` declarations, declared beside the match blocks for all to call."""
+    return [line for line in lines_of(path) if line.startswith("function ")]
+
+
+def rules(expressions, functions=()):
     reads = [f"    match /e{i}/{{id}} {{ allow get: if {line.removeprefix('~ ').replace('$(coll)', f'e{i}')}; }}"
              for i, line in enumerate(expressions)]
     writes = [f"    match /r{i}/{{id}} {{\n      allow read;\n      allow create, update, delete: if {c.replace('$(coll)', f'r{i}')};\n    }}"
               for i, c in enumerate(WRITE_CONDITIONS)]
     lists = [f"    match /q{i}/{{id}} {{ allow list: if {c}; }}" for i, c in enumerate(LIST_CONDITIONS)]
-    return "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n" + "\n".join(reads + writes + lists) + "\n  }\n}\n"
+    declared = [f"    {f}" for f in functions]
+    return "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n" + "\n".join(declared + reads + writes + lists) + "\n  }\n}\n"
 
 
 def b64(d):
@@ -261,7 +272,7 @@ def queries(H, E, auth, seeds, per_condition):
 
 def main():
     if sys.argv[1] == "rules":
-        open(sys.argv[3], "w").write(rules(expressions_of(sys.argv[2])))
+        open(sys.argv[3], "w").write(rules(expressions_of(sys.argv[2]), functions_of(sys.argv[2])))
         return
     hport, eport, expressions_path, rules_path, seeds, per_condition = sys.argv[2:8]
     H, E = f"http://127.0.0.1:{hport}", f"http://127.0.0.1:{eport}"
