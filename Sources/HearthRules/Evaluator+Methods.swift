@@ -276,12 +276,10 @@ extension Evaluation {
             var parts: [RulesValue] = []
             var start = 0, from = 0
             do {
-                while from <= input.count, let m = try re.firstMatch(input, from: from) {
-                    if m.isEmpty {
-                        // An empty match splits between characters, never at the very start.
-                        if m.lowerBound >= input.count { break }
-                        if m.lowerBound == 0 { from = 1; continue }
-                    }
+                // As RE2 (Java) splits: a piece before every match, an empty match included
+                // (`'abc'.split('')` begins with ''), the rest after the last one.
+                while from <= input.count, let captures = try re.firstMatch(input, from: from) {
+                    let m = RulesRegex.range(captures)
                     parts.append(.string(String(String.UnicodeScalarView(input[start..<m.lowerBound]))))
                     start = m.upperBound
                     from = m.isEmpty ? m.upperBound + 1 : m.upperBound
@@ -291,19 +289,33 @@ extension Evaluation {
                 throw fail("split(): \(error.message)", expr)
             }
             parts.append(.string(String(String.UnicodeScalarView(input[min(start, input.count)...]))))
+            // Trailing empty pieces are dropped (`'a,b,,'.split(',') == ['a', 'b']`), all but one
+            // when every piece is empty (`''.split(',') == ['']`).
+            while parts.count > 1, case .string("")? = parts.last { parts.removeLast() }
             return .list(parts)
         case "replace":
             try arity(args, 2, name, expr)
             let re = try regex(args[0], name, expr)
             guard case .string(let replacement) = args[1] else { throw fail("replace() takes a replacement string", expr) }
             let input = Array(s.unicodeScalars)
+            let parts: [ReplacementPart]
+            do { parts = try ReplacementPart.parse(replacement, for: re) } catch { throw fail("replace(): \(error.message)", expr) }
             var out = String.UnicodeScalarView()
             var from = 0
             var tooLong = false
             do {
-                while from <= input.count, let m = try re.firstMatch(input, from: from) {
+                while from <= input.count, let captures = try re.firstMatch(input, from: from) {
+                    let m = RulesRegex.range(captures)
                     out.append(contentsOf: input[from..<m.lowerBound])
-                    out.append(contentsOf: replacement.unicodeScalars)
+                    for part in parts {
+                        switch part {
+                        case .text(let text): out.append(contentsOf: text.unicodeScalars)
+                        case .group(let n):
+                            // A group that took no part in the match adds nothing.
+                            let (a, b) = (captures[2 * n], captures[2 * n + 1])
+                            if a >= 0, b >= a { out.append(contentsOf: input[a..<b]) }
+                        }
+                    }
                     if out.count > Evaluation.maxStringScalars { tooLong = true; break }
                     if m.isEmpty {
                         if m.lowerBound < input.count { out.append(input[m.lowerBound]) }
@@ -419,4 +431,58 @@ struct Civil {
 extension String {
     /// Zeros before the text up to `width` characters.
     fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+/// A `replace()` replacement, read as RE2's (Java's) replaceAll reads it: `$n` is group n (as
+/// many digits as name a group), `${name}` a named group, `\\` takes the next character as it is;
+/// any other `$` is an error, as is a group the pattern does not have.
+enum ReplacementPart {
+    case text(String)
+    case group(Int)
+
+    static func parse(_ replacement: String, for re: RulesRegex) throws(RegexError) -> [ReplacementPart] {
+        var parts: [ReplacementPart] = []
+        var text = String.UnicodeScalarView()
+        let scalars = Array(replacement.unicodeScalars)
+        var i = 0
+        func flush() {
+            if !text.isEmpty { parts.append(.text(String(text))); text = String.UnicodeScalarView() }
+        }
+        while i < scalars.count {
+            let c = scalars[i]
+            i += 1
+            if c == "\\" {
+                guard i < scalars.count else { throw RegexError("character to be escaped is missing") }
+                text.append(scalars[i])
+                i += 1
+            } else if c == "$" {
+                guard i < scalars.count else { throw RegexError("illegal group reference: group index is missing") }
+                flush()
+                if scalars[i] == "{" {
+                    guard let close = scalars[i...].firstIndex(of: "}") else { throw RegexError("named capturing group is missing trailing '}'") }
+                    let name = String(String.UnicodeScalarView(scalars[(i + 1)..<close]))
+                    guard let n = re.groupNames[name] else { throw RegexError("no group with name {\(name)}") }
+                    parts.append(.group(n))
+                    i = close + 1
+                } else {
+                    guard let first = scalars[i].properties.numericType == .decimal ? Int(String(scalars[i])) : nil else {
+                        throw RegexError("illegal group reference")
+                    }
+                    guard first <= re.groupCount else { throw RegexError("no group \(first)") }
+                    var n = first
+                    i += 1
+                    // More digits while they still name a group.
+                    while i < scalars.count, let d = Int(String(scalars[i])), scalars[i].isASCII, n * 10 + d <= re.groupCount {
+                        n = n * 10 + d
+                        i += 1
+                    }
+                    parts.append(.group(n))
+                }
+            } else {
+                text.append(c)
+            }
+        }
+        flush()
+        return parts
+    }
 }

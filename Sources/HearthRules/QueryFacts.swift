@@ -34,6 +34,26 @@ struct QueryFacts: Sendable {
         /// `array-contains-any` lists of two or more: the field holds one of each.
         var arrayContainsAny: [[Value]] = []
         var isArray = false
+
+        /// Whether no value satisfies the filters on this field (`score == -1` beside
+        /// `score > 50`): the query returns no document, so anything asked of the field holds for
+        /// all of them, as Firebase's rules engine answers.
+        var matchesNothing: Bool {
+            guard let e = equals.first, !QueryFacts.isNaN(e) else { return false }
+            if equals.contains(where: { !QueryFacts.same($0, e) }) { return true }
+            if notEqual.contains(where: { QueryFacts.same($0, e) }) { return true }
+            if oneOf.contains(where: { list in !list.contains { QueryFacts.same($0, e) } }) { return true }
+            if isArray, e.typeOrder != 8 { return true }
+            for b in upper {
+                let o = Value.compare(e, b.value)
+                if b.value.typeOrder != e.typeOrder || o == .descending || (o == .same && !b.inclusive) { return true }
+            }
+            for b in lower {
+                let o = Value.compare(e, b.value)
+                if b.value.typeOrder != e.typeOrder || o == .ascending || (o == .same && !b.inclusive) { return true }
+            }
+            return false
+        }
     }
 
     private(set) var fields: [FieldPath: Field] = [:]
@@ -121,6 +141,7 @@ struct QueryFacts: Sendable {
     func equal(_ path: FieldPath, _ c: Value) -> Truth {
         let what = "== \(RulesValue(c, database: "(default)").brief)"
         guard let f = fields[path] else { return unknown(path, what) }
+        if f.matchesNothing { return .yes }
         // Lists and maps compare their numbers by kind in the rules (`[1] != [1.0]`), the
         // filters by value: a match there proves nothing.
         let typed = [8, 9, 10].contains(c.typeOrder) && QueryFacts.holdsNumber(c)
@@ -157,6 +178,7 @@ struct QueryFacts: Sendable {
     func order(_ path: FieldPath, _ op: BinaryOperator, _ c: Value) -> Truth {
         let what = "\(op.rawValue) \(RulesValue(c, database: "(default)").brief)"
         guard let f = fields[path], !QueryFacts.isNaN(c), QueryFacts.comparableOrders.contains(c.typeOrder) else { return unknown(path, what) }
+        if f.matchesNothing { return .yes }
         for e in f.equals where !QueryFacts.isNaN(e) && e.typeOrder == c.typeOrder {
             return Evaluation.holds(op, Value.compare(e, c)) ? .yes : .no
         }
@@ -200,6 +222,7 @@ struct QueryFacts: Sendable {
     func isIn(_ path: FieldPath, _ container: RulesValue, database: String) -> Truth {
         let what = "in \(container.brief)"
         guard let f = fields[path] else { return unknown(path, what) }
+        if f.matchesNothing { return .yes }
         let matches: (Value) -> Bool
         // A list compares its elements' numbers by kind (`1.0 in [1]` is false), the filters by
         // value; a set, like the filters, by value.
@@ -234,6 +257,7 @@ struct QueryFacts: Sendable {
     func contains(_ path: FieldPath, _ c: Value) -> Truth {
         let what = "contains \(RulesValue(c, database: "(default)").brief)"
         guard let f = fields[path] else { return unknown(path, what) }
+        if f.matchesNothing { return .yes }
         // An array's `in` compares numbers by kind, array-contains by value.
         if QueryFacts.holdsNumber(c) {
             if case .array(let items)? = f.equals.first, !items.contains(where: { QueryFacts.same($0, c) }) { return .no }
@@ -256,6 +280,7 @@ struct QueryFacts: Sendable {
     func hasAny(_ path: FieldPath, _ list: [Value]) -> Truth {
         let what = "has any of \(RulesValue.list(list.map { RulesValue($0, database: "(default)") }).brief)"
         guard let f = fields[path] else { return unknown(path, what) }
+        if f.matchesNothing { return .yes }
         // Typed like a list's `in`: only values without numbers prove anything.
         let listed = { (v: Value) in !QueryFacts.holdsNumber(v) && list.contains { QueryFacts.same($0, v) } }
         if f.arrayContains.contains(where: listed) { return .yes }
@@ -267,6 +292,7 @@ struct QueryFacts: Sendable {
     func isType(_ path: FieldPath, _ type: TypeName) -> Truth {
         let what = "is \(type.rawValue)"
         guard let f = fields[path] else { return unknown(path, what) }
+        if f.matchesNothing { return .yes }
         guard let orders = typeOrders(f) else { return unknown(path, what) }
         let wanted: Int?
         switch type {

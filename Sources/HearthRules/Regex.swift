@@ -1,14 +1,16 @@
 /// Regular expressions for `string.matches()`, `split()` and `replace()`, in the RE2 syntax
 /// Firebase uses (https://github.com/google/re2/wiki/Syntax), matched by simulating the NFA
-/// (Thompson's construction): time is linear in the input for a given pattern, so no pattern
-/// can backtrack catastrophically, and the work is bounded by `RulesRegex.maxWork` besides.
+/// (Thompson's construction, with captures as in Pike's VM): time is linear in the input for a
+/// given pattern, so no pattern can backtrack catastrophically, and the work is bounded by
+/// `RulesRegex.maxWork` besides.
 ///
 /// Supported: literals, `.`, `^`, `$`, classes `[a-z]` `[^…]`, `\d \D \w \W \s \S`, escaped
-/// punctuation, `\n \t \r \f \v \xHH`, groups `(…)` and `(?:…)`, `|`, `* + ?` and `{n}`,
-/// `{n,}`, `{n,m}` (lazy forms accepted; they match the same strings). Refused with a message:
-/// flags, named groups, Unicode classes, word boundaries, backreferences. `split` and `replace`
-/// take the leftmost-longest match (POSIX), where RE2 takes the leftmost-first; they differ only
-/// for alternatives that are prefixes of one another.
+/// punctuation, `\n \t \r \f \v \xHH`, groups `(…)`, `(?:…)` and `(?P<name>…)`, `|`, greedy and
+/// lazy `* + ?` and `{n}`, `{n,}`, `{n,m}`, and the flags `i` (case-insensitive, by simple case
+/// folding), `m` (`^`/`$` at line breaks), `s` (`.` matches `\n`) and `U` (greediness swapped) as
+/// `(?flags)` and `(?flags:…)`, `-` turning them off. Refused with a message: Unicode classes, word
+/// boundaries, backreferences. As RE2 does, `split` and `replace` take the leftmost-first match
+/// (alternatives in order, greedy repetition as long as it can); `replace` fills `$1`, `${name}`.
 struct RulesRegex: Sendable {
     static let maxPatternLength = 4_096
     static let maxRepeat = 1_000
@@ -19,12 +21,17 @@ struct RulesRegex: Sendable {
 
     enum Instruction: Sendable {
         case scalar(Unicode.Scalar)
+        case any
         case anyButNewline
         case set(CharacterSet, negated: Bool)
         case split(Int, Int)
         case jump(Int)
         case assertStart
         case assertEnd
+        case assertLineStart
+        case assertLineEnd
+        /// Records the position in capture slot n (group n/2's start or end).
+        case save(Int)
         case match
     }
 
@@ -47,9 +54,26 @@ struct RulesRegex: Sendable {
             if next <= 0x10FFFF { out.append(next...0x10FFFF) }
             return CharacterSet(ranges: out)
         }
+
+        /// The set with every scalar's case variants added (classes under `(?i)`). Ranges wider
+        /// than `foldLimit` are kept as they are.
+        func caseFolded() -> CharacterSet {
+            var out = self
+            for r in ranges where r.count <= CaseFolding.foldLimit {
+                for v in r {
+                    guard let s = Unicode.Scalar(v) else { continue }
+                    for other in CaseFolding.orbit(of: s) where other != s { out.ranges.append(other.value...other.value) }
+                }
+            }
+            return out
+        }
     }
 
     let program: [Instruction]
+    /// Capturing groups, not counting the whole match (group 0).
+    let groupCount: Int
+    /// `(?P<name>…)` groups' numbers.
+    let groupNames: [String: Int]
 
     init(_ pattern: String) throws(RegexError) {
         let scalars = Array(pattern.unicodeScalars)
@@ -59,54 +83,64 @@ struct RulesRegex: Sendable {
         var parser = RegexParser(scalars: scalars)
         let node = try parser.parseAll()
         var compiler = RegexCompiler()
-        try compiler.emit(node)
+        try compiler.emit(.group(0, node))
         compiler.program.append(.match)
         program = compiler.program
+        groupCount = parser.groupCount
+        groupNames = parser.groupNames
     }
 
     /// Whether the pattern matches the whole string (as the rules' `matches` does).
     func fullMatch(_ text: String) throws(RegexError) -> Bool {
         let input = Array(text.unicodeScalars)
         try checkWork(input.count)
-        var current = ThreadList(size: program.count)
-        var next = ThreadList(size: program.count)
-        add(0, start: 0, at: 0, count: input.count, to: &current)
-        for (pos, scalar) in input.enumerated() {
+        var current = ThreadList(size: program.count, slots: 0)
+        var next = ThreadList(size: program.count, slots: 0)
+        add(0, [], at: 0, in: input, to: &current)
+        for pos in input.indices {
             if current.threads.isEmpty { return false }
             next.clear()
-            step(current, scalar, pos: pos + 1, count: input.count, into: &next)
+            for t in current.threads where advances(program[t.pc], input[pos]) {
+                add(t.pc + 1, t.captures, at: pos + 1, in: input, to: &next)
+            }
             swap(&current, &next)
         }
         return current.threads.contains { if case .match = program[$0.pc] { return true } else { return false } }
     }
 
-    /// The leftmost-longest match starting at or after `from`, as scalar offsets.
-    func firstMatch(_ input: [Unicode.Scalar], from: Int) throws(RegexError) -> Range<Int>? {
+    /// The leftmost-first match starting at or after `from` (RE2's, and so Firebase's): its
+    /// capture slots, two per group, group 0 the whole match; -1 for a group that took no part.
+    func firstMatch(_ input: [Unicode.Scalar], from: Int) throws(RegexError) -> [Int]? {
         try checkWork(input.count)
-        var current = ThreadList(size: program.count)
-        var next = ThreadList(size: program.count)
-        var found: Range<Int>?
+        let slots = 2 * (groupCount + 1)
+        var current = ThreadList(size: program.count, slots: slots)
+        var next = ThreadList(size: program.count, slots: slots)
+        var found: [Int]?
         var pos = from
         while true {
-            if found == nil { add(0, start: pos, at: pos, count: input.count, to: &current) }
+            // A match starting here ranks below every thread started earlier.
+            if found == nil { add(0, Array(repeating: -1, count: slots), at: pos, in: input, to: &current) }
+            next.clear()
             for t in current.threads {
                 if case .match = program[t.pc] {
-                    if let f = found {
-                        if t.start < f.lowerBound || (t.start == f.lowerBound && pos > f.upperBound) { found = t.start..<pos }
-                    } else {
-                        found = t.start..<pos
-                    }
+                    // Threads after this one rank lower: the match stands unless one before it
+                    // goes on to match later.
+                    found = t.captures
+                    break
+                }
+                if pos < input.count, advances(program[t.pc], input[pos]) {
+                    add(t.pc + 1, t.captures, at: pos + 1, in: input, to: &next)
                 }
             }
-            if let f = found { current.keep { $0.start <= f.lowerBound } }
-            if pos >= input.count || (current.threads.isEmpty && found != nil) { break }
-            next.clear()
-            step(current, input[pos], pos: pos + 1, count: input.count, into: &next)
+            if pos >= input.count || (next.threads.isEmpty && found != nil) { break }
             swap(&current, &next)
             pos += 1
         }
         return found
     }
+
+    /// The range of a match's group 0.
+    static func range(_ captures: [Int]) -> Range<Int> { captures[0]..<captures[1] }
 
     private func checkWork(_ count: Int) throws(RegexError) {
         let (work, overflow) = count.multipliedReportingOverflow(by: max(program.count, 1))
@@ -117,21 +151,22 @@ struct RulesRegex: Sendable {
 
     struct Thread {
         var pc: Int
-        var start: Int
+        /// Capture slots (empty when only matching, not searching).
+        var captures: [Int]
     }
 
-    /// The threads alive at one position, each program counter at most once (the first added,
-    /// which has the earliest start, wins).
+    /// The threads alive at one position, in priority order, each program counter at most once
+    /// (the first added ranks highest and wins).
     struct ThreadList {
         var threads: [Thread] = []
         /// Every program counter the closure visited at this position, threads or not.
         var visited: [Int] = []
         var seen: [Bool]
+        let slots: Int
 
-        init(size: Int) { seen = Array(repeating: false, count: size) }
-
-        mutating func keep(where wanted: (Thread) -> Bool) {
-            threads = threads.filter(wanted)
+        init(size: Int, slots: Int) {
+            seen = Array(repeating: false, count: size)
+            self.slots = slots
         }
 
         mutating func clear() {
@@ -141,34 +176,74 @@ struct RulesRegex: Sendable {
         }
     }
 
-    /// Adds `pc` and everything reachable from it without consuming input.
-    private func add(_ pc: Int, start: Int, at pos: Int, count: Int, to list: inout ThreadList) {
-        var stack = [pc]
-        while let p = stack.popLast() {
+    private func advances(_ instruction: Instruction, _ scalar: Unicode.Scalar) -> Bool {
+        switch instruction {
+        case .scalar(let s): return s == scalar
+        case .any: return true
+        case .anyButNewline: return scalar != "\n"
+        case .set(let set, let negated): return set.contains(scalar) != negated
+        default: return false
+        }
+    }
+
+    /// Adds `pc` and everything reachable from it without consuming input, depth first in
+    /// priority order (a split's first branch first), recording captures on the way.
+    private func add(_ pc: Int, _ captures: [Int], at pos: Int, in input: [Unicode.Scalar], to list: inout ThreadList) {
+        var stack: [(Int, [Int])] = [(pc, captures)]
+        while let (p, caps) = stack.popLast() {
             guard p < program.count, !list.seen[p] else { continue }
             list.seen[p] = true
             list.visited.append(p)
             switch program[p] {
-            case .jump(let target): stack.append(target)
-            case .split(let a, let b): stack.append(b); stack.append(a)
-            case .assertStart: if pos == 0 { stack.append(p + 1) }
-            case .assertEnd: if pos == count { stack.append(p + 1) }
-            default: list.threads.append(Thread(pc: p, start: start))
+            case .jump(let target): stack.append((target, caps))
+            case .split(let a, let b): stack.append((b, caps)); stack.append((a, caps))
+            case .assertStart: if pos == 0 { stack.append((p + 1, caps)) }
+            case .assertEnd: if pos == input.count { stack.append((p + 1, caps)) }
+            case .assertLineStart: if pos == 0 || input[pos - 1] == "\n" { stack.append((p + 1, caps)) }
+            case .assertLineEnd: if pos == input.count || input[pos] == "\n" { stack.append((p + 1, caps)) }
+            case .save(let slot):
+                var saved = caps
+                if slot < saved.count { saved[slot] = pos }
+                stack.append((p + 1, saved))
+            default: list.threads.append(Thread(pc: p, captures: caps))
             }
         }
     }
+}
 
-    private func step(_ current: ThreadList, _ scalar: Unicode.Scalar, pos: Int, count: Int, into next: inout ThreadList) {
-        for t in current.threads {
-            let advances: Bool
-            switch program[t.pc] {
-            case .scalar(let s): advances = s == scalar
-            case .anyButNewline: advances = scalar != "\n"
-            case .set(let set, let negated): advances = set.contains(scalar) != negated
-            default: advances = false
+/// Simple case folding for `(?i)`: a scalar's orbit is itself, its one-scalar lower-, upper- and
+/// title-case mappings, theirs in turn, and the few scalars that fold into another without being
+/// its mapping (KELVIN SIGN into k, LONG S into s…), as RE2 folds them.
+enum CaseFolding {
+    static let foldLimit = 0x3000
+
+    /// Scalars that fold to a letter they are not a case mapping of.
+    static let extraFolds: [UInt32: [UInt32]] = [
+        0x6B: [0x212A], 0x4B: [0x212A], 0x212A: [0x6B, 0x4B],  // k K KELVIN SIGN
+        0x73: [0x17F], 0x53: [0x17F], 0x17F: [0x73, 0x53],  // s S LONG S
+        0xE5: [0x212B], 0xC5: [0x212B], 0x212B: [0xE5, 0xC5],  // å Å ANGSTROM SIGN
+        0x3BC: [0xB5], 0x39C: [0xB5], 0xB5: [0x3BC, 0x39C],  // μ Μ MICRO SIGN
+        0x3B9: [0x1FBE, 0x345], 0x399: [0x1FBE, 0x345], 0x1FBE: [0x3B9, 0x399], 0x345: [0x3B9, 0x399],
+        0x3C3: [0x3C2], 0x3A3: [0x3C2], 0x3C2: [0x3C3, 0x3A3],  // σ Σ ς
+        0xDF: [0x1E9E], 0x1E9E: [0xDF],  // ß ẞ
+    ]
+
+    static func orbit(of scalar: Unicode.Scalar) -> [Unicode.Scalar] {
+        var out: [Unicode.Scalar] = [scalar]
+        var i = 0
+        while i < out.count, out.count < 16 {
+            let s = out[i]
+            let props = s.properties
+            for mapping in [props.lowercaseMapping, props.uppercaseMapping, props.titlecaseMapping] {
+                let scalars = mapping.unicodeScalars
+                if scalars.count == 1, let m = scalars.first, !out.contains(m) { out.append(m) }
             }
-            if advances { add(t.pc + 1, start: t.start, at: pos, count: count, to: &next) }
+            for v in extraFolds[s.value] ?? [] {
+                if let m = Unicode.Scalar(v), !out.contains(m) { out.append(m) }
+            }
+            i += 1
         }
+        return out
     }
 }
 
@@ -181,19 +256,34 @@ struct RegexError: Error, Sendable {
 indirect enum RegexNode {
     case empty
     case scalar(Unicode.Scalar)
+    case any
     case anyButNewline
     case set(RulesRegex.CharacterSet, negated: Bool)
     case start
     case end
+    case lineStart
+    case lineEnd
     case concat([RegexNode])
     case alternation([RegexNode])
-    case repetition(RegexNode, min: Int, max: Int?)
+    case repetition(RegexNode, min: Int, max: Int?, greedy: Bool)
+    case group(Int, RegexNode)
+}
+
+/// The flags `(?imsU)` in force at a point of the pattern.
+struct RegexFlags {
+    var caseInsensitive = false
+    var multiLine = false
+    var dotAll = false
+    var ungreedy = false
 }
 
 struct RegexParser {
     let scalars: [Unicode.Scalar]
     var pos = 0
     var nesting = 0
+    var flags = RegexFlags()
+    var groupCount = 0
+    var groupNames: [String: Int] = [:]
 
     var current: Unicode.Scalar? { pos < scalars.count ? scalars[pos] : nil }
 
@@ -219,8 +309,9 @@ struct RegexParser {
             while let q = current, q == "*" || q == "+" || q == "?" || q == "{" {
                 guard let (min, max) = try parseQuantifier() else { break }
                 if case .repetition = atom { throw RegexError("a quantifier after a quantifier at offset \(pos)") }
-                atom = .repetition(atom, min: min, max: max)
-                if current == "?" { pos += 1 }  // lazy: same strings
+                var lazy = false
+                if current == "?" { pos += 1; lazy = true }
+                atom = .repetition(atom, min: min, max: max, greedy: lazy == flags.ungreedy)
             }
             items.append(atom)
         }
@@ -272,25 +363,97 @@ struct RegexParser {
         case "(":
             nesting += 1
             if nesting > RulesRegex.maxNesting { throw RegexError("groups nested deeper than \(RulesRegex.maxNesting)") }
+            // Flags set inside a group last until its end.
+            let outer = flags
+            var capture: Int?
             if current == "?" {
-                guard pos + 1 < scalars.count, scalars[pos + 1] == ":" else {
-                    throw RegexError("unsupported group syntax '(?' at offset \(pos - 1) (flags and named groups are not supported)")
+                pos += 1
+                if current == "P" || current == "<" {
+                    capture = try parseGroupName()
+                } else if try parseFlags() {
+                    // `(?flags)`: in force for the rest of the enclosing group.
+                    nesting -= 1
+                    return .empty
                 }
-                pos += 2
+            } else {
+                groupCount += 1
+                capture = groupCount
             }
             let inner = try parseAlternation()
             guard current == ")" else { throw RegexError("missing ')'") }
             pos += 1
             nesting -= 1
-            return inner
-        case ".": return .anyButNewline
-        case "^": return .start
-        case "$": return .end
+            flags = outer
+            return capture.map { .group($0, inner) } ?? inner
+        case ".": return flags.dotAll ? .any : .anyButNewline
+        case "^": return flags.multiLine ? .lineStart : .start
+        case "$": return flags.multiLine ? .lineEnd : .end
         case "[": return try parseClass()
-        case "\\": return try parseEscape(inClass: false).node
+        case "\\": return folded(try parseEscape(inClass: false).node)
         case "*", "+", "?": throw RegexError("nothing to repeat at offset \(pos - 1)")
-        default: return .scalar(c)
+        default: return folded(.scalar(c))
         }
+    }
+
+    /// A literal under `(?i)` matches its case variants.
+    func folded(_ node: RegexNode) -> RegexNode {
+        guard flags.caseInsensitive, case .scalar(let s) = node else { return node }
+        let orbit = CaseFolding.orbit(of: s)
+        return orbit.count == 1 ? node : .set(RulesRegex.CharacterSet(ranges: orbit.map { $0.value...$0.value }), negated: false)
+    }
+
+    /// After `(?`: flags `imsU`, `-` before those to turn off, then `)` (for the rest of the
+    /// enclosing group: returns true) or `:` (for a group: returns false).
+    mutating func parseFlags() throws(RegexError) -> Bool {
+        let at = pos - 2
+        var on = true
+        var any = false
+        var afterDash = false
+        while let c = current {
+            pos += 1
+            switch c {
+            case "i": flags.caseInsensitive = on
+            case "m": flags.multiLine = on
+            case "s": flags.dotAll = on
+            case "U": flags.ungreedy = on
+            case "-":
+                guard on else { throw RegexError("bad flags at offset \(at)") }
+                on = false
+                afterDash = true
+                continue
+            case ")", ":":
+                // `(?)`, `(?-)` and `(?i-:` name no flag to change.
+                if afterDash || (c == ")" && !any) { throw RegexError("bad flags at offset \(at)") }
+                return c == ")"
+            default:
+                throw RegexError("unsupported group syntax '(?\(c)' at offset \(at)")
+            }
+            any = true
+            afterDash = false
+        }
+        throw RegexError("missing ')'")
+    }
+
+    /// After `(?`: `P<name>` or `<name>`; the group's number.
+    mutating func parseGroupName() throws(RegexError) -> Int {
+        if current == "P" { pos += 1 }
+        guard current == "<" else { throw RegexError("bad named group at offset \(pos)") }
+        pos += 1
+        var name = String.UnicodeScalarView()
+        while let c = current, c != ">" {
+            guard c.properties.isAlphabetic || c == "_" || (c >= "0" && c <= "9"), c.isASCII else {
+                throw RegexError("bad group name at offset \(pos)")
+            }
+            name.append(c)
+            pos += 1
+        }
+        guard current == ">", !name.isEmpty else { throw RegexError("bad named group at offset \(pos)") }
+        pos += 1
+        let text = String(name)
+        guard groupNames[text] == nil else { throw RegexError("duplicate group name '\(text)'") }
+        groupCount += 1
+        groupNames[text] = groupCount
+        return groupCount
     }
 
     /// An escape after `\`: a single scalar or a class.
@@ -366,7 +529,7 @@ struct RegexParser {
                 set.ranges.append(low.value...low.value)
             }
         }
-        return .set(set, negated: negated)
+        return .set(flags.caseInsensitive ? set.caseFolded() : set, negated: negated)
     }
 }
 
@@ -382,10 +545,17 @@ struct RegexCompiler {
         switch node {
         case .empty: break
         case .scalar(let s): try append(.scalar(s))
+        case .any: try append(.any)
         case .anyButNewline: try append(.anyButNewline)
         case .set(let s, let negated): try append(.set(s, negated: negated))
         case .start: try append(.assertStart)
         case .end: try append(.assertEnd)
+        case .lineStart: try append(.assertLineStart)
+        case .lineEnd: try append(.assertLineEnd)
+        case .group(let index, let inner):
+            try append(.save(2 * index))
+            try emit(inner)
+            try append(.save(2 * index + 1))
         case .concat(let items): for i in items { try emit(i) }
         case .alternation(let branches):
             // split L1, next; L1: branch; jump end; next: split …
@@ -403,7 +573,9 @@ struct RegexCompiler {
                 }
             }
             for j in jumps { program[j] = .jump(program.count) }
-        case .repetition(let inner, let min, let max):
+        case .repetition(let inner, let min, let max, let greedy):
+            // A greedy split tries another copy first; a lazy one, what follows.
+            func choice(_ more: Int, _ done: Int) -> RulesRegex.Instruction { greedy ? .split(more, done) : .split(done, more) }
             for _ in 0..<min { try emit(inner) }
             if let max {
                 // (inner (inner …)?)? for the optional copies.
@@ -413,13 +585,13 @@ struct RegexCompiler {
                     try append(.split(0, 0))
                     try emit(inner)
                 }
-                for s in splits { program[s] = .split(s + 1, program.count) }
+                for s in splits { program[s] = choice(s + 1, program.count) }
             } else {
                 let loop = program.count
                 try append(.split(0, 0))
                 try emit(inner)
                 try append(.jump(loop))
-                program[loop] = .split(loop + 1, program.count)
+                program[loop] = choice(loop + 1, program.count)
             }
         }
     }

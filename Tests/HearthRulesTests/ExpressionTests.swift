@@ -119,7 +119,7 @@ struct ExpressionTests {
         Row("'abcd'.matches('a.c')", false), Row("'a1b2'.matches('([a-z][0-9])+')", true),
         Row("'user@example.com'.matches('.*@example[.]com')", true), Row("'x@evil.com'.matches('.*@example[.]com')", false),
         Row("'2024-01-31'.matches('\\\\d{4}-\\\\d{2}-\\\\d{2}')", true), Row("'ab'.matches('a|ab')", true),
-        Row("'x'.matches('[')", false), Row("'x'.matches('(?i)x')", false),
+        Row("'x'.matches('[')", false), Row("'X'.matches('(?i)x')", true),
         Row("'Hi'.lower() == 'hi'", true), Row("'hi'.upper() == 'HI'", true), Row("'  x '.trim() == 'x'", true),
         Row("'a,b,,c'.split(',') == ['a', 'b', '', 'c']", true), Row("'a1b22c'.split('[0-9]+') == ['a', 'b', 'c']", true),
         Row("'aaa'.replace('a', 'b') == 'bbb'", true), Row("'a.b.c'.replace('[.]', '/') == 'a/b/c'", true),
@@ -195,6 +195,15 @@ struct ExpressionTests {
         // A path literal's segment may hold dots.
         Row("/databases/x/documents/a/b.c[4] == 'b.c'", true),
         Row("/databases/$(database)/documents/a/b.c == path('/databases/' + database + '/documents/a/b.c')", true),
+        // Regular expressions: RE2's flags, leftmost-first matches, groups in replacements.
+        Row("'ABC'.matches('(?i)abc')", true), Row("'A\\nB'.matches('(?s)A.B')", true), Row("'ab'.matches('(?i:A)b')", true),
+        Row("'K'.matches('(?i)\\u212a')", true), Row("'ß'.matches('(?i)SS')", false), Row("'x'.matches('(?i)(?-i)X')", false),
+        Row("'aa'.replace('a|aa', 'X') == 'XX'", true), Row("'ab'.split('a|ab') == ['', 'b']", true),
+        Row("'x1y22'.split('\\\\d+') == ['x', 'y']", true), Row("',a,,b,,'.split(',') == ['', 'a', '', 'b']", true),
+        Row("',,'.split(',') == ['']", true), Row("''.split(',') == ['']", true), Row("'abc'.split('') == ['', 'a', 'b', 'c']", true),
+        Row("'abc'.replace('', '-') == '-a-b-c-'", true),
+        Row("'x'.replace('(x)', '[$1]') == '[x]'", true), Row("'xy'.replace('(x)(y)', '$2$1') == 'yx'", true),
+        Row("'x'.replace('x', '\\\\$') == '$'", true), Row("'x'.replace('x', '$1') == 'x'", false),
         // Types.
         Row("{'a': 1}.diff({}) is map_diff", true), Row("!({'a': 1} is map_diff)", true), Row("[1.0] is vector", false),
         Row("{'a': 1} is map", true),

@@ -106,6 +106,10 @@ struct ListQueryTests {
         Row(condition: "resource.data.tags.hasAny(['x'])", filters: [f("tags", .arrayContainsAny, ["x", "z"])], allowed: false),
         Row(condition: "'x' in resource.data.tags", filters: [f("tags", .arrayContainsAny, ["x"])], allowed: true),
         Row(condition: "resource.data.tags.hasAny(['x'])", filters: [], allowed: false),
+        // Filters no value satisfies: the query returns nothing, so the condition holds.
+        Row(condition: "resource.data.score > 0", filters: [f("score", .greaterThan, 50), f("score", .equal, -1)], allowed: true),
+        Row(condition: "resource.data.score > 0", filters: [f("score", .equal, -1), f("score", .notEqual, -1)], allowed: true),
+        Row(condition: "resource.data.score > 0", filters: [f("score", .equal, -1), f("score", .lessThan, 50)], allowed: false),
         Row(condition: "resource.data.score is number", filters: [f("score", .equal, 3)], allowed: true),
         Row(condition: "resource.data.title is string", filters: [f("title", .greaterThan, "")], allowed: true),
         Row(condition: "resource.data.title is string", filters: [], allowed: false),

@@ -32,12 +32,69 @@ struct RegexTests {
         #expect(try RulesRegex(row.pattern).fullMatch(row.text) == row.matches)
     }
 
-    @Test("searching finds the leftmost-longest match")
+    static let flagRows: [Row] = [
+        Row(pattern: "(?i)abc", text: "ABC", matches: true), Row(pattern: "(?i)ABC", text: "abc", matches: true),
+        Row(pattern: "(?i:a)b", text: "Ab", matches: true), Row(pattern: "(?i:a)b", text: "AB", matches: false),
+        Row(pattern: "a(?i)b", text: "aB", matches: true), Row(pattern: "(a(?i)b)c", text: "aBc", matches: true),
+        Row(pattern: "(a(?i)b)c", text: "aBC", matches: false), Row(pattern: "(?i)(?-i)x", text: "X", matches: false),
+        Row(pattern: "(?i)é", text: "É", matches: true), Row(pattern: "(?i)ǆ", text: "ǅ", matches: true),
+        Row(pattern: "(?i)\u{212A}", text: "K", matches: true), Row(pattern: "(?i)k", text: "\u{212A}", matches: true),
+        Row(pattern: "(?i)ss", text: "ß", matches: false), Row(pattern: "(?i)[a-z]+", text: "AbC", matches: true),
+        Row(pattern: "(?i)[^a-z]", text: "A", matches: false), Row(pattern: "(?s).", text: "\n", matches: true),
+        Row(pattern: ".", text: "\n", matches: false), Row(pattern: "(?m)a$\nb", text: "a\nb", matches: true),
+        Row(pattern: "a$\nb", text: "a\nb", matches: false), Row(pattern: "(?U)a+?b", text: "ab", matches: true),
+        Row(pattern: "(?P<x>a)(?<y>b)", text: "ab", matches: true),
+    ]
+
+    @Test("flags (?i) (?m) (?s) (?U), scoped to their group", arguments: flagRows)
+    func flags(_ row: Row) throws {
+        #expect(try RulesRegex(row.pattern).fullMatch(row.text) == row.matches)
+    }
+
+    @Test("malformed flags and groups are refused with a message")
+    func badGroups() {
+        for pattern in ["(?)", "(?-)", "(?x)", "(?i-:a)", "(?P<>a)", "(?P<a>x)(?P<a>y)", "(?<a", "(?=a)"] {
+            #expect(throws: RegexError.self, "\(pattern)") { try RulesRegex(pattern) }
+        }
+    }
+
+    @Test("searching finds the leftmost-first match, as RE2 does, with its groups")
     func search() throws {
         let input = Array("xxabab-ab".unicodeScalars)
-        #expect(try RulesRegex("(ab)+").firstMatch(input, from: 0) == 2..<6)
-        #expect(try RulesRegex("(ab)+").firstMatch(input, from: 6) == 7..<9)
-        #expect(try RulesRegex("z").firstMatch(input, from: 0) == nil)
-        #expect(try RulesRegex("a|ab").firstMatch(input, from: 0) == 2..<4)
+        func range(_ pattern: String, from: Int) throws -> Range<Int>? {
+            try RulesRegex(pattern).firstMatch(input, from: from).map(RulesRegex.range)
+        }
+        #expect(try range("(ab)+", from: 0) == 2..<6)
+        #expect(try range("(ab)+", from: 6) == 7..<9)
+        #expect(try range("z", from: 0) == nil)
+        // The first alternative that matches wins, not the longest.
+        #expect(try range("a|ab", from: 0) == 2..<3)
+        #expect(try range("ab|a", from: 0) == 2..<4)
+        // Lazy repetition takes as little as it can.
+        #expect(try range("a.*b", from: 0) == 2..<9)
+        #expect(try range("a.*?b", from: 0) == 2..<4)
+        #expect(try range("(?U)a.*b", from: 0) == 2..<4)
+        let groups = try #require(try RulesRegex("(a)(x)?(b)").firstMatch(input, from: 0))
+        #expect(groups == [2, 4, 2, 3, -1, -1, 3, 4])
+    }
+
+    @Test("replace() fills $n and ${name}, takes \\$ as a dollar, refuses a group the pattern lacks")
+    func replacements() throws {
+        func parts(_ replacement: String, _ pattern: String) throws -> [String] {
+            try ReplacementPart.parse(replacement, for: try RulesRegex(pattern)).map {
+                switch $0 {
+                case .text(let t): return t
+                case .group(let n): return "<\(n)>"
+                }
+            }
+        }
+        #expect(try parts("[$1]", "(x)") == ["[", "<1>", "]"])
+        #expect(try parts("$2$1", "(x)(y)") == ["<2>", "<1>"])
+        #expect(try parts("$12", "(x)") == ["<1>", "2"], "digits only while they name a group")
+        #expect(try parts("${n}-$0", "(?P<n>x)") == ["<1>", "-", "<0>"])
+        #expect(try parts("\\$\\\\", "x") == ["$\\"])
+        for bad in ["$1", "$", "$x", "${nope}", "${n", "\\"] {
+            #expect(throws: RegexError.self, "\(bad)") { try ReplacementPart.parse(bad, for: try RulesRegex("x")) }
+        }
     }
 }
