@@ -88,6 +88,20 @@ def set_field(fields, path, value):
     cur[parts[-1]] = value
 
 
+def random_update(R, name, fields, values, transform, transforms=2):
+    """An update of `name`: up to three of `fields` set to `values`, maybe a mask of up to three,
+    maybe up to `transforms` field transforms made by `transform()`."""
+    f = {}
+    for fld in R.sample(fields, R.randint(0, 3)):
+        set_field(f, fld, R.choice(values))
+    w = {"update": {"name": name, "fields": f}}
+    if R.random() < 0.5:
+        w["updateMask"] = {"fieldPaths": R.sample(fields, R.randint(0, 3))}
+    if R.random() < 0.5:
+        w["updateTransforms"] = [transform() for _ in range(R.randint(1, transforms))]
+    return w
+
+
 def queries(d, seeds, per_seed):
     fields = ["a", "b", "m.x"]
     ops = ["EQUAL", "NOT_EQUAL", "LESS_THAN", "LESS_THAN_OR_EQUAL", "GREATER_THAN", "GREATER_THAN_OR_EQUAL", "IN", "NOT_IN",
@@ -267,14 +281,7 @@ def writes(d, seeds, per_seed):
             elif k < 0.3:
                 w["transform"] = {"document": name, "fieldTransforms": [transform() for _ in range(R.randint(1, 2))]}
             else:
-                f = {}
-                for fld in R.sample(fields, R.randint(0, 3)):
-                    set_field(f, fld, R.choice(values))
-                w["update"] = {"name": name, "fields": f}
-                if R.random() < 0.5:
-                    w["updateMask"] = {"fieldPaths": R.sample(fields, R.randint(0, 3))}
-                if R.random() < 0.5:
-                    w["updateTransforms"] = [transform() for _ in range(R.randint(1, 2))]
+                w = random_update(R, name, fields, values, transform)
             if R.random() < 0.2:
                 w["currentDocument"] = {"exists": R.random() < 0.5}
             return w

@@ -20,7 +20,7 @@ import random
 import sys
 import time
 
-from firestore_diff import DB, P, ROOT, call, set_field
+from firestore_diff import DB, P, ROOT, call, random_update
 
 WRITE_CONDITIONS = [
     "request.resource.data.diff(resource == null ? {} : resource.data).affectedKeys().hasOnly(['a', 'n'])",
@@ -171,18 +171,7 @@ def writes(H, E, auth, seeds, per_condition):
                 commit = []
                 for _ in range(R.randint(1, 2)):
                     name = f"{ROOT}/{col}/d{R.randint(0, 2)}"
-                    w = {}
-                    if R.random() < 0.15:
-                        w["delete"] = name
-                    else:
-                        f = {}
-                        for fld in R.sample(fields, R.randint(0, 3)):
-                            set_field(f, fld, R.choice(values))
-                        w["update"] = {"name": name, "fields": f}
-                        if R.random() < 0.5:
-                            w["updateMask"] = {"fieldPaths": R.sample(fields, R.randint(0, 3))}
-                        if R.random() < 0.5:
-                            w["updateTransforms"] = [transform()]
+                    w = {"delete": name} if R.random() < 0.15 else random_update(R, name, fields, values, transform, transforms=1)
                     if R.random() < 0.15:
                         w["currentDocument"] = {"exists": R.random() < 0.5}
                     commit.append(w)
