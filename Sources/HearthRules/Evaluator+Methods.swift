@@ -278,7 +278,8 @@ extension Evaluation {
             do {
                 // As RE2 (Java) splits: a piece before every match, an empty match included
                 // (`'abc'.split('')` begins with ''), the rest after the last one.
-                while from <= input.count, let captures = try re.firstMatch(input, from: from) {
+                var budget = RulesRegex.maxWork
+                while from <= input.count, let captures = try re.firstMatch(input, from: from, budget: &budget) {
                     let m = RulesRegex.range(captures)
                     parts.append(.string(String(String.UnicodeScalarView(input[start..<m.lowerBound]))))
                     start = m.upperBound
@@ -298,16 +299,19 @@ extension Evaluation {
             let re = try regex(args[0], name, expr)
             guard case .string(let replacement) = args[1] else { throw fail("replace() takes a replacement string", expr) }
             let input = Array(s.unicodeScalars)
-            let parts: [ReplacementPart]
-            do { parts = try ReplacementPart.parse(replacement, for: re) } catch { throw fail("replace(): \(error.message)", expr) }
-            var out = String.UnicodeScalarView()
+            // Read at the first match, as Java's replaceAll reads it: without one, any
+            // replacement leaves the string as it is.
+            var parts: [ReplacementPart]?
+            var out: [Unicode.Scalar] = []
             var from = 0
             var tooLong = false
             do {
-                while from <= input.count, let captures = try re.firstMatch(input, from: from) {
+                var budget = RulesRegex.maxWork
+                while from <= input.count, let captures = try re.firstMatch(input, from: from, budget: &budget) {
                     let m = RulesRegex.range(captures)
                     out.append(contentsOf: input[from..<m.lowerBound])
-                    for part in parts {
+                    if parts == nil { parts = try ReplacementPart.parse(replacement, for: re) }
+                    for part in parts ?? [] {
                         switch part {
                         case .text(let text): out.append(contentsOf: text.unicodeScalars)
                         case .group(let n):
@@ -329,7 +333,7 @@ extension Evaluation {
             }
             if tooLong { throw fail("replace() result too long", expr) }
             if from < input.count { out.append(contentsOf: input[from...]) }
-            return .string(String(out))
+            return .string(String(String.UnicodeScalarView(out)))
         case "toUtf8":
             try arity(args, 0, name, expr)
             return .bytes(Array(s.utf8))

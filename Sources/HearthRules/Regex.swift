@@ -55,14 +55,16 @@ struct RulesRegex: Sendable {
             return CharacterSet(ranges: out)
         }
 
-        /// The set with every scalar's case variants added (classes under `(?i)`). Ranges wider
-        /// than `foldLimit` are kept as they are.
+        /// The set with every scalar's case variants added (classes under `(?i)`): only the
+        /// scalars that have variants are visited, found in `CaseFolding`'s sorted table.
         func caseFolded() -> CharacterSet {
             var out = self
-            for r in ranges where r.count <= CaseFolding.foldLimit {
-                for v in r {
-                    guard let s = Unicode.Scalar(v) else { continue }
-                    for other in CaseFolding.orbit(of: s) where other != s { out.ranges.append(other.value...other.value) }
+            let folding = CaseFolding.table
+            for r in ranges {
+                var i = folding.firstIndex(atLeast: r.lowerBound)
+                while i < folding.scalars.count, folding.scalars[i] <= r.upperBound {
+                    for other in folding.orbits[i] { out.ranges.append(other...other) }
+                    i += 1
                 }
             }
             return out
@@ -93,7 +95,8 @@ struct RulesRegex: Sendable {
     /// Whether the pattern matches the whole string (as the rules' `matches` does).
     func fullMatch(_ text: String) throws(RegexError) -> Bool {
         let input = Array(text.unicodeScalars)
-        try checkWork(input.count)
+        var budget = RulesRegex.maxWork
+        try spend(input.count, slots: 0, from: &budget)
         var current = ThreadList(size: program.count, slots: 0)
         var next = ThreadList(size: program.count, slots: 0)
         add(0, [], at: 0, in: input, to: &current)
@@ -110,9 +113,11 @@ struct RulesRegex: Sendable {
 
     /// The leftmost-first match starting at or after `from` (RE2's, and so Firebase's): its
     /// capture slots, two per group, group 0 the whole match; -1 for a group that took no part.
-    func firstMatch(_ input: [Unicode.Scalar], from: Int) throws(RegexError) -> [Int]? {
-        try checkWork(input.count)
+    /// Each position scanned is charged to `budget` (one for all the searches of a `split` or a
+    /// `replace`), with the copying of the capture slots.
+    func firstMatch(_ input: [Unicode.Scalar], from: Int, budget: inout Int) throws(RegexError) -> [Int]? {
         let slots = 2 * (groupCount + 1)
+        try spend(max(input.count - from, 1), slots: slots, from: &budget)
         var current = ThreadList(size: program.count, slots: slots)
         var next = ThreadList(size: program.count, slots: slots)
         var found: [Int]?
@@ -142,11 +147,15 @@ struct RulesRegex: Sendable {
     /// The range of a match's group 0.
     static func range(_ captures: [Int]) -> Range<Int> { captures[0]..<captures[1] }
 
-    private func checkWork(_ count: Int) throws(RegexError) {
-        let (work, overflow) = count.multipliedReportingOverflow(by: max(program.count, 1))
-        if overflow || work > RulesRegex.maxWork {
+    /// Charges `count` positions of the program (each thread copying `slots` capture slots) to
+    /// `budget`, refusing the work past it.
+    private func spend(_ count: Int, slots: Int, from budget: inout Int) throws(RegexError) {
+        let perPosition = max(program.count, 1).multipliedReportingOverflow(by: 1 + slots / 16)
+        let (work, overflow) = count.multipliedReportingOverflow(by: perPosition.partialValue)
+        if perPosition.overflow || overflow || work > budget {
             throw RegexError("input of \(count) characters is too long for this pattern")
         }
+        budget -= work
     }
 
     struct Thread {
@@ -215,7 +224,52 @@ struct RulesRegex: Sendable {
 /// title-case mappings, theirs in turn, and the few scalars that fold into another without being
 /// its mapping (KELVIN SIGN into k, LONG S into s…), as RE2 folds them.
 enum CaseFolding {
-    static let foldLimit = 0x3000
+    /// Every scalar that has case variants, sorted, with its variants (itself excluded): built
+    /// once, on the first `(?i)` class, from the orbits of all scalars, so that the relation is
+    /// symmetric (ϐ is found from β as β from ϐ).
+    struct Table: Sendable {
+        var scalars: [UInt32]
+        var orbits: [[UInt32]]
+
+        /// The index of the first scalar at or above `value`.
+        func firstIndex(atLeast value: UInt32) -> Int {
+            var low = 0, high = scalars.count
+            while low < high {
+                let mid = (low + high) / 2
+                if scalars[mid] < value { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+    }
+
+    static let table: Table = {
+        var related: [UInt32: Set<UInt32>] = [:]
+        for v in UInt32(0)...0x1FFFF {
+            guard let s = Unicode.Scalar(v) else { continue }
+            let props = s.properties
+            guard props.changesWhenCaseMapped || extraFolds[v] != nil else { continue }
+            for other in orbit(of: s) where other != s {
+                related[v, default: []].insert(other.value)
+                related[other.value, default: []].insert(v)
+            }
+        }
+        // Close each group: every member relates to every other.
+        var groups: [UInt32: Set<UInt32>] = [:]
+        for v in related.keys.sorted() where groups[v] == nil {
+            var group: Set<UInt32> = [v]
+            var pending = [v]
+            while let x = pending.popLast() {
+                for y in related[x] ?? [] where group.insert(y).inserted { pending.append(y) }
+            }
+            for member in group { groups[member] = group }
+        }
+        let scalars = groups.keys.sorted()
+        return Table(scalars: scalars, orbits: scalars.map { v in (groups[v] ?? []).subtracting([v]).sorted() })
+    }()
+
+    /// Letters that fold only in Turkish (dotted capital I, dotless small i): RE2's simple folding
+    /// leaves them alone.
+    static let turkish: Set<UInt32> = [0x130, 0x131]
 
     /// Scalars that fold to a letter they are not a case mapping of.
     static let extraFolds: [UInt32: [UInt32]] = [
@@ -230,13 +284,14 @@ enum CaseFolding {
 
     static func orbit(of scalar: Unicode.Scalar) -> [Unicode.Scalar] {
         var out: [Unicode.Scalar] = [scalar]
+        if turkish.contains(scalar.value) { return out }
         var i = 0
         while i < out.count, out.count < 16 {
             let s = out[i]
             let props = s.properties
             for mapping in [props.lowercaseMapping, props.uppercaseMapping, props.titlecaseMapping] {
                 let scalars = mapping.unicodeScalars
-                if scalars.count == 1, let m = scalars.first, !out.contains(m) { out.append(m) }
+                if scalars.count == 1, let m = scalars.first, !out.contains(m), !turkish.contains(m.value) { out.append(m) }
             }
             for v in extraFolds[s.value] ?? [] {
                 if let m = Unicode.Scalar(v), !out.contains(m) { out.append(m) }
@@ -395,11 +450,18 @@ struct RegexParser {
         }
     }
 
-    /// A literal under `(?i)` matches its case variants.
+    /// A literal or a class (`\w` too) under `(?i)` matches its case variants.
     func folded(_ node: RegexNode) -> RegexNode {
-        guard flags.caseInsensitive, case .scalar(let s) = node else { return node }
-        let orbit = CaseFolding.orbit(of: s)
-        return orbit.count == 1 ? node : .set(RulesRegex.CharacterSet(ranges: orbit.map { $0.value...$0.value }), negated: false)
+        guard flags.caseInsensitive else { return node }
+        switch node {
+        case .scalar(let s):
+            let folded = RulesRegex.CharacterSet(ranges: [s.value...s.value]).caseFolded()
+            return folded.ranges.count == 1 ? node : .set(folded, negated: false)
+        case .set(let set, let negated):
+            return .set(set.caseFolded(), negated: negated)
+        default:
+            return node
+        }
     }
 
     /// After `(?`: flags `imsU`, `-` before those to turn off, then `)` (for the rest of the
@@ -507,7 +569,10 @@ struct RegexParser {
                 let (node, scalar) = try parseEscape(inClass: true)
                 guard let scalar else {
                     if case .set(let s, let neg) = node {
-                        set.ranges += neg ? RulesRegex.CharacterSet.complement(of: s).ranges : s.ranges
+                        // `[\W]` under (?i) is the complement of \w with its case variants (no k
+                        // through KELVIN SIGN), as RE2 has it.
+                        let positive = flags.caseInsensitive ? s.caseFolded() : s
+                        set.ranges += neg ? RulesRegex.CharacterSet.complement(of: positive).ranges : positive.ranges
                     }
                     continue
                 }

@@ -204,6 +204,7 @@ struct ExpressionTests {
         Row("'abc'.replace('', '-') == '-a-b-c-'", true),
         Row("'x'.replace('(x)', '[$1]') == '[x]'", true), Row("'xy'.replace('(x)(y)', '$2$1') == 'yx'", true),
         Row("'x'.replace('x', '\\\\$') == '$'", true), Row("'x'.replace('x', '$1') == 'x'", false),
+        Row("'abc'.replace('z', '$1') == 'abc'", true),
         // Types.
         Row("{'a': 1}.diff({}) is map_diff", true), Row("!({'a': 1} is map_diff)", true), Row("[1.0] is vector", false),
         Row("{'a': 1} is map", true),

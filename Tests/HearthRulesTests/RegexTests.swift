@@ -62,7 +62,8 @@ struct RegexTests {
     func search() throws {
         let input = Array("xxabab-ab".unicodeScalars)
         func range(_ pattern: String, from: Int) throws -> Range<Int>? {
-            try RulesRegex(pattern).firstMatch(input, from: from).map(RulesRegex.range)
+            var budget = RulesRegex.maxWork
+            return try RulesRegex(pattern).firstMatch(input, from: from, budget: &budget).map(RulesRegex.range)
         }
         #expect(try range("(ab)+", from: 0) == 2..<6)
         #expect(try range("(ab)+", from: 6) == 7..<9)
@@ -74,8 +75,40 @@ struct RegexTests {
         #expect(try range("a.*b", from: 0) == 2..<9)
         #expect(try range("a.*?b", from: 0) == 2..<4)
         #expect(try range("(?U)a.*b", from: 0) == 2..<4)
-        let groups = try #require(try RulesRegex("(a)(x)?(b)").firstMatch(input, from: 0))
+        var budget = RulesRegex.maxWork
+        let groups = try #require(try RulesRegex("(a)(x)?(b)").firstMatch(input, from: 0, budget: &budget))
         #expect(groups == [2, 4, 2, 3, -1, -1, 3, 4])
+    }
+
+    @Test("case folding is symmetric and leaves the Turkish dotless i alone, in classes wide and negated")
+    func caseFolding() throws {
+        for (pattern, text, matches) in [("(?i)β", "ϐ", true), ("(?i)ϐ", "β", true), ("(?i)k", "\u{212A}", true),
+                                          ("(?i)ı", "i", false), ("(?i)i", "ı", false), ("(?i)[^Ā-￿]", "k", false),
+                                          ("(?i)[Ā-￿]", "k", true), ("(?i)\\w", "\u{212A}", true), ("(?i)[\\w]", "\u{212A}", true),
+                                          ("(?i)\\W", "\u{212A}", false), ("(?i)[\\W]", "k", false), ("(?i)[\\W]", "!", true)] {
+            #expect(try RulesRegex(pattern).fullMatch(text) == matches, "\(pattern) ~ \(text)")
+        }
+    }
+
+    @Test("the work of a search counts its capture slots and is shared by all the searches of one call")
+    func searchBudget() throws {
+        let many = try RulesRegex(Array(repeating: "(x)", count: 500).joined(separator: "|"))
+        let input = Array(String(repeating: "y", count: 4_000).unicodeScalars)
+        var budget = RulesRegex.maxWork
+        #expect(throws: RegexError.self) { try many.firstMatch(input, from: 0, budget: &budget) }
+        // A small pattern over a long input: each search is cheap, but a budget runs out across them.
+        let small = try RulesRegex("a")
+        let long = Array(String(repeating: "b", count: 10_000).unicodeScalars)
+        var shared = RulesRegex.maxWork / 10
+        var searches = 0
+        do {
+            while true {
+                _ = try small.firstMatch(long, from: 0, budget: &shared)
+                searches += 1
+            }
+        } catch {
+            #expect(searches > 0 && searches < 100, "\(searches)")
+        }
     }
 
     @Test("replace() fills $n and ${name}, takes \\$ as a dollar, refuses a group the pattern lacks")
