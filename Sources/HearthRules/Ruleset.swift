@@ -92,7 +92,13 @@ public struct Ruleset: Sendable {
                 "id": .unknown("the id of a document the query returns"),
                 "__name__": .unknown("the name of a document the query returns"),
             ])
-            requestPath = .unknown("request.path of a query")
+            // A collection's query is a request on the collection's path, as Firebase gives it
+            // (`request.path[3] == 'docs'` for a query on docs); a collection group's has no one path.
+            if !spec.allDescendants && !spec.isKindless {
+                requestPath = .path(prefix + (spec.parent?.segments ?? []) + [spec.collectionID])
+            } else {
+                requestPath = .unknown("request.path of a collection group query")
+            }
             var orderBy: [String: RulesValue] = [:]
             for o in spec.orderBy { orderBy[o.field.description] = .string(o.direction == .ascending ? "ASC" : "DESC") }
             query = .map([
@@ -111,8 +117,9 @@ public struct Ruleset: Sendable {
             "method": .string(request.method.rawValue),
             "path": requestPath,
             "time": .timestamp(request.time),
-            "query": query,
         ]
+        // A list's query; a get or a write has none, and reading it is an error, as on Firebase.
+        if request.method == .list { requestFields["query"] = query }
         // The incoming document on a create or update, null on a delete; a read has none, and
         // reading it is an error (as Firebase's emulator evaluates `request.resource == null`).
         if request.method != .get && request.method != .list { requestFields["resource"] = requestResource }

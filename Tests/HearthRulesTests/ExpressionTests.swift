@@ -79,7 +79,7 @@ struct ExpressionTests {
         Row("resource.data.when < request.time", true), Row("resource.data.place.latitude() == 37.5", true),
         Row("resource.data.blob.size() == 3", true),
         Row("request.path == /databases/$(database)/documents/things/t1", true),
-        Row("request.method == 'get'", true), Row("request.resource == null", false), Row("database == '(default)'", true),
+        Row("request.method == 'get'", true), Row("request.resource == null", false), Row("request.query == null", false), Row("database == '(default)'", true),
         Row("request.auth.uid == 'alice'", true), Row("request.auth.uid == resource.data.owner", true),
         Row("request.auth.token.email == 'alice@example.com' && request.auth.token.email_verified", true),
         Row("request.auth.token.firebase.sign_in_provider == 'google.com'", true),

@@ -138,6 +138,9 @@ struct ListQueryTests {
         Row(condition: "resource.data.owner == request.auth.uid && request.query.limit <= 50", filters: [f("owner", .equal, "alice")], limit: 10, allowed: true),
         Row(condition: "request.method == 'list'", filters: [], allowed: true),
         Row(condition: "request.query.offset == 0", filters: [], allowed: true),
+        // A collection's query is a request on the collection's path.
+        Row(condition: "request.path == /databases/(default)/documents/items", filters: [], allowed: true),
+        Row(condition: "request.path[3] == 'items'", filters: [], allowed: true),
         Row(condition: "request.query.offset == null", filters: [], allowed: false),
     ]
 
@@ -180,6 +183,10 @@ struct ListQueryTests {
         var plain = QuerySpec(collection: try collection("things/t1/items"))
         plain.filters = [ListQueryTests.f("owner", .equal, "alice")]
         #expect(rules.authorize(.list(plain, auth: alice, time: testTime)).isAllowed)
+        // A collection group's query has no one path: request.path is an error to use there.
+        let paths = try load(rulesFile("match /{path=**}/items/{item} { allow list: if request.path[3] == 'items' || request.path[5] == 'items'; }"))
+        #expect(!paths.authorize(.list(QuerySpec(collectionID: "items", allDescendants: true), auth: alice, time: testTime)).isAllowed)
+        #expect(paths.authorize(.list(QuerySpec(collection: try collection("things/t1/items")), auth: alice, time: testTime)).isAllowed)
     }
 
     @Test("get() in a list rule reads concrete documents")
