@@ -115,9 +115,14 @@ final class FirestoreREST: Sendable {
             }
         }
         let isDocument = !path.isEmpty && path.count % 2 == 0
+        // `GET …/documents/a/b/` (an empty collection id): the documents of every collection
+        // directly under a/b (or the root), as Firestore's listDocuments lists them.
+        if method == "GET", path.count % 2 == 0, call.request.path.hasSuffix("/") {
+            return try await list(call, QuerySpec(parent: path.isEmpty ? nil : try document(path, field: "parent"), collectionID: ""))
+        }
         switch (method, isDocument) {
         case ("GET", true): return try await get(call, try document(path, field: "name"))
-        case ("GET", false): return try await list(call, try collection(path))
+        case ("GET", false): return try await list(call, QuerySpec(collection: try collection(path)))
         case ("POST", false): return try await create(call, try collection(path))
         case ("PATCH", true): return try await patch(call, try document(path, field: "document.name"))
         case ("DELETE", true): return try await delete(call, try document(path, field: "name"))
@@ -229,17 +234,24 @@ final class FirestoreREST: Sendable {
     }
 
     /// GET on a collection: its documents in name order (or `orderBy`), a page at a time.
-    func list(_ call: Call, _ collection: CollectionPath) async throws -> Value {
+    /// A collection's documents (`spec` a collection's), or those of every collection directly
+    /// under a parent (`spec` kindless).
+    func list(_ call: Call, _ query: QuerySpec) async throws -> Value {
         let mask = try FirestoreREST.queryMask(call.all("mask.fieldPaths"), field: "mask.fieldPaths")
         let pageSize = try call.parameter("pageSize").map { try FirestoreJSON.int32(.string($0), field: "pageSize") }
         let showMissing = call.parameter("showMissing") == "true"
-        var spec = QuerySpec(collection: collection)
+        var spec = query
         if let orderBy = call.parameter("orderBy"), !orderBy.isEmpty {
             if showMissing { throw HTTPSError(.invalidArgument, "orderBy cannot be combined with showMissing") }
             spec.orderBy = try FirestoreREST.orderBy(orderBy)
+            try spec.validate()
         }
         let token = try call.parameter("pageToken").flatMap { $0.isEmpty ? nil : try PageToken(text: $0, names: call.names) }
-        if showMissing { return try await listWithMissing(call, collection, mask: mask, pageSize: pageSize, after: token) }
+        if showMissing {
+            // Firestore's words, for a listing without a collection id.
+            guard let collection = spec.collectionPath else { throw HTTPSError(.invalidArgument, "collection id must be set when show_missing is true") }
+            return try await listWithMissing(call, collection, mask: mask, pageSize: pageSize, after: token)
+        }
         if let token { spec.startAt = QuerySpec.Cursor(values: token.values, before: false) }
         // The rules see the page size as the query's limit; one more is read to know if a page follows.
         if let pageSize, pageSize > 0 { spec.limit = pageSize }

@@ -134,6 +134,39 @@ struct FirestoreKindlessRESTTests {
         }
     }
 
+    @Test("GET with an empty collection id lists the documents of every collection directly under the parent, paged, as listDocuments does")
+    func listAcrossCollections() async throws {
+        try await withREST { door, rest in
+            try await Self.seed(door)
+            func names(_ r: (status: Int, json: Value)) -> [String] {
+                (r.json["documents"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue.map { String($0.dropFirst(rest.root.count + 1)) } }
+            }
+            // Directly under users/alice: items/i1, not items/i1/notes/n1.
+            #expect(names(try await rest.send("GET", "/users/alice/")) == ["users/alice/items/i1"])
+            // Under other/doc/sub/s1: its deeper collection; under a document with none, nothing.
+            #expect(names(try await rest.send("GET", "/other/doc/sub/s1/")) == ["other/doc/sub/s1/deeper/d"])
+            #expect(try await rest.send("GET", "/users/bob/tags/t/").json == .emptyMap)
+            // At the root: every root collection's documents, in name order, a page at a time.
+            let all = ["other/doc", "users/_x", "users/123", "users/alice", "users/bob", "users-old/u", "users0/u", "usersa/u"]
+            var seen: [String] = []
+            var token = ""
+            for _ in 0..<10 {
+                let page = try await rest.send("GET", "/", query: "pageSize=3" + (token.isEmpty ? "" : "&pageToken=" + PercentEncoding.encodeQueryValue(token)))
+                #expect(page.status == 200, "\(page.json)")
+                seen += names(page)
+                guard let next = page.json["nextPageToken"]?.stringValue else { break }
+                token = next
+            }
+            #expect(seen == all.sorted { try! DocumentPath($0) < DocumentPath($1) })
+            // Without a collection id there is nothing to show missing, and only __name__ orders.
+            let missing = try await rest.send("GET", "/users/alice/", query: "showMissing=true")
+            #expect(missing.status == 400 && missing.json["error"]?["message"] == "collection id must be set when show_missing is true", "\(missing.json)")
+            #expect(try await rest.send("GET", "/users/alice/", query: "orderBy=n").status == 400)
+            // The document itself is still read without the slash.
+            #expect(try await rest.send("GET", "/users/alice").json["name"] == .string(rest.name("users/alice")))
+        }
+    }
+
     @Test("clients run kindless queries only where the rules allow every collection beneath the parent")
     func underRules() async throws {
         let rules = (try? String(contentsOfFile: packageRoot + "/firestore.rules", encoding: .utf8)) ?? ""
