@@ -574,6 +574,12 @@ struct FirestoreRESTHostileTests {
         ("GET", "/d?orderBy=a%20sideways", "", "orderBy"),
         ("GET", "/d?orderBy=%60unclosed", "", "orderBy"),
         ("GET", "/d/x?mask.fieldPaths=", "", "mask.fieldPaths"),
+        // A segment that is not a simple name must be quoted, as Firestore requires (and the SDKs do).
+        ("GET", "/d/x?mask.fieldPaths=x%20y", "", "Invalid property path \"x y\""),
+        ("GET", "/d/x?mask.fieldPaths=a.1n", "", "Unquoted property paths must match"),
+        ("GET", "/d/x?mask.fieldPaths=%C3%A9", "", "Invalid property path"),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"select":{"fields":[{"fieldPath":"`x y`.`é`._n1"}]}}}"#, ""),
+        ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"where":{"fieldFilter":{"field":{"fieldPath":"a-b"},"op":"EQUAL","value":{"integerValue":"1"}}}}}"#, "Invalid property path"),
         ("GET", "/d/x?transaction=AAAA", "", "transaction"),
         ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"limit":-1}}"#, "limit"),
         ("POST", ":runQuery", #"{"structuredQuery":{"from":[{"collectionId":"d"}],"offset":2147483648}}"#, "offset"),
