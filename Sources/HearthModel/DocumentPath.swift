@@ -1,14 +1,19 @@
 /// Firestore's rules for resource names
 /// (https://firebase.google.com/docs/firestore/quotas#collections_documents_and_fields).
 public enum PathRules {
-    public static let maxPathBytes = 1500
+    /// A document's name is at most 6 KiB (counted here on the path below `documents/`).
+    public static let maxPathBytes = 6 * 1024
     public static let maxSegments = 100
+    /// Each collection and document id is at most 1,500 bytes.
     public static let maxIDBytes = 1500
 
     /// Checks one collection or document id; the error names the id and the rule. With
     /// `numericIDs`, a numeric id (`__id7__`, see `numericID`) passes too.
     public static func validateID(_ id: Substring, in path: String, numericIDs: Bool = false) throws(HTTPSError) {
         if id.isEmpty { throw .invalidArgument("invalid path '\(path)': empty segment") }
+        if id.utf8.count > maxIDBytes {
+            throw .invalidArgument("invalid path '\(path.prefix(80))…': an id longer than \(maxIDBytes) bytes (\(id.utf8.count))")
+        }
         if id == "." || id == ".." { throw .invalidArgument("invalid path '\(path)': '\(id)' is not a valid id") }
         if isReserved(id) && !(numericIDs && numericID(id) != nil) {
             throw .invalidArgument("invalid path '\(path)': ids of the form __.*__ are reserved ('\(id)')")
@@ -105,6 +110,9 @@ public enum PathRules {
             for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "/") {
                 let segment = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 let n = segment.count
+                if n > maxIDBytes {
+                    return .invalidArgument("invalid path '\(path.prefix(80))…': an id longer than \(maxIDBytes) bytes (\(n))")
+                }
                 let id = String(decoding: segment, as: UTF8.self)
                 if n == 0 || n <= 2 && segment.allSatisfy({ $0 == UInt8(ascii: ".") }) || n >= 4 && segment[0] == 95 {
                     // Numeric ids name documents, never collections (the even positions).

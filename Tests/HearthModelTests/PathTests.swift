@@ -22,7 +22,9 @@ func pathError(_ body: () throws -> Void) -> HTTPSError? {
 }
 
 let longPath1500 = "c/" + String(repeating: "x", count: 1498)  // exactly 1500 bytes
-let longPath1501 = "c/" + String(repeating: "x", count: 1499)
+let longID1501 = "c/" + String(repeating: "x", count: 1501)
+/// 6,145 bytes of ids of 1,500 bytes or less.
+let longPath6145 = [1228, 1228, 1228, 1228, 1227].map { String(repeating: "x", count: $0) }.joined(separator: "/") + "/y"
 let segments100 = (0..<100).map { "s\($0)" }.joined(separator: "/")
 let segments102 = (0..<102).map { "s\($0)" }.joined(separator: "/")
 
@@ -39,8 +41,9 @@ struct PathTests {
         PathErrorCase(path: "a/__x__", message: "invalid path 'a/__x__': ids of the form __.*__ are reserved ('__x__')"),
         PathErrorCase(path: "__a__/b", message: "invalid path '__a__/b': ids of the form __.*__ are reserved ('__a__')"),
         PathErrorCase(path: "a/____", message: "invalid path 'a/____': ids of the form __.*__ are reserved ('____')"),
-        PathErrorCase(path: longPath1501, message: "invalid path: longer than 1500 bytes (1501)"),
-        PathErrorCase(path: "c/" + String(repeating: "é", count: 750), message: "invalid path: longer than 1500 bytes (1502)"),
+        PathErrorCase(path: longID1501, message: "invalid path 'c/\(String(repeating: "x", count: 78))…': an id longer than 1500 bytes (1501)"),
+        PathErrorCase(path: "c/" + String(repeating: "é", count: 751), message: "invalid path 'c/\(String(repeating: "é", count: 78))…': an id longer than 1500 bytes (1502)"),
+        PathErrorCase(path: longPath6145, message: "invalid path: longer than 6144 bytes (6145)"),
         PathErrorCase(path: segments102, message: "invalid path '\(segments102.prefix(80))…': more than 100 segments"),
         PathErrorCase(path: "a", message: "invalid document path 'a': a document path has an even number of segments (collection/document/…)"),
         PathErrorCase(path: "a/b/c", message: "invalid document path 'a/b/c': a document path has an even number of segments (collection/document/…)"),
@@ -53,6 +56,9 @@ struct PathTests {
 
     @Test("valid edge cases are accepted", arguments: [
         "a/b", "a/__", "a/___", "a/__x", "a/x__", "a/_x_", "a/...", "a/.x", "é/😀", "a b/c d", longPath1500, segments100,
+        // Ids of 1,500 bytes, and a name of 6 KiB (Firestore's limits).
+        "c/" + String(repeating: "x", count: 1500), String(repeating: "c", count: 1500) + "/d",
+        [1228, 1228, 1228, 1228, 1226].map { String(repeating: "x", count: $0) }.joined(separator: "/") + "/z",
     ])
     func validDocumentPaths(_ path: String) throws {
         let doc = try DocumentPath(path)

@@ -16,6 +16,19 @@ struct ValidationTests {
     /// A two-segment path of exactly `bytes` UTF-8 bytes.
     static func path(bytes: Int) -> String { "c/" + String(repeating: "d", count: bytes - 2) }
 
+    /// A document path of `bytes` bytes whose ids are 1,500 bytes or less.
+    static func longName(bytes: Int) -> String {
+        var segments: [String] = []
+        var left = bytes
+        while left > 0 {
+            let n = min(1400, left - (segments.isEmpty ? 0 : 1))
+            segments.append(String(repeating: "s", count: max(n, 1)))
+            left -= n + (segments.count > 1 ? 1 : 0)
+        }
+        if segments.count % 2 == 1 { segments[segments.count - 1].removeLast(2); segments.append("z") }
+        return segments.joined(separator: "/")
+    }
+
     static let invalidDocumentPaths: [(String, String)] = [
         ("", "empty"),
         ("members", "even number of segments"),
@@ -30,7 +43,8 @@ struct ValidationTests {
         ("__x__/alice", "reserved"),
         ("members/alice/__items__/i1", "reserved"),
         ("members/____", "reserved"),
-        (path(bytes: 1501), "longer than 1500 bytes"),
+        ("c/" + String(repeating: "d", count: 1501), "an id longer than 1500 bytes"),
+        (longName(bytes: 6145), "longer than 6144 bytes"),
         (path(segments: 102), "more than 100 segments"),
     ]
 
@@ -48,7 +62,7 @@ struct ValidationTests {
         ("members/./items", "'.' is not a valid id"),
         ("__members__", "reserved"),
         ("members/__a__/items", "reserved"),
-        (String(repeating: "c", count: 1501), "longer than 1500 bytes"),
+        (String(repeating: "c", count: 1501), "an id longer than 1500 bytes"),
         (path(segments: 101), "more than 100 segments"),
     ]
 
@@ -57,10 +71,11 @@ struct ValidationTests {
         await expectError(.invalidArgument, rule) { _ = try CollectionPath(path) }
     }
 
-    @Test("paths at the limits are accepted and stored: 1500 bytes, 100 segments, ids like _x_ and __x")
+    @Test("paths at the limits are accepted and stored: ids of 1500 bytes, names of 6 KiB, 100 segments, ids like _x_ and __x")
     func pathsAtTheLimits() async throws {
         try await withStore { store, _ in
-            let paths = [Self.path(bytes: 1500), Self.path(segments: 100), "c/_x_", "c/__x", "c/x__", "c/___", "c/...", "c/.x"]
+            let paths = [Self.path(bytes: 1502), String(repeating: "c", count: 1500) + "/d", Self.longName(bytes: 6144), Self.path(segments: 100),
+                         "c/_x_", "c/__x", "c/x__", "c/___", "c/...", "c/.x"]
             for text in paths {
                 let path = try doc(text)
                 try await store.commit([.create(path, ["ok": true])])
@@ -74,6 +89,8 @@ struct ValidationTests {
     func idWithSlash() async throws {
         let items = try coll("members/alice/items")
         await expectError(.invalidArgument, "cannot contain '/'") { _ = try items.document("a/b") }
+        await expectError(.invalidArgument, "an id longer than 1500 bytes") { _ = try items.document(String(repeating: "x", count: 1501)) }
+        #expect(Self.longName(bytes: 6144).utf8.count == 6144)
         await expectError(.invalidArgument, "reserved") { _ = try items.document("__id__") }
     }
 
