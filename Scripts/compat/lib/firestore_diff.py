@@ -4,6 +4,8 @@ the answers compared. Run by Scripts/compat/firestore-emulator-diff, which start
 Three parts, each over its own collections:
 - queries: random documents, then structured queries (every operator over values of every type,
   AND/OR, orders, cursors, limits, offsets); the documents returned, in order, or the status;
+- cursors: queries ordered by one to three fields (`__name__` last) with startAt and endAt of
+  one value per order or fewer, before or after, with filters, limits and offsets;
 - aggregations: count (with upTo), sum and avg, up to three at once, over documents with
   numbers, non-numbers and missing fields, with filters, orders, offsets and limits;
 - writes: random commits (updates with masks and transforms, transform-only writes, deletes,
@@ -163,6 +165,52 @@ def queries(d, seeds, per_seed):
             elif hs == 200 and names(hb) != names(eb):
                 d.count("queries", "differ")
                 print("QUERY RESULTS", json.dumps(q)[:300], "\n   hearth:", names(hb), "\n   emulator:", names(eb))
+
+
+def cursors(d, seeds, per_seed):
+    small = [{"integerValue": str(i)} for i in range(4)] + [{"stringValue": c} for c in "abc"] + [{"nullValue": None}, {"doubleValue": 1.5}]
+    known = ["Firestore does not support descending key scans"]
+    for seed in range(1, seeds + 1):
+        R = random.Random(100 + seed)
+        col = f"k{seed}"
+        for i in range(25):
+            f = {fld: R.choice(small) for fld in ("a", "b") if R.random() < 0.85}
+            d.both("PATCH", f"/v1/{ROOT}/{col}/d{i:02d}", {"fields": f})
+        for _ in range(per_seed):
+            fields = [f for f in R.sample(["a", "b", "__name__"], R.randint(1, 3)) if f != "__name__"]
+            if R.random() < 0.7 or not fields:
+                fields.append("__name__")
+            q = {"from": [{"collectionId": col}],
+                 "orderBy": [{"field": {"fieldPath": f}, "direction": "ASCENDING" if f == "__name__" else R.choice(["ASCENDING", "DESCENDING"])}
+                             for f in fields]}
+
+            def cursor():
+                values = [{"referenceValue": f"{ROOT}/{col}/d{R.randint(0, 26):02d}"} if f == "__name__" else R.choice(small)
+                          for f in fields[:R.randint(1, len(fields))]]
+                return {"values": values, "before": R.random() < 0.5}
+            if R.random() < 0.6:
+                q["startAt"] = cursor()
+            if R.random() < 0.6:
+                q["endAt"] = cursor()
+            if R.random() < 0.3:
+                q["limit"] = R.randint(1, 6)
+            if R.random() < 0.2:
+                q["offset"] = R.randint(1, 3)
+            if R.random() < 0.3:
+                q["where"] = {"fieldFilter": {"field": {"fieldPath": R.choice(["a", "b"])},
+                                              "op": R.choice(["GREATER_THAN", "LESS_THAN_OR_EQUAL", "NOT_EQUAL", "EQUAL"]), "value": R.choice(small)}}
+            d.count("cursors", "total")
+            (hs, hb), (es, eb) = d.both("POST", f"/v1/{ROOT}:runQuery", {"structuredQuery": q})
+            names = lambda b: [x["document"]["name"].rsplit("/", 1)[1] for x in b if "document" in x] if isinstance(b, list) else b
+            if hs != es:
+                if any(k in message(eb) for k in known):
+                    d.count("cursors", "known")
+                    continue
+                d.count("cursors", "differ")
+                print("CURSOR STATUS", hs, es, json.dumps(q)[:300], "\n   hearth:", str(hb)[:200], "\n   emulator:", str(eb)[:200])
+            elif hs == 200 and names(hb) != names(eb):
+                d.count("cursors", "differ")
+                print("CURSOR RESULTS", json.dumps(q)[:300], "\n   hearth:", names(hb), "\n   emulator:", names(eb))
 
 
 def aggregations(d, seeds, per_seed):
@@ -383,6 +431,7 @@ def main():
     hport, eport, seeds, per_seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     d = Diff(f"http://127.0.0.1:{hport}", f"http://127.0.0.1:{eport}")
     queries(d, seeds, per_seed)
+    cursors(d, seeds, per_seed // 2 or 1)
     aggregations(d, seeds, per_seed // 3 or 1)
     writes(d, seeds, per_seed // 3 or 1)
     requests(d)
