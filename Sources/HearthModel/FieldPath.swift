@@ -17,8 +17,10 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     /// walks a path recursively.
     public static let maxSegments = 100
 
-    /// Parses a dotted field path; errors name the path and the problem.
-    public init(_ text: String) throws(HTTPSError) {
+    /// Parses a dotted field path; errors name the path and the problem. `requiringQuotes`: a
+    /// segment that is not a simple name (`[a-zA-Z_][a-zA-Z_0-9]*`) must be quoted, as Firestore's
+    /// API reads field paths (the SDKs quote such names); the SDK side here is lenient.
+    public init(_ text: String, requiringQuotes: Bool = false) throws(HTTPSError) {
         if text.isEmpty { throw .invalidArgument("invalid field path: empty") }
         if text.utf8.count > FieldPath.maxBytes {
             throw .invalidArgument("invalid field path '\(text.prefix(40))…': longer than \(FieldPath.maxBytes) bytes")
@@ -28,6 +30,13 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         var quoted = false
         var wasQuoted = false
         var escaping = false
+        func append(_ segment: String, quoted: Bool) throws(HTTPSError) {
+            if requiringQuotes && !quoted && !FieldPath.isSimple(segment) {
+                throw .invalidArgument("Invalid property path \"\(text)\". Unquoted property paths must match regex ([a-zA-Z_][a-zA-Z_0-9]*), "
+                    + "and quoted property paths must match regex (`(?:[^`\\]|(?:\\.))+`)")
+            }
+            segments.append(segment)
+        }
         // Scalar by scalar, not Character by Character: a combining mark after a backtick or backslash
         // would otherwise fuse with it into one grapheme and hide the quote or the escape.
         for ch in text.unicodeScalars {
@@ -48,7 +57,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
             switch ch {
             case ".":
                 if current.isEmpty && !wasQuoted { throw .invalidArgument("invalid field path '\(text)': empty segment") }
-                segments.append(current)
+                try append(current, quoted: wasQuoted)
                 current = ""
                 wasQuoted = false
             case "`":
@@ -62,7 +71,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         }
         if quoted { throw .invalidArgument("invalid field path '\(text)': unterminated backtick") }
         if current.isEmpty && !wasQuoted { throw .invalidArgument("invalid field path '\(text)': empty segment") }
-        segments.append(current)
+        try append(current, quoted: wasQuoted)
         if segments.count > FieldPath.maxSegments {
             throw .invalidArgument("invalid field path '\(text.prefix(40))…': more than \(FieldPath.maxSegments) segments")
         }

@@ -65,6 +65,18 @@ struct FieldPathTests {
         #expect(pathError { _ = try FieldPath(String(repeating: "x", count: 1501)) } != nil)
     }
 
+    @Test("requiring quotes, as Firestore's API reads paths: an unquoted segment must be a simple name")
+    func requiringQuotes() throws {
+        for text in ["a", "_x.A1_", "`x y`.`é`", "`1n`", "__name__", "a.`b.c`"] {
+            #expect(try FieldPath(text, requiringQuotes: true) == FieldPath(text), "\(text)")
+        }
+        for text in ["x y", "é", "1n", "a-b", "a.1", "a$", "ok.with space", "`q`.9"] {
+            let error = try #require(pathError { _ = try FieldPath(text, requiringQuotes: true) }, "\(text)")
+            #expect(error.message.hasPrefix("Invalid property path \"\(text)\". Unquoted property paths must match"), "\(error.message)")
+            #expect(try FieldPath(text).segments.count >= 1, "the lenient parse still takes \(text)")
+        }
+    }
+
     @Test("the description quotes only segments that are not simple identifiers")
     func canonicalDescription() throws {
         let segments = ["a", "b.c", "d`e", #"f\g"#, "1x", "", "é", "_ok9", "with space", "A_Z"]

@@ -178,6 +178,9 @@ struct ExpressionTests {
         Row("[1, 2, 3][1:2][0] == 2", true), Row("[1, 2, 3][-1:] == [3]", false), Row("[1, 2, 3][2:1] == []", false),
         Row("[1, 2, 3][0:10] == [1, 2, 3]", false), Row("[1, 2, 3][3:].size() == 0", false), Row("[1, 2, 3][:0].size() == 0", false),
         Row("[][0:].size() == 0", false), Row("[1, 2, 3][0:1.0] == [1]", false),
+        // Bounds at the ends of the integers are errors, not traps.
+        Row("[1][0:9223372036854775807] == [1]", false), Row("'a'[-9223372036854775808:] == 'a'", false),
+        Row("'a'[9223372036854775807] == 'a'", false), Row("[1]['x':] == [1]", false),
         Row("'abc'[0:2] == 'ab'", true), Row("'abc'[1:] == 'bc'", true), Row("'abc'[0:5] == 'abc'", false),
         Row("'abc'[1] == 'b'", true), Row("'abc'[3] == ''", false), Row("'abc'[-1] == 'c'", false),
         Row("path('/a/b/c')[0:2] == path('/a/b')", true), Row("path('/a/b/c')[1] == 'b'", true),

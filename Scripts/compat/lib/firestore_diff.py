@@ -104,12 +104,35 @@ def random_update(R, name, fields, values, transform, transforms=2):
     return w
 
 
+# The emulator refuses an order by __name__ descending, which production serves with an index.
+DESCENDING_KEYS = ["Firestore does not support descending key scans"]
+
+
+def compare_query(d, part, q, known=DESCENDING_KEYS):
+    """Runs one structured query on both and counts it under `part`: the same status, and on
+    success the same documents in the same order; a refusal of the emulator's in `known` apart."""
+    d.count(part, "total")
+    (hs, hb), (es, eb) = d.both("POST", f"/v1/{ROOT}:runQuery", {"structuredQuery": q})
+
+    def names(body):
+        return [x["document"]["name"].rsplit("/", 1)[1] for x in body if "document" in x] if isinstance(body, list) else body
+
+    label = part.rstrip("s").upper()
+    if hs != es:
+        if any(k in message(eb) for k in known):
+            d.count(part, "known")
+            return
+        d.count(part, "differ")
+        print(label, "STATUS", hs, es, json.dumps(q)[:300], "\n   hearth:", str(hb)[:200], "\n   emulator:", str(eb)[:200])
+    elif hs == 200 and names(hb) != names(eb):
+        d.count(part, "differ")
+        print(label, "RESULTS", json.dumps(q)[:300], "\n   hearth:", names(hb), "\n   emulator:", names(eb))
+
+
 def queries(d, seeds, per_seed):
     fields = ["a", "b", "m.x"]
     ops = ["EQUAL", "NOT_EQUAL", "LESS_THAN", "LESS_THAN_OR_EQUAL", "GREATER_THAN", "GREATER_THAN_OR_EQUAL", "IN", "NOT_IN",
            "ARRAY_CONTAINS", "ARRAY_CONTAINS_ANY"]
-    # The emulator refuses an order by __name__ descending, which production serves with an index.
-    known = ["Firestore does not support descending key scans"]
     for seed in range(1, seeds + 1):
         R = random.Random(seed)
         col = f"c{seed}"
@@ -149,27 +172,12 @@ def queries(d, seeds, per_seed):
                 q["startAt"] = {"values": [R.choice(VALUES)], "before": R.random() < 0.5}
             return q
 
-        def names(body):
-            return [x["document"]["name"].rsplit("/", 1)[1] for x in body if "document" in x] if isinstance(body, list) else body
-
         for _ in range(per_seed):
-            q = query()
-            d.count("queries", "total")
-            (hs, hb), (es, eb) = d.both("POST", f"/v1/{ROOT}:runQuery", {"structuredQuery": q})
-            if hs != es:
-                if any(k in message(eb) for k in known):
-                    d.count("queries", "known")
-                    continue
-                d.count("queries", "differ")
-                print("QUERY STATUS", hs, es, json.dumps(q)[:300], "\n   hearth:", str(hb)[:200], "\n   emulator:", str(eb)[:200])
-            elif hs == 200 and names(hb) != names(eb):
-                d.count("queries", "differ")
-                print("QUERY RESULTS", json.dumps(q)[:300], "\n   hearth:", names(hb), "\n   emulator:", names(eb))
+            compare_query(d, "queries", query())
 
 
 def cursors(d, seeds, per_seed):
     small = [{"integerValue": str(i)} for i in range(4)] + [{"stringValue": c} for c in "abc"] + [{"nullValue": None}, {"doubleValue": 1.5}]
-    known = ["Firestore does not support descending key scans"]
     for seed in range(1, seeds + 1):
         R = random.Random(100 + seed)
         col = f"k{seed}"
@@ -199,18 +207,7 @@ def cursors(d, seeds, per_seed):
             if R.random() < 0.3:
                 q["where"] = {"fieldFilter": {"field": {"fieldPath": R.choice(["a", "b"])},
                                               "op": R.choice(["GREATER_THAN", "LESS_THAN_OR_EQUAL", "NOT_EQUAL", "EQUAL"]), "value": R.choice(small)}}
-            d.count("cursors", "total")
-            (hs, hb), (es, eb) = d.both("POST", f"/v1/{ROOT}:runQuery", {"structuredQuery": q})
-            names = lambda b: [x["document"]["name"].rsplit("/", 1)[1] for x in b if "document" in x] if isinstance(b, list) else b
-            if hs != es:
-                if any(k in message(eb) for k in known):
-                    d.count("cursors", "known")
-                    continue
-                d.count("cursors", "differ")
-                print("CURSOR STATUS", hs, es, json.dumps(q)[:300], "\n   hearth:", str(hb)[:200], "\n   emulator:", str(eb)[:200])
-            elif hs == 200 and names(hb) != names(eb):
-                d.count("cursors", "differ")
-                print("CURSOR RESULTS", json.dumps(q)[:300], "\n   hearth:", names(hb), "\n   emulator:", names(eb))
+            compare_query(d, "cursors", q)
 
 
 def aggregations(d, seeds, per_seed):

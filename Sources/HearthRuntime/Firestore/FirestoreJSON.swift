@@ -240,35 +240,9 @@ struct FirestoreJSON: Sendable {
         return out
     }
 
+    /// A field path as Firestore's API reads it: a segment that is not a simple name is quoted.
     static func fieldPath(_ text: String, field: String) throws(HTTPSError) -> FieldPath {
-        let path: FieldPath
-        do { path = try FieldPath(text) } catch { throw .invalidArgument("\(field): \(error.message)") }
-        // Over REST a segment that is not a simple name must be quoted, as Firestore requires
-        // (the SDKs quote them: `x y`, `é`, `1n`).
-        if !unquotedSegmentsAreSimple(text) {
-            throw .invalidArgument("\(field): Invalid property path \"\(text)\". Unquoted property paths must match regex ([a-zA-Z_][a-zA-Z_0-9]*), "
-                + "and quoted property paths must match regex (`(?:[^`\\]|(?:\\.))+`)")
-        }
-        return path
-    }
-
-    /// Whether every segment of a field path written outside backticks is `[a-zA-Z_][a-zA-Z_0-9]*`.
-    static func unquotedSegmentsAreSimple(_ text: String) -> Bool {
-        var quoted = false, escaped = false, segmentStart = true, inQuotedSegment = false
-        for c in text.utf8 {
-            if quoted {
-                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "`") { quoted = false }
-                continue
-            }
-            if c == UInt8(ascii: ".") { segmentStart = true; inQuotedSegment = false; continue }
-            if segmentStart && c == UInt8(ascii: "`") { quoted = true; inQuotedSegment = true; segmentStart = false; continue }
-            if inQuotedSegment { continue }
-            let letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95
-            let digit = c >= 48 && c <= 57
-            if !(letter || (digit && !segmentStart)) { return false }
-            segmentStart = false
-        }
-        return true
+        do { return try FieldPath(text, requiringQuotes: true) } catch { throw .invalidArgument("\(field): \(error.message)") }
     }
 
     /// A `FieldReference` (`{"fieldPath": "a.b"}`).
