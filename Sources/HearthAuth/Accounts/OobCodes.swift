@@ -66,7 +66,8 @@ extension AuthService {
     /// other sessions).
     public func applyOobCode(_ code: String?) async throws -> UserRecord {
         let found = try await liveCode(code)
-        guard found.kind != .passwordReset else { throw AuthFailure.invalidOobCode }
+        // Only the two kinds this applies: a password-reset or email sign-in code is not one.
+        guard found.kind == .verifyEmail || found.kind == .verifyAndChangeEmail else { throw AuthFailure.invalidOobCode }
         guard let user = try await users.user(uid: found.uid) else { throw AuthFailure.userNotFound }
         guard !user.disabled else { throw AuthFailure.userDisabled }
         if found.kind == .verifyEmail {

@@ -106,7 +106,12 @@ struct EmailLinkTests {
             let wrongKind = try await a.v1("accounts:signInWithEmailLink", ["email": "bob@example.com", "oobCode": .string(reset)])
             #expect(wrongKind.code == "INVALID_OOB_CODE", "\(wrongKind.json)")
 
+            // Nor is a sign-in code a verification code: applied as one it is refused and not used up.
             let bobCode = try await Self.sendLink(a, "bob@example.com")
+            let applied = try await a.v1("accounts:update", ["oobCode": .string(bobCode)])
+            #expect(applied.code == "INVALID_OOB_CODE", "\(applied.json)")
+            let bobUser = try await a.app.runtime.auth.getUser(uid: try #require(signUp.json["localId"]?.stringValue))
+            #expect(!bobUser.emailVerified, "an email-link code applied as verify-email verified nothing")
             _ = try await a.app.runtime.auth.updateUser(uid: try #require(signUp.json["localId"]?.stringValue), UserUpdate(disabled: true))
             let disabled = try await a.v1("accounts:signInWithEmailLink", ["email": "bob@example.com", "oobCode": .string(bobCode)])
             #expect(disabled.code == "USER_DISABLED", "\(disabled.json)")
