@@ -11,11 +11,18 @@ public enum Hex {
 
     /// Two lowercase digits per byte, in order (a SHA-256 digest is 64 characters).
     public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        encode(bytes, uppercase: false)
+    }
+
+    /// Two digits per byte, in order, upper- or lowercase. (A second entry point rather than a
+    /// default argument, so units built against `encode(_:)` keep linking.)
+    public static func encode<C: Collection>(_ bytes: C, uppercase: Bool) -> String where C.Element == UInt8 {
+        let digits = uppercase ? upper : lower
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
         for b in bytes {
-            out.append(lower[Int(b >> 4)])
-            out.append(lower[Int(b & 15)])
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 15)])
         }
         return String(decoding: out, as: UTF8.self)
     }

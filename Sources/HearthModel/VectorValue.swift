@@ -13,12 +13,10 @@ extension Value {
         .map([vectorTypeKey: .string(vectorTypeName), "value": .array(components.map { .double($0) })])
     }
 
-    /// The components when this is a vector value, else nil. Components are doubles
-    /// (`doubleValue`), as every SDK writes them and reads them back: the JavaScript SDKs read a
-    /// vector's `doubleValue`s only, so an integer component would come back to them as 0.
+    /// The components when this is a vector value, else nil (`vectorItems` takes doubles only, as
+    /// every SDK writes them).
     public var vectorComponents: [Double]? {
-        guard let items = vectorItems else { return nil }
-        return items.map { if case .double(let d) = $0 { d } else { 0 } }
+        vectorItems?.compactMap { if case .double(let d) = $0 { d } else { nil } }
     }
 
     /// Whether this is a vector value (checked without copying its components).

@@ -41,7 +41,7 @@ extension Evaluation {
             // base64url, as the reference says (b'\xFB\xEF\xBE'.toBase64() == '----'), padded.
             case "toBase64": return .string(Base64.encode(b, urlSafe: true, padding: true))
             // Upper-case digits, as in the reference (b'\x2A'.toHexString() == '2A').
-            case "toHexString": return .string(b.map { String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined())
+            case "toHexString": return .string(Hex.encode(b, uppercase: true))
             default: break
             }
         case .timestamp(let t): return try timestampMethod(t, name, args, expr)
@@ -430,11 +430,6 @@ struct Civil {
         default: return 31
         }
     }
-}
-
-extension String {
-    /// Zeros before the text up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 /// A `replace()` replacement, read as RE2's (Java's) replaceAll reads it: `$n` is group n (as

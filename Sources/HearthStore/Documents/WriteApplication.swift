@@ -182,7 +182,7 @@ enum WriteApplication {
                     throw .invalidArgument("document \(path): a field name is longer than \(DocumentLimits.maxFieldNameBytes) bytes")
                 }
                 if key.utf8.first == 95 && PathRules.isReserved(Substring(key))
-                    && !(key.utf8.elementsEqual(Value.vectorTypeKey.utf8) && value.vectorComponents != nil) {
+                    && !(key.utf8.elementsEqual(Value.vectorTypeKey.utf8) && value.isVector) {
                     throw .invalidArgument("document \(path): field names of the form __.*__ are reserved ('\(key)'; a vector value is the one exception: {\"__type__\": \"__vector__\", \"value\": [doubles]})")
                 }
                 switch member {
