@@ -115,7 +115,9 @@ extension FrontDoor {
                 return .json(["kind": "identitytoolkit#SignupNewUserResponse", "localId": .string(user.uid)])
             case ("POST", "projects:createSessionCookie"):
                 guard let idToken = try fields.string("idToken"), !idToken.isEmpty else { return FrontDoor.toolkitError(400, "MISSING_ID_TOKEN") }
-                // The API's default lifetime is the longest, two weeks; 0 is proto3's "not set".
+                // Google's reference gives no default, only 5 minutes to 2 weeks, and the Admin SDKs
+                // always send one; without one (or 0, proto3's "not set") Hearth takes the longest,
+                // two weeks, its own choice.
                 var seconds = try fields.int64("validDuration") ?? 0
                 if seconds == 0 { seconds = AuthService.sessionCookieLifetimes.upperBound }
                 return .json(["sessionCookie": .string(try await auth.createSessionCookie(idToken: idToken, validSeconds: seconds))])
