@@ -96,7 +96,9 @@ public final class AuthService: Sendable {
     let random: any RandomSource
     let log: @Sendable (String) -> Void
     /// Tokens whose signature and claims were checked, until they expire.
-    let verified = Mutex<[String: (claims: [String: Value], expires: Timestamp)]>([:])
+    /// Verified tokens until they expire, with the key that signed each (nil: unsigned, in
+    /// emulator mode): a hit counts only while the ring still trusts that key.
+    let verified = Mutex<[String: (claims: [String: Value], expires: Timestamp, kid: String?)]>([:])
     static let cacheLimit = 10_000
     /// Failed password sign-ins, per address.
     let attempts: AttemptLimiter

@@ -118,10 +118,9 @@ public struct RuntimeUsers: Sendable {
     /// Makes a new signing key the active one (the previous ones still verify); returns its key id
     /// and how many keys are trusted.
     public func rotateSigningKey() throws -> (activeKid: String, keys: Int) {
+        // A cached verification made with a key the ring drops here counts no more (the cache
+        // keeps each token's key id and asks the ring).
         let entry = try auth.keys.rotate(clock: clock)
-        // A cached verification skips the signature: one made with a key the ring just dropped
-        // must not outlive it (a session cookie lasts up to two weeks).
-        auth.clearVerificationCache()
         return (entry.kid, auth.keys.entries.count)
     }
 

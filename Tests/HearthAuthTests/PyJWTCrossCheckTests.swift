@@ -39,6 +39,19 @@ struct PyJWTCrossCheckTests {
         #expect(try JSONParser.parse(try await pyjwt(["verify", token, jwksAfter, "hearth-xcheck"]))["sub"] == "py")
     }
 
+    @Test("a cached verification counts only while its signing key is trusted: dropped by rotations, the token is refused")
+    func cacheFollowsTheKeys() async throws {
+        let app = try await TestRuntime(units: [], start: SystemClock().now()) { $0.project = "hearth-xcheck" }
+        let auth = app.runtime.auth
+        let user = try await auth.createUser(NewUser(uid: "k", email: "k@example.com"))
+        let token = try auth.mintIDToken(for: try await auth.getUser(uid: user.uid), signInProvider: "custom")
+        #expect(try await auth.verifyIDToken(token).uid == "k")  // now cached
+        try auth.keys.rotate(clock: app.clock)
+        #expect(try await auth.verifyIDToken(token).uid == "k", "a retained key still verifies")
+        for _ in 1..<KeyRing.retained { try auth.keys.rotate(clock: app.clock) }
+        await #expect(throws: TokenRejection.self) { try await auth.verifyIDToken(token) }
+    }
+
     @Test("Hearth verifies tokens PyJWT signed with RS256 and ES256 test keys, and refuses them tampered", arguments: [JWTAlgorithm.rs256, .es256])
     func hearthVerifiesPyJWT(algorithm: JWTAlgorithm) async throws {
         let key = algorithm == .rs256 ? try Key.generateRSA() : try Key.generateP256()

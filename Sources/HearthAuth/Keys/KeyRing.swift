@@ -38,6 +38,9 @@ public final class KeyRing: Sendable {
 
     public var active: Entry { state.withLock { $0[0] } }
     public var entries: [Entry] { state.withLock { $0 } }
+    /// Whether the key `kid` still verifies tokens (it was not dropped by rotations).
+    public func trusts(_ kid: String) -> Bool { state.withLock { $0.contains { $0.kid == kid } } }
+
     public var verificationKeys: [String: Key] { Dictionary(entries.map { ($0.kid, $0.key) }, uniquingKeysWith: { a, _ in a }) }
 
     /// Makes a new active key; the previous ones stay valid for verification (up to `retained`).
