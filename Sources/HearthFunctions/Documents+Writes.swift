@@ -195,8 +195,7 @@ enum DocumentsWire {
         }
         // Each field gets its own value here, so a field and one inside it (or one field spelled
         // twice) would leave which value wins to chance: refused, as the Admin SDKs refuse it.
-        let paths = (values.map(\.0) + deletes + transforms.map(\.field)).sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
-        for (outer, inner) in zip(paths, paths.dropFirst()) where inner.segments.starts(with: outer.segments) {
+        if let (outer, inner) = FieldPath.firstNested(in: values.map(\.0) + deletes + transforms.map(\.field), equalToo: true) {
             if outer == inner { throw HTTPSError(.invalidArgument, "update: field '\(outer)' is given twice") }
             throw HTTPSError(.invalidArgument, "update: field '\(outer)' is a prefix of '\(inner)'; give one or the other")
         }

@@ -105,6 +105,19 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public func appending(_ segment: String) -> FieldPath { FieldPath(segments: segments + [segment]) }
 
+    /// The first pair of `paths` where one lies inside the other (`outer` a prefix of `inner`), or
+    /// with `equalToo` where one is given twice; nil when none. Sorted by segments, a path that
+    /// contains another comes right before one that it contains (anything sorting between them has
+    /// the same prefix), so neighbours are enough to compare.
+    public static func firstNested(in paths: [FieldPath], equalToo: Bool) -> (outer: FieldPath, inner: FieldPath)? {
+        guard paths.count > 1 else { return nil }
+        let sorted = paths.sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
+        for (outer, inner) in zip(sorted, sorted.dropFirst()) where (equalToo || outer != inner) && inner.segments.starts(with: outer.segments) {
+            return (outer, inner)
+        }
+        return nil
+    }
+
     /// True when this path is `other` or one of its ancestors.
     public func isPrefix(of other: FieldPath) -> Bool { other.segments.starts(with: segments) }
 

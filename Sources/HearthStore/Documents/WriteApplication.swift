@@ -88,11 +88,7 @@ enum WriteApplication {
 
     /// Refuses transforms of a field and of one inside it (`a` and `a.b`), in Firestore's words.
     static func checkNotNested(_ fields: [FieldPath]) throws(HTTPSError) {
-        guard fields.count > 1 else { return }
-        // Sorted by segments, a path that contains another comes right before one that it contains
-        // (anything sorting between them has the same prefix), so neighbours are enough to compare.
-        let sorted = fields.sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
-        for (outer, inner) in zip(sorted, sorted.dropFirst()) where outer != inner && inner.segments.starts(with: outer.segments) {
+        if let (outer, _) = FieldPath.firstNested(in: fields, equalToo: false) {
             throw .invalidArgument("Cannot transform property \(outer) and its nested property at the same time.")
         }
     }
