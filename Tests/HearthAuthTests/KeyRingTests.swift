@@ -46,4 +46,70 @@ struct KeyRingTests {
         _ = FileManager.default.createFile(atPath: p, contents: Data("{\"keys\": []}".utf8))
         #expect(throws: (any Error).self) { try KeyRing(path: p, clock: ManualClock()) }
     }
+
+    @Test("two rings on one file, as two processes hold it: each follows the other's rotations")
+    func followsTheFile() throws {
+        let p = path()
+        let server = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .seconds(3600))
+        let cli = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .seconds(3600))
+        #expect(cli.active.kid == server.active.kid, "the second opens the first's file")
+        let first = server.active
+        let rotated = try cli.rotate(clock: ManualClock())
+        // Signing and the JWKS look at the file every time.
+        #expect(server.active.kid == rotated.kid)
+        #expect(server.entries.map(\.kid) == [rotated.kid, first.kid])
+        // A token the other process signed with its new key verifies here at once, though the
+        // recheck interval has not passed: an unknown key id sends the ring to the file.
+        let other = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .seconds(3600))
+        _ = other.trusts(first.kid)  // the check of the interval is spent
+        let newer = try cli.rotate(clock: ManualClock())
+        let token = try JWT.decode(try JWT.sign(["a": 1], key: newer.key, kid: newer.kid))
+        try JWT.verifySignature(token, keys: other.verificationKeys(for: token.keyID))
+        // An unknown key id that is nowhere stays refused.
+        #expect(throws: TokenRejection.self) {
+            try JWT.verifySignature(try JWT.decode(try JWT.sign(["a": 1], key: newer.key, kid: "nobody")), keys: other.verificationKeys(for: "nobody"))
+        }
+    }
+
+    @Test("rotations in two processes keep both keys; a dropped key stops verifying within the recheck interval")
+    func rotationsDoNotLoseKeys() throws {
+        let p = path()
+        let a = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .zero)
+        let b = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .zero)
+        let first = a.active
+        let fromA = try a.rotate(clock: ManualClock())
+        let fromB = try b.rotate(clock: ManualClock())  // b has not looked at the file since a rotated
+        #expect(b.entries.map(\.kid) == [fromB.kid, fromA.kid, first.kid], "b's rotation started from the file, not from its memory")
+        #expect(try KeyRing(path: p, clock: ManualClock()).entries.map(\.kid) == [fromB.kid, fromA.kid, first.kid])
+        #expect(a.trusts(first.kid))
+        try b.rotate(clock: ManualClock())
+        #expect(!a.trusts(first.kid), "b's rotation dropped the oldest key, and a follows")
+        #expect(a.verificationKeys(for: first.kid)[first.kid] == nil)
+    }
+
+    @Test("first starts racing on a missing file agree on one key")
+    func concurrentFirstStarts() async throws {
+        let p = path()
+        let kids = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<4 { group.addTask { try KeyRing(path: p, clock: ManualClock()).active.kid } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(kids.count == 1)
+        #expect(try KeyRing(path: p, clock: ManualClock()).active.kid == kids.first)
+    }
+
+    @Test("a key file broken while a ring runs leaves its keys in use; a rotation writes it again")
+    func brokenWhileRunning() throws {
+        let p = path()
+        let ring = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .zero)
+        let kid = ring.active.kid
+        _ = FileManager.default.createFile(atPath: p + ".new", contents: Data("{\"keys\": [".utf8))
+        #expect(rename(p + ".new", p) == 0)
+        #expect(ring.active.kid == kid)
+        #expect(ring.trusts(kid))
+        #expect(throws: (any Error).self, "a rotation does not overwrite a file it cannot read") { try ring.rotate(clock: ManualClock()) }
+        try FileManager.default.removeItem(atPath: p)
+        let rotated = try ring.rotate(clock: ManualClock())
+        #expect(try KeyRing(path: p, clock: ManualClock()).entries.map(\.kid) == [rotated.kid, kid])
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 import HearthHTTP
 import HearthModel
 import HearthStore
@@ -147,6 +148,60 @@ struct SharedDataDirectoryTests {
         let server = try ChildProcess(["serve", "--port", "0"], directory: dir.path)
         let port = try await server.servingPort()
         #expect(port != squatter.port)
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+    }
+
+    @Test("hearth auth rotate-key while hearth serve runs: the server signs with the new key, and tokens the CLI mints with it are accepted without a restart")
+    func keyRotationReachesTheServer() async throws {
+        let dir = TempDir()
+        config(dir)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+        let client = self.client
+        func caller(_ token: String) async throws -> HTTPClientResponse {
+            try await client.send(HTTPClientRequest(method: "POST", url: base + "/caller",
+                                                    headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")]),
+                                                    body: Array(#"{"data":null}"#.utf8), timeout: .seconds(60)))
+        }
+        func cli(_ args: [String]) async throws -> String {
+            let (status, out, err) = try await hearth(args, in: dir)
+            guard status == 0 else { throw Failure("hearth \(args.joined(separator: " ")): \(status) \(err)") }
+            return out.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        func kid(_ token: String) throws -> String? { try JWT.decode(token).keyID }
+
+        let before = try await cli(["token", "--uid", "dan"])
+        #expect(try JSONParser.parse(try await caller(before).body)["result"]?["uid"] == "dan")
+        let rotated = try JSONParser.parse(try await cli(["auth", "rotate-key"]))
+        let newKid = try #require(rotated["activeKid"]?.stringValue)
+        #expect(rotated["keys"] == 2)
+
+        // A token the CLI mints with the new key: the server has not read it yet, and accepts it.
+        let after = try await cli(["token", "--uid", "erin"])
+        #expect(try kid(after) == newKid)
+        let erin = try await caller(after)
+        #expect(erin.status == 200, "\(erin.text)")
+        #expect(try JSONParser.parse(erin.body)["result"]?["uid"] == "erin")
+        // The server's own sign-ins now sign with the new key, and the CLI verifies what it signs.
+        let signUp = try await client.send(HTTPClientRequest(method: "POST", url: base + "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key",
+                                                             headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                                             body: Array(#"{"returnSecureToken": true}"#.utf8)))
+        let serverToken = try #require(try JSONParser.parse(signUp.body)["idToken"]?.stringValue, "\(signUp.text)")
+        #expect(try kid(serverToken) == newKid)
+        _ = try await cli(["auth", "verify", serverToken])
+        // The token signed before the rotation still verifies (its key is kept).
+        #expect(try await caller(before).status == 200)
+
+        // Three more rotations drop the first key: within the recheck interval (a second), the
+        // server refuses the token it had verified and cached.
+        for _ in 0..<3 { _ = try await cli(["auth", "rotate-key"]) }
+        var refused = false
+        for _ in 0..<100 where !refused {
+            refused = try await caller(before).status == 401
+            if !refused { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(refused, "a token of a dropped key is refused")
         server.signal(SIGTERM)
         #expect(try await server.waitForExit(seconds: 60) == 0)
     }

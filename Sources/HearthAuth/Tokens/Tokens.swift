@@ -62,7 +62,7 @@ extension AuthService {
         let developerClaims: [String: Value]
         do {
             jwt = try JWT.decode(token)
-            try JWT.verifySignature(jwt, keys: keys.verificationKeys, allowUnsigned: configuration.emulatorMode)
+            try JWT.verifySignature(jwt, keys: keys.verificationKeys(for: jwt.keyID), allowUnsigned: configuration.emulatorMode)
             let c = jwt.claims
             guard c["aud"]?.stringValue == Configuration.customTokenAudience else { throw TokenRejection.wrongAudience(c["aud"]?.stringValue ?? "") }
             try checkTimes(c, maxLifetime: .seconds(3600))
@@ -137,7 +137,7 @@ extension AuthService {
             claims = hit.claims
         } else {
             let jwt = try JWT.decode(token)
-            try JWT.verifySignature(jwt, keys: keys.verificationKeys, allowUnsigned: configuration.emulatorMode)
+            try JWT.verifySignature(jwt, keys: keys.verificationKeys(for: jwt.keyID), allowUnsigned: configuration.emulatorMode)
             claims = jwt.claims
             guard claims["aud"]?.stringValue == configuration.projectID else { throw .wrongAudience(claims["aud"]?.stringValue ?? "") }
             guard claims["iss"]?.stringValue == issuer else { throw .wrongIssuer(claims["iss"]?.stringValue ?? "") }
