@@ -104,7 +104,7 @@ struct AuthExchangeTests {
         let values = try secrets ?? ["APPLE_TEAM_ID": "TEAM123", "APPLE_KEY_ID": "KEY123", "APPLE_CLIENT_ID": "com.example.todo",
                                  "APPLE_PRIVATE_KEY": try fake.teamKey.privatePEM(), "GITHUB_CLIENT_ID": "gh-client", "GITHUB_CLIENT_SECRET": "gh-secret"]
         let toml = values.map { "\($0.key) = \"\"\"\n\($0.value)\"\"\"" }.joined(separator: "\n")
-        FileManager.default.createFile(atPath: file, contents: Data(toml.utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(toml.utf8), attributes: [.posixPermissions: 0o600]))
         return try await TestRuntime(units: appUnits + ["AuthExchange", "AppAPI"], start: Self.start) { config in
             config.secretsFile = file
             config.server.port = 0

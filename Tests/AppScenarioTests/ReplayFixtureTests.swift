@@ -42,7 +42,7 @@ struct ReplayFixtureTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let secrets = Self.secrets.sorted { $0.key < $1.key }.map { "\($0.key) = \"\($0.value)\"" }.joined(separator: "\n")
-        FileManager.default.createFile(atPath: dir + "/secrets.toml", contents: Data(secrets.utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: dir + "/secrets.toml", contents: Data(secrets.utf8), attributes: [.posixPermissions: 0o600]))
         let replay = try Replay(file: Self.fixture, units: Self.units)
         let configure: (inout RuntimeConfig) -> Void = { $0.secretsFile = dir + "/secrets.toml" }
         let once = try await replay.system(configure: configure)

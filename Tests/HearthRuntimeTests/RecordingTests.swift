@@ -55,7 +55,7 @@ struct RecordingTests {
         let dir = temp()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let secrets = dir + "-secrets.toml"
-        FileManager.default.createFile(atPath: secrets, contents: Data("HEARTH_TEST_SECRET = \"s3cret-value\"\n".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: secrets, contents: Data("HEARTH_TEST_SECRET = \"s3cret-value\"\n".utf8), attributes: [.posixPermissions: 0o600]))
         defer { try? FileManager.default.removeItem(atPath: secrets) }
         let app = try await TestRuntime(units: ["SecretUnit", "EchoUnit"]) { $0.secretsFile = secrets }
         try await app.record(to: dir)
@@ -88,7 +88,7 @@ struct RecordingTests {
     func file(_ lines: [String], header: String? = nil) -> String {
         let path = temp() + ".jsonl"
         let head = header ?? "{\"type\":\"header\",\"format\":1,\"hearth\":\"x\",\"boundary\":\(Boundary.version),\"process\":\"test\",\"pid\":1,\"startedAt\":\"2026-01-01T00:00:00Z\",\"units\":{},\"config\":{}}"
-        FileManager.default.createFile(atPath: path, contents: Data(([head] + lines).joined(separator: "\n").utf8 + [0x0A]))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(([head] + lines).joined(separator: "\n").utf8 + [0x0A])))
         return path
     }
 

@@ -15,7 +15,7 @@ struct SecretsTests {
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         let file = config.dataDirectory + "/secrets.toml"
         let text = entries.map { "\($0.key) = \"\($0.value)\"" }.joined(separator: "\n")
-        FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
         config.secretsFile = file
         let runtime = try await openRuntime(config: config, clock: ManualClock(), log: log.makeLog())
         await runtime.loadUnits()

@@ -12,7 +12,7 @@ let everyType: [String: Value] = [
     "null": .null, "yes": true, "no": false,
     "int": 1, "zero": 0, "max": .int(.max), "min": .int(.min),
     "one": 1.0, "tenth": 0.1, "negativeZero": .double(-0.0), "nan": .double(.nan), "inf": .double(.infinity), "negInf": .double(-.infinity),
-    "tiniest": .double(5e-324), "largest": .double(.greatestFiniteMagnitude), "bigIntegral": .double(1e300),
+    "tiniest": .double(.leastNonzeroMagnitude), "largest": .double(.greatestFiniteMagnitude), "bigIntegral": .double(1e300),
     "time": .timestamp(Timestamp(seconds: 1_700_000_000, nanos: 123_456_000)), "first": .timestamp(Timestamp(seconds: Timestamp.minSeconds)),
     "last": .timestamp(Timestamp(seconds: Timestamp.maxSeconds, nanos: 999_999_000)), "beforeEpoch": .timestamp(Timestamp(seconds: -1, nanos: 1000)),
     "text": "quote \" backslash \\ newline \n tab \t nul \u{0} é 👩‍👩‍👧", "empty": "",
@@ -200,13 +200,13 @@ struct ExportImportTests {
             lines += try ExportRecord.document(StoredDocument(path: try DocumentPath("items/i\(i)"), fields: ["n": .int(Int64(i)), "t": .timestamp(time)],
                                                               createTime: time, updateTime: time)).jsonLine() + [10]
         }
-        FileManager.default.createFile(atPath: directory + "/documents.jsonl", contents: Data(lines))
+        #expect(FileManager.default.createFile(atPath: directory + "/documents.jsonl", contents: Data(lines)))
         var users: [UInt8] = []
         for i in 0..<3 { users += try ExportRecord.user(UserRecord(uid: "u\(i)", email: "u\(i)@example.com", metadata: .init(creationTime: time))).jsonLine() + [10] }
-        FileManager.default.createFile(atPath: directory + "/users.jsonl", contents: Data(users))
-        for kind in [ExportFormat.Kind.deliveries, .schedules, .taskIDs] { FileManager.default.createFile(atPath: directory + "/" + kind.fileName, contents: Data()) }
+        #expect(FileManager.default.createFile(atPath: directory + "/users.jsonl", contents: Data(users)))
+        for kind in [ExportFormat.Kind.deliveries, .schedules, .taskIDs] { #expect(FileManager.default.createFile(atPath: directory + "/" + kind.fileName, contents: Data())) }
         let manifest = ExportManifest(exportTime: time, counts: [.documents: documents, .users: 3, .deliveries: 0, .schedules: 0, .taskIDs: 0])
-        FileManager.default.createFile(atPath: directory + "/manifest.json", contents: Data(manifest.json))
+        #expect(FileManager.default.createFile(atPath: directory + "/manifest.json", contents: Data(manifest.json)))
     }
 
     /// Replaces line `number` (1-based) of a file.
@@ -268,21 +268,21 @@ struct ExportImportTests {
             #expect(try await allDocuments(target).isEmpty)
         }
         // Mid-line: the last line has no newline.
-        FileManager.default.createFile(atPath: documents, contents: whole.prefix(whole.count - 20))
+        #expect(FileManager.default.createFile(atPath: documents, contents: whole.prefix(whole.count - 20)))
         try await attempt("documents.jsonl:12000: the last line has no newline at its end: the file is cut short")
         // At a line's end: fewer records than the manifest counts.
         let lines = whole.split(separator: 10, omittingEmptySubsequences: false)
-        FileManager.default.createFile(atPath: documents, contents: Data(lines.prefix(11_000).joined(separator: [10]) + [10]))
+        #expect(FileManager.default.createFile(atPath: documents, contents: Data(lines.prefix(11_000).joined(separator: [10]) + [10])))
         try await attempt("documents.jsonl: holds 11000 records but manifest.json counts 12000")
         let extra = try ExportRecord.document(StoredDocument(path: try DocumentPath("items/extra"), fields: [:], createTime: .zero, updateTime: .zero)).jsonLine()
-        FileManager.default.createFile(atPath: documents, contents: whole + Data(extra + [10]))
+        #expect(FileManager.default.createFile(atPath: documents, contents: whole + Data(extra + [10])))
         try await attempt("documents.jsonl:12001: more records than the 12000 manifest.json counts")
-        FileManager.default.createFile(atPath: documents, contents: whole)
+        #expect(FileManager.default.createFile(atPath: documents, contents: whole))
         try FileManager.default.removeItem(atPath: directory + "/manifest.json")
         try await attempt("holds no manifest.json: it is not a finished Hearth export")
-        FileManager.default.createFile(atPath: directory + "/manifest.json", contents: Data(#"{"format": "firestore", "formatVersion": 1}"#.utf8))
+        #expect(FileManager.default.createFile(atPath: directory + "/manifest.json", contents: Data(#"{"format": "firestore", "formatVersion": 1}"#.utf8)))
         try await attempt("manifest.json: field 'format': 'firestore' is not a Hearth export")
-        FileManager.default.createFile(atPath: directory + "/manifest.json", contents: Data(#"{"format": "hearth-export", "formatVersion": 9, "boundaryVersion": 2, "exportTime": "2024-01-01T00:00:00Z", "counts": {}}"#.utf8))
+        #expect(FileManager.default.createFile(atPath: directory + "/manifest.json", contents: Data(#"{"format": "hearth-export", "formatVersion": 9, "boundaryVersion": 2, "exportTime": "2024-01-01T00:00:00Z", "counts": {}}"#.utf8)))
         try await attempt("field 'formatVersion': 9 is newer than this hearth reads (1)")
     }
 
@@ -341,7 +341,7 @@ struct ExportImportTests {
         let directory = temporaryDirectory("dest")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: directory + "/keep.txt", contents: Data("x".utf8))
+        #expect(FileManager.default.createFile(atPath: directory + "/keep.txt", contents: Data("x".utf8)))
         let notEmpty = await #expect(throws: ExportError.self) { try await runtime.exportData(to: directory) }
         #expect(notEmpty?.message.contains("is not empty (it holds keep.txt)") == true)
         let file = directory + "/keep.txt"

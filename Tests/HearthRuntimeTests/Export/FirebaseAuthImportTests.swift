@@ -26,7 +26,7 @@ let productionAccount = #"""
 func writeAccounts(_ text: String, under directory: String = temporaryDirectory("emulator"), file: String = "auth_export/accounts.json") throws -> String {
     let path = directory + "/" + file
     try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-    FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
     return directory
 }
 
@@ -137,7 +137,7 @@ struct FirebaseAuthImportTests {
             #expect(try FirebaseAuthExport.locate(path) == directory + "/auth_export/accounts.json")
         }
         #expect(throws: ImportError.self) { try FirebaseAuthExport.locate(directory + "/missing") }
-        FileManager.default.createFile(atPath: directory + "/auth_export/accounts-tenant1.json", contents: Data("{}".utf8))
+        #expect(FileManager.default.createFile(atPath: directory + "/auth_export/accounts-tenant1.json", contents: Data("{}".utf8)))
         let tenants = #expect(throws: ImportError.self) { try FirebaseAuthExport.locate(directory) }
         #expect(tenants?.message.contains("accounts-tenant1.json") == true)
         let empty = temporaryDirectory("empty")
