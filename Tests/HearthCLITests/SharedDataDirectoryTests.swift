@@ -30,6 +30,13 @@ struct SharedDataDirectoryTests {
             """)
     }
 
+    /// Starts `hearth serve` on the data directory of `dir` (with `config`); its base URL.
+    func serve(_ dir: TempDir) async throws -> (ChildProcess, String) {
+        config(dir)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        return (server, "http://127.0.0.1:\(try await server.servingPort(seconds: 120))")
+    }
+
     /// Waits until nothing is pending or running for `functions` (as the server's metrics say).
     func drain(_ base: String, _ functions: [String], seconds: Double = 180) async throws {
         let deadline = Date().addingTimeInterval(seconds)
@@ -49,9 +56,7 @@ struct SharedDataDirectoryTests {
     @Test("while hearth serve takes load, CLI commands write, index, enqueue and list: every write commits, queries agree with a scan, every trigger runs once in order")
     func serveAndCLI() async throws {
         let dir = TempDir()
-        config(dir)
-        let server = try ChildProcess(["serve"], directory: dir.path)
-        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+        let (server, base) = try await serve(dir)
         let total = 600
         let client = self.client
         // The server's load: `produce` writes crash/c{i} (trigger crashWrite) and, for even i, a task.
@@ -155,9 +160,7 @@ struct SharedDataDirectoryTests {
     @Test("hearth auth rotate-key while hearth serve runs: the server signs with the new key, and tokens the CLI mints with it are accepted without a restart")
     func keyRotationReachesTheServer() async throws {
         let dir = TempDir()
-        config(dir)
-        let server = try ChildProcess(["serve"], directory: dir.path)
-        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+        let (server, base) = try await serve(dir)
         let client = self.client
         func caller(_ token: String) async throws -> HTTPClientResponse {
             try await client.send(HTTPClientRequest(method: "POST", url: base + "/caller",
