@@ -75,6 +75,7 @@ public final class Runtime: Sendable {
         let auth = AuthService(configuration: Runtime.authConfiguration(config, clock: clock),
                                users: RecordedUsers(base: storage.users, recording: recording), keys: keys, clock: clock, random: random, log: { message in log.info(message) })
         self.auth = auth
+        keys.reportProblems { message in log.warning(message) }
         let invoker = Invoker(clock: clock, random: random, log: log, recording: recording, onFinish: { id in store.transactions.rollbackAll(owner: id) })
         self.invoker = invoker
         let deliveries = storage.deliveries

@@ -1,6 +1,7 @@
 import Foundation
 @testable import HearthAuth
 import HearthModel
+import Synchronization
 import Testing
 
 @Suite("The runtime's signing keys")
@@ -98,18 +99,53 @@ struct KeyRingTests {
         #expect(try KeyRing(path: p, clock: ManualClock()).active.kid == kids.first)
     }
 
-    @Test("a key file broken while a ring runs leaves its keys in use; a rotation writes it again")
+    @Test("a key file broken while a ring runs leaves its keys in use, reported once; a rotation does not overwrite it")
     func brokenWhileRunning() throws {
         let p = path()
         let ring = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .zero)
+        let reports = Mutex<[String]>([])
+        ring.reportProblems { message in reports.withLock { $0.append(message) } }
         let kid = ring.active.kid
         _ = FileManager.default.createFile(atPath: p + ".new", contents: Data("{\"keys\": [".utf8))
         #expect(rename(p + ".new", p) == 0)
-        #expect(ring.active.kid == kid)
-        #expect(ring.trusts(kid))
+        for _ in 0..<3 {
+            #expect(ring.active.kid == kid)
+            #expect(ring.trusts(kid))
+        }
+        #expect(reports.withLock { $0.count } == 1, "\(reports.withLock { $0 })")
+        #expect(reports.withLock { $0.first?.contains("cannot be read") } == true)
         #expect(throws: (any Error).self, "a rotation does not overwrite a file it cannot read") { try ring.rotate(clock: ManualClock()) }
+        #expect((try? String(contentsOfFile: p, encoding: .utf8)) == "{\"keys\": [")
+    }
+
+    @Test("a key file removed while a ring runs is written again with the ring's keys, so another process does not start new ones")
+    func removedWhileRunning() throws {
+        let p = path()
+        let ring = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .zero)
+        let first = ring.active
+        let second = try ring.rotate(clock: ManualClock())
         try FileManager.default.removeItem(atPath: p)
-        let rotated = try ring.rotate(clock: ManualClock())
-        #expect(try KeyRing(path: p, clock: ManualClock()).entries.map(\.kid) == [rotated.kid, kid])
+        #expect(ring.trusts(first.kid))
+        #expect(FileManager.default.fileExists(atPath: p))
+        let other = try KeyRing(path: p, clock: ManualClock())
+        #expect(other.entries.map(\.kid) == [second.kid, first.kid])
+        let attributes = try FileManager.default.attributesOfItem(atPath: p)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test("verification looks at the file at most once per recheck interval, unless a token names an unknown key")
+    func recheckInterval() throws {
+        let p = path()
+        let server = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .seconds(3600))
+        let cli = try KeyRing(path: p, clock: ManualClock(), recheckInterval: .zero)
+        let first = server.active
+        #expect(server.trusts(first.kid))  // spends the check of this interval
+        for _ in 0..<3 { try cli.rotate(clock: ManualClock()) }
+        #expect(!cli.trusts(first.kid))
+        #expect(server.trusts(first.kid), "within the interval, verification keeps what it read")
+        #expect(server.verificationKeys(for: first.kid)[first.kid] != nil)
+        // Signing looks every time, and then verification knows too.
+        #expect(server.active.kid == cli.active.kid)
+        #expect(!server.trusts(first.kid))
     }
 }

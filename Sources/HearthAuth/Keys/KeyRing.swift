@@ -11,7 +11,8 @@ import Synchronization
 /// keep both keys, and two first starts agree on one key. Each ring follows the file: signing and
 /// the JWKS look at it every time (a `stat`, beside an RSA signature), verification at most once
 /// per `recheckInterval`, and at once when a token names a key the ring does not know (one minted
-/// by another process after its rotation).
+/// by another process after its rotation). A file removed while a ring runs is written again from
+/// the ring's keys; one that cannot be read leaves them in use and is reported once.
 public final class KeyRing: Sendable {
     public struct Entry: Sendable {
         public let kid: String
@@ -21,42 +22,54 @@ public final class KeyRing: Sendable {
 
     /// How many keys (the active one included) stay trusted after rotations.
     public static let retained = 3
+    /// How long a rotation or a first start waits for another process's lock on the file.
+    static let lockWait: Duration = .seconds(30)
 
     public let path: String
-    /// How stale verification may be about keys another process dropped.
+    /// How stale verification may be about keys another process dropped (at most a day).
     public let recheckInterval: Duration
-    private let state: Mutex<Loaded>
+    private let state: Mutex<State>
     /// When verification next looks at the file (monotonic nanoseconds).
     private let nextCheck = Atomic<UInt64>(0)
+    private let problems = Mutex<(@Sendable (String) -> Void)?>(nil)
 
-    private struct Loaded {
+    private struct State {
         var entries: [Entry]  // first is active
-        var file: FileIdentity?
+        /// The file the entries were read from (nil in memory), held open so that its inode number
+        /// is not reused for a later version while the ring compares against it.
+        var file: OpenFile?
+        /// A version of the file that could not be read: not read again until it changes.
+        var unreadable: FileIdentity?
+        /// The last problem reported (a new version read or written clears it).
+        var lastProblem: String?
     }
 
     /// Loads the key file, or creates it with a new key.
     public init(path: String, clock: any Clock, recheckInterval: Duration = .seconds(1)) throws {
         self.path = path
-        self.recheckInterval = recheckInterval
-        if let loaded = try KeyRing.read(path) {
-            state = Mutex(loaded)
+        self.recheckInterval = min(max(recheckInterval, .zero), .seconds(86_400))
+        if let (entries, file) = try KeyRing.read(path) {
+            state = Mutex(State(entries: entries, file: file))
             return
         }
         let entry = try KeyRing.newEntry(clock: clock)
         // Another process may be starting too: the first to hold the lock writes the file.
-        let loaded = try KeyRing.locked(path) { () throws -> Loaded in
+        let (entries, file) = try KeyRing.locked(path) { () throws -> ([Entry], OpenFile) in
             if let theirs = try KeyRing.read(path) { return theirs }
-            return Loaded(entries: [entry], file: try KeyRing.save([entry], to: path))
+            return ([entry], try KeyRing.save([entry], to: path))
         }
-        state = Mutex(loaded)
+        state = Mutex(State(entries: entries, file: file))
     }
 
     /// A key ring in memory only (tests).
     public init(keys: [Entry]) {
         path = ""
         recheckInterval = .zero
-        state = Mutex(Loaded(entries: keys, file: nil))
+        state = Mutex(State(entries: keys))
     }
+
+    /// Where a key file that cannot be read or written again is reported (the runtime's log).
+    public func reportProblems(to report: @escaping @Sendable (String) -> Void) { problems.withLock { $0 = report } }
 
     /// The key that signs new tokens.
     public var active: Entry {
@@ -100,12 +113,11 @@ public final class KeyRing: Sendable {
             state.withLock { $0.entries = rotated($0.entries) }
             return entry
         }
-        let loaded = try KeyRing.locked(path) { () throws -> Loaded in
-            let current = try KeyRing.read(path)?.entries ?? state.withLock { $0.entries }
-            let keys = rotated(current)
-            return Loaded(entries: keys, file: try KeyRing.save(keys, to: path))
+        try KeyRing.locked(path) {
+            let keys = rotated(try KeyRing.read(path)?.entries ?? state.withLock { $0.entries })
+            let file = try KeyRing.save(keys, to: path)
+            state.withLock { $0 = State(entries: keys, file: file) }
         }
-        state.withLock { $0 = loaded }
         return entry
     }
 
@@ -115,20 +127,65 @@ public final class KeyRing: Sendable {
     }
 
     /// Reads the file again if it changed since it was last read (`force`, or once the recheck
-    /// interval has passed). A file that cannot be read or parsed leaves the keys as they are: a
-    /// later rotation writes it again.
+    /// interval has passed). A file that cannot be read leaves the keys as they are; a file
+    /// removed is written again from them, so another process does not start a new one.
     private func refresh(force: Bool) {
         guard !path.isEmpty else { return }
         if !force {
             let now = DispatchTime.now().uptimeNanoseconds
             guard now >= nextCheck.load(ordering: .relaxed) else { return }
-            let interval = recheckInterval.components
-            let nanoseconds = UInt64(clamping: interval.seconds) &* 1_000_000_000 &+ UInt64(clamping: interval.attoseconds / 1_000_000_000)
-            nextCheck.store(now &+ nanoseconds, ordering: .relaxed)
+            let interval = recheckInterval.components  // at most a day: no overflow
+            nextCheck.store(now + UInt64(interval.seconds) * 1_000_000_000 + UInt64(interval.attoseconds / 1_000_000_000), ordering: .relaxed)
         }
-        guard let identity = FileIdentity(path), identity != state.withLock({ $0.file }) else { return }
-        guard let loaded = try? KeyRing.read(path) else { return }
-        state.withLock { $0 = loaded }
+        let (known, unreadable) = state.withLock { ($0.file, $0.unreadable) }
+        let current: FileIdentity
+        switch FileIdentity.of(path) {
+        case .success(let identity?):
+            guard identity != known?.identity, identity != unreadable else { return }
+            current = identity
+        case .success(nil):
+            restore()
+            return
+        case .failure(let error):
+            return reportOnce(nil, "cannot look at the signing key file \(path): \(error)")
+        }
+        do {
+            guard let (entries, file) = try KeyRing.read(path) else { return }
+            // Only over the version this refresh compared against: a rotation or another refresh
+            // may have stored a newer one meanwhile.
+            state.withLock { if $0.file === known { $0 = State(entries: entries, file: file) } }
+        } catch {
+            reportOnce(current, "the signing key file \(path) cannot be read (\(error)); the keys read before stay in use")
+        }
+    }
+
+    /// Writes the ring's keys to its file, which another process removed (unless one wrote it again first).
+    private func restore() {
+        do {
+            try KeyRing.locked(path) {
+                if let (entries, file) = try KeyRing.read(path) {
+                    state.withLock { $0 = State(entries: entries, file: file) }
+                    return
+                }
+                let entries = state.withLock { $0.entries }
+                let file = try KeyRing.save(entries, to: path)
+                state.withLock { $0 = State(entries: entries, file: file) }
+            }
+            problems.withLock { $0 }?("the signing key file \(path) was removed; written again with the keys in use")
+        } catch {
+            reportOnce(nil, "the signing key file \(path) was removed and cannot be written again: \(error)")
+        }
+    }
+
+    /// Reports a problem (not twice in a row), and marks the file's version `identity`, if any, as
+    /// not to be read again until it changes.
+    private func reportOnce(_ identity: FileIdentity?, _ message: String) {
+        let repeated = state.withLock { s -> Bool in
+            if let identity { s.unreadable = identity }
+            defer { s.lastProblem = message }
+            return s.lastProblem == message
+        }
+        if !repeated { problems.withLock { $0 }?(message) }
     }
 
     static func newEntry(clock: any Clock) throws -> Entry {
@@ -142,11 +199,17 @@ public final class KeyRing: Sendable {
         return digest.prefix(20).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The key file's keys and identity, or nil if there is no file.
-    private static func read(_ path: String) throws -> Loaded? {
-        // The identity first: a file replaced between the two reads is read again at the next refresh.
-        guard let identity = FileIdentity(path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else { throw CryptoError(operation: "cannot read the key file \(path)", detail: "") }
+    /// The key file's keys, with the file held open, or nil if there is no file.
+    private static func read(_ path: String) throws -> (entries: [Entry], file: OpenFile)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw CryptoError(operation: "cannot open the key file \(path)", detail: String(cString: strerror(errno)))
+        }
+        let file = OpenFile(descriptor)
+        guard let identity = file.identity else { throw CryptoError(operation: "cannot look at the key file \(path)", detail: String(cString: strerror(errno))) }
+        let data = try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() ?? Data()
+        guard data.count == identity.size else { throw CryptoError(operation: "the key file \(path) changed while it was read", detail: "") }
         let value = try JSONParser.parse([UInt8](data))
         guard case .array(let items)? = value["keys"], !items.isEmpty else {
             throw CryptoError(operation: "the key file \(path) holds no keys", detail: "")
@@ -158,28 +221,37 @@ public final class KeyRing: Sendable {
             }
             return Entry(kid: kid, key: try Key.privateKey(pem: pem), createdAt: created)
         }
-        return Loaded(entries: entries, file: identity)
+        return (entries, file)
     }
 
-    /// Runs `body` holding an exclusive lock on `<path>.lock`, shared with other processes.
+    /// Runs `body` holding an exclusive lock on `<path>.lock`, shared with other processes; waits
+    /// for another holder at most `lockWait`.
     private static func locked<T>(_ path: String, _ body: () throws -> T) throws -> T {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(path + ".lock", O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             throw CryptoError(operation: "cannot open the key file's lock \(path).lock", detail: String(cString: strerror(errno)))
         }
         defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw CryptoError(operation: "cannot lock the key file \(path)", detail: String(cString: strerror(errno))) }
+        let attempts = Int(lockWait.components.seconds) * 100
+        for attempt in 0... {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { break }
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw CryptoError(operation: "cannot lock the key file \(path)", detail: String(cString: strerror(errno)))
+            }
+            guard attempt < attempts else {
+                throw CryptoError(operation: "another process has held \(path).lock for \(lockWait)", detail: "")
+            }
+            usleep(10_000)
         }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
     }
 
     /// Writes the key file atomically, readable and writable by its owner only; returns the new
-    /// file's identity. Callers hold the lock.
-    private static func save(_ entries: [Entry], to path: String) throws -> FileIdentity? {
+    /// file, held open. Callers hold the lock.
+    private static func save(_ entries: [Entry], to path: String) throws -> OpenFile {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let document: Value = ["keys": .array(try entries.map { e in
@@ -196,25 +268,48 @@ public final class KeyRing: Sendable {
             unlink(temporary)
             throw CryptoError(operation: "cannot replace the key file \(path)", detail: String(cString: strerror(errno)))
         }
-        return FileIdentity(path)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw CryptoError(operation: "cannot open the key file \(path) just written", detail: String(cString: strerror(errno))) }
+        return OpenFile(descriptor)
     }
 }
 
+/// A version of the key file, held open.
+private final class OpenFile: Sendable {
+    let descriptor: Int32
+    let identity: FileIdentity?
+
+    init(_ descriptor: Int32) {
+        self.descriptor = descriptor
+        var info = stat()
+        identity = fstat(descriptor, &info) == 0 ? FileIdentity(info) : nil
+    }
+
+    deinit { close(descriptor) }
+}
+
 /// What tells one version of a file from another: a save renames a new file into place, so the
-/// inode changes; size and times catch an edit in place.
+/// inode changes (the ring holds the version it read open, so its number is not reused); size and
+/// times catch an edit in place.
 private struct FileIdentity: Equatable, Sendable {
-    let device: UInt64, inode: UInt64, size: Int64
+    let device: UInt64, inode: UInt64, size: Int
     let modified: Int, modifiedNanoseconds: Int, changed: Int, changedNanoseconds: Int
 
-    init?(_ path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+    init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
+        size = info.st_size
         modified = info.st_mtim.tv_sec
         modifiedNanoseconds = info.st_mtim.tv_nsec
         changed = info.st_ctim.tv_sec
         changedNanoseconds = info.st_ctim.tv_nsec
+    }
+
+    /// The identity of the file at `path`: nil if there is none, an error if it cannot be looked at.
+    static func of(_ path: String) -> Result<FileIdentity?, CryptoError> {
+        var info = stat()
+        if stat(path, &info) == 0 { return .success(FileIdentity(info)) }
+        if errno == ENOENT { return .success(nil) }
+        return .failure(CryptoError(operation: "stat", detail: String(cString: strerror(errno))))
     }
 }
