@@ -242,7 +242,8 @@ public final class Runtime: Sendable {
              table.units.filter { $0.isolation == .process }.map { ("unit=\"\($0.name)\"", Double($0.health.workers)) }),
             ("hearth_unit_worker_restarts_total", "Workers restarted after dying, per unit.", "counter",
              table.units.filter { $0.isolation == .process }.map { ("unit=\"\($0.name)\"", Double($0.health.restarts)) }),
-            ("hearth_change_feed_sequence", "The change feed's last sequence.", "gauge", [("", Double(store.engine.lastSequence))]),
+            ("hearth_change_feed_sequence", "The change feed's last sequence (any process's commits).", "gauge",
+             [("", Double((try? store.engine.feedEnd()) ?? store.engine.lastSequence))]),
         ]
         // Deliveries: what waits in the database, and what the engine did since the process started.
         let events = table.entries.filter { $0.trigger.isEvent }.map(\.name).sorted()

@@ -65,7 +65,15 @@ public final class SQLiteEngine: StorageEngine {
         deployTable = DeployTable(writer: writer, readers: readers)
     }
 
+    /// The last sequence this process knows of: its own commits, and other processes' as far as
+    /// it has read the feed (`feedEnd()` asks the database).
     public var lastSequence: Int64 { notifier.last }
+
+    public func feedEnd() throws -> Int64 {
+        let end = try readers.withReader { db in try Writer.feedEnd(db).sequence }
+        notifier.committed(upTo: end)
+        return end
+    }
 
     public func getAll(_ paths: [DocumentPath]) throws -> [StoredDocument?] {
         try readers.withSnapshot { db in
@@ -287,7 +295,7 @@ public final class SQLiteEngine: StorageEngine {
     /// by sequence, with no documents to decode.
     public func changes(after sequence: Int64, limit: Int) throws -> [DocumentChange] {
         let recent = recent.after(sequence, limit: limit)
-        return try readers.withReader { db in
+        let read = try readers.withReader { db in
             guard let recent, let first = recent.first, let last = recent.last,
                   // Another process may have pruned what memory still holds.
                   let oldest = try db.scalarInt("SELECT min(seq) FROM changes"), oldest <= first.sequence else {
@@ -296,6 +304,9 @@ public final class SQLiteEngine: StorageEngine {
             if recent.count == limit { return recent }
             return recent + (try SQLiteEngine.storedChanges(db, after: last.sequence, limit: limit - recent.count))
         }
+        // Other processes' commits count as known once read.
+        if let end = read.last?.sequence { notifier.committed(upTo: end) }
+        return read
     }
 
     private static func storedChanges(_ db: Connection, after sequence: Int64, limit: Int) throws -> [DocumentChange] {

@@ -36,8 +36,12 @@ public protocol StorageEngine: Sendable {
     func documents(under path: [String], limit: Int) async throws -> [DocumentPath]
     /// Changes after `sequence`, oldest first.
     func changes(after sequence: Int64, limit: Int) async throws -> [DocumentChange]
-    /// The sequence of the last committed change (0 for an empty feed).
+    /// The sequence of the last committed change this process knows of (0 for an empty feed): its
+    /// own commits, and other processes' once the feed is read past them.
     var lastSequence: Int64 { get }
+    /// The sequence of the last change committed to the database by any process (0 for an empty
+    /// feed); `lastSequence` moves to it.
+    func feedEnd() throws -> Int64
     /// Returns once a change after `sequence` is committed, the task is cancelled, or the engine is closed.
     func waitForChanges(after sequence: Int64) async
     /// Records how far a consumer of the feed has read; pruning keeps what any consumer still needs.

@@ -113,6 +113,28 @@ struct ReplayCommandTests {
         #expect(unauthorized.status == 0, "\(unauthorized.err)")
     }
 
+    @Test("recording switched on while CLI commands write to the server's data directory: the feed is recorded from its end then, not from the server's own last commit")
+    func recordingStartsAtTheFeedsEnd() async throws {
+        let dir = TempDir()
+        config(dir)
+        let server = try ChildProcess(["serve"], directory: dir.path, environment: ["HEARTH_ADMIN_TOKEN": Self.adminToken])
+        let base = "http://127.0.0.1:\(try await server.servingPort())"
+        for k in 0..<3 {
+            let set = try await hearthProcess(["docs", "set", "before/b\(k)", "--data", "{}"], in: dir)
+            #expect(set.status == 0, "\(set.err)")
+        }
+        #expect(try await admin(base, "POST", "record", ["enabled": true, "directory": "rec"]).0 == 200)
+        let set = try await hearthProcess(["docs", "set", "during/d", "--data", "{}"], in: dir)
+        #expect(set.status == 0, "\(set.err)")
+        // The server reads the feed on its poll; stopping records it up to its end.
+        #expect(try await admin(base, "POST", "record", ["enabled": false]).0 == 200)
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit() == 0)
+        let recording = try Recording.read(dir.path + "/rec")
+        #expect(recording.changes.map(\.path.description) == ["during/d"])
+        #expect(recording.changes.map(\.sequence) == [4])
+    }
+
     @Test("[record] in runtime.toml: CLI writes are recorded by the CLI process as inputs, read-only commands leave no file")
     func cliInputs() async throws {
         let dir = TempDir()

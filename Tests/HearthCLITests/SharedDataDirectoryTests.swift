@@ -104,11 +104,14 @@ struct SharedDataDirectoryTests {
         // The index of i, built by the CLI while the server wrote, has every document the server wrote after.
         let counted = try await cli(["docs", "query", "crash", "--where", "i >= 0", "--count"])
         #expect(try JSONParser.parse(Array(counted.utf8)) == ["count": .int(Int64(total + 12))])
+        let metrics = try await client.send(HTTPClientRequest(url: base + "/metrics", timeout: .seconds(30))).text
+        let feedGauge = metrics.split(separator: "\n").first { $0.hasPrefix("hearth_change_feed_sequence ") }.flatMap { Double($0.split(separator: " ")[1]) }
         server.signal(SIGTERM)
         #expect(try await server.waitForExit(seconds: 60) == 0)
 
         let store = try await DocumentStore.open(path: dir.path + "/.hearth/store.sqlite", clock: SystemClock())
         defer { store.close() }
+        #expect(feedGauge == Double(try store.engine.feedEnd()), "the server's feed gauge counts the CLI's commits too")
         let written = try await store.query(QuerySpec(collection: try CollectionPath("crash")))
         #expect(written.count == total + 12)
         var filtered = QuerySpec(collection: try CollectionPath("crash"))

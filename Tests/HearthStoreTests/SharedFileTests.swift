@@ -41,6 +41,22 @@ struct SharedFileTests {
         }
     }
 
+    @Test("another writer's commits: feedEnd() reads them from the database and brings lastSequence to them, as reading the feed does")
+    func feedEndSeesOtherWriters() async throws {
+        try await withStores(2) { stores, _ in
+            let (a, b) = (stores[0], stores[1])
+            try await a.commit([.create(try doc("c/a1"), [:])])
+            for k in 0..<3 { try await b.commit([.create(try doc("c/b\(k)"), [:])]) }
+            #expect(a.engine.lastSequence == 1, "a has not looked")
+            #expect(try a.engine.feedEnd() == 4)
+            #expect(a.engine.lastSequence == 4)
+            try await b.commit([.create(try doc("c/b3"), [:])])
+            #expect(try await a.engine.changes(after: 4, limit: 10).map(\.sequence) == [5])
+            #expect(a.engine.lastSequence == 5, "a read the feed past b's commit")
+            #expect(try b.engine.feedEnd() == 5)
+        }
+    }
+
     @Test("a commit that fails just after another writer's commit does not make the next one reuse that writer's sequence")
     func failedCommitAfterAnotherWriter() async throws {
         try await withStores(2) { stores, _ in

@@ -19,7 +19,7 @@ extension Runtime {
         let feed: (@Sendable (Int64) async throws -> [DocumentChange])? = changes ? { @Sendable after in try await store.engine.changes(after: after, limit: 1000) } : nil
         let process = options.process
         let header: @Sendable () -> RecordingHeader = { [weak self] in self?.recordingHeader(process: process) ?? RecordingHeader.empty(process) }
-        let recorder = try Recorder(options: options, redactor: redactor, clock: clock, feedStart: store.engine.lastSequence, feed: feed, header: header)
+        let recorder = try Recorder(options: options, redactor: redactor, clock: clock, feedStart: try store.engine.feedEnd(), feed: feed, header: header)
         if let old = recording.set(recorder) { await old.close() }
         log.info("recording", ["directory": .string(options.directory), "file": .string(recorder.currentFile)])
         return recorder

@@ -83,7 +83,7 @@ public enum SystemReplayer {
         defer { runtime.close() }
         if let snapshot = options.snapshot { _ = try await runtime.importData(from: snapshot) }
         if let seedStore { try await seedStore(runtime) }
-        let feedStart = runtime.store.engine.lastSequence
+        let feedStart = try runtime.store.engine.feedEnd()
         await runtime.loadUnits()
         if let refused = runtime.loadErrors.first { throw refused }
         try await runtime.startDeliveries(driving: false)
