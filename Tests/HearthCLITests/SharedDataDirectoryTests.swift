@@ -211,4 +211,36 @@ struct SharedDataDirectoryTests {
         server.signal(SIGTERM)
         #expect(try await server.waitForExit(seconds: 60) == 0)
     }
+
+    @Test("hearth import into the data directory of a running hearth serve: the server takes the imported schedule state, and a missed instant fires at once")
+    func importReachesTheServersSchedules() async throws {
+        let dir = TempDir()
+        let (server, _) = try await serve(dir)
+        // An export whose seoulTick (every 5 minutes) last fired two hours ago.
+        let export = dir.path + "/export"
+        try FileManager.default.createDirectory(atPath: export, withIntermediateDirectories: true)
+        let lastFire = Timestamp(seconds: Int64(Date().timeIntervalSince1970) - 7200)
+        #expect(FileManager.default.createFile(atPath: export + "/" + ExportFormat.Kind.schedules.fileName,
+                                               contents: Data(try ExportRecord.schedule(function: "seoulTick", lastFire: lastFire).jsonLine() + [10])))
+        for kind in [ExportFormat.Kind.documents, .users, .deliveries, .taskIDs] {
+            #expect(FileManager.default.createFile(atPath: export + "/" + kind.fileName, contents: Data()))
+        }
+        let manifest = ExportManifest(exportTime: lastFire, counts: [.documents: 0, .users: 0, .deliveries: 0, .schedules: 1, .taskIDs: 0])
+        #expect(FileManager.default.createFile(atPath: export + "/manifest.json", contents: Data(manifest.json)))
+        let imported = try await hearth(["import", "export"], in: dir)
+        #expect(imported.status == 0, "\(imported.err)")
+
+        // Registered at the server's start, seoulTick would next fire five minutes after it; the
+        // import says an instant was missed, so it fires now (the server looks again each second).
+        let store = try await DocumentStore.open(path: dir.path + "/.hearth/store.sqlite", clock: SystemClock())
+        defer { store.close() }
+        var fired: [StoredDocument] = []
+        for _ in 0..<150 where fired.isEmpty {
+            fired = try await store.query(QuerySpec(collection: try CollectionPath("runs"))).filter { $0.fields["function"] == "seoulTick" }
+            if fired.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(fired.count == 1, "the missed instant fired once")
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+    }
 }

@@ -12,14 +12,32 @@ extension DeliveryEngine {
         schedules[function] = ScheduleState(function: function, schedule: schedule, next: schedule.nextFire(after: last))
     }
 
+    /// How often the next instants are worked out again from the database.
+    static let scheduleRereadInterval = Duration.seconds(1)
+
     /// Fires each schedule whose next instant has come: once, for the latest instant that has
     /// passed (after downtime, missed instants do not fire one by one).
     func fireSchedules(now: Timestamp) async throws {
+        if schedulesReadAt.map({ now - $0 >= DeliveryEngine.scheduleRereadInterval || now < $0 }) ?? true {
+            try readSchedules(now: now)
+        }
         for (name, state) in schedules {
             guard let next = state.next, next <= now else { continue }
             let instant = state.schedule.latestFire(from: next, upTo: now)
             try await fire(name, instant: instant)
             schedules[name]?.next = state.schedule.nextFire(after: instant)
+        }
+    }
+
+    /// Works out each schedule's next instant again from its stored last firing: another process
+    /// may have fired it, or `hearth import` replaced it (an instant the import says was missed
+    /// then fires at once, as after downtime).
+    func readSchedules(now: Timestamp) throws {
+        schedulesReadAt = now
+        let stored = try deliveries.lastFires()
+        for (name, state) in schedules {
+            guard let last = stored[name] else { continue }
+            schedules[name]?.next = state.schedule.nextFire(after: last)
         }
     }
 

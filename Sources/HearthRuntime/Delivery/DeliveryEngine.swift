@@ -131,6 +131,8 @@ public actor DeliveryEngine {
     /// Set while `removeGoneCursors` works through them.
     var removingCursors = false
     var schedules: [String: ScheduleState] = [:]
+    /// When the schedules' next instants were last worked out again from the stored last firings.
+    var schedulesReadAt: Timestamp?
     /// Attempts ended and not yet recorded in the store, with their functions (whose lanes are
     /// read again once they are).
     var completions: [(function: String, outcome: DeliveryOutcome)] = []

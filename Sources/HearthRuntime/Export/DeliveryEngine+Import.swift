@@ -6,10 +6,7 @@ extension DeliveryEngine {
     /// stored (an instant the import says was missed fires at once, as after downtime), and every
     /// lane looks at its queue again, where the imported deliveries wait.
     func takeImportedState() async throws {
-        for (name, state) in schedules {
-            guard let last = try deliveries.lastFire(schedule: name) else { continue }
-            schedules[name]?.next = state.schedule.nextFire(after: last)
-        }
+        try readSchedules(now: clock.now())
         markAllDirty()
         work.notify(nil)
     }

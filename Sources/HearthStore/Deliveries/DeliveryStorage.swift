@@ -61,6 +61,8 @@ public protocol DeliveryStorage: Sendable {
     // MARK: schedules
 
     func lastFire(schedule function: String) throws -> Timestamp?
+    /// Every schedule's last firing, as stored (whichever process fired it, or an import).
+    func lastFires() throws -> [String: Timestamp]
     /// Records `instant` as a new schedule's last firing (queueing nothing); a known schedule keeps its own.
     func registerSchedule(_ function: String, at instant: Timestamp) async throws
     /// Queues a schedule's firing for `instant` and records it, atomically, unless some process

@@ -475,6 +475,13 @@ final class SQLiteDeliveries: DeliveryStorage {
         }
     }
 
+    func lastFires() throws -> [String: Timestamp] {
+        try readers.withReader { db in
+            let rows = try db.query("SELECT function, last_fire FROM schedules") { ($0.text(0), RowEncoding.time($0.int64(1))) }
+            return Dictionary(rows, uniquingKeysWith: { a, _ in a })
+        }
+    }
+
     /// Records `instant` as a schedule's last firing without queueing anything (a new schedule
     /// starts from now), unless it already has a later one.
     func registerSchedule(_ function: String, at instant: Timestamp) async throws {
