@@ -301,6 +301,21 @@ public final class Runtime: Sendable {
         }
     }
 
+    /// The library a unit in workers runs at its build version: a content-addressed copy of the
+    /// one in the units directory, as a deployed version's (workers restart from it, so they keep
+    /// running the code the manifest was read from while `hearth deploy` builds the unit's next
+    /// version over the original). The original when it cannot be read (the load says why).
+    func pinnedBuild(of unit: RuntimeConfig.Unit) -> String {
+        let library = config.libraryPath(of: unit)
+        guard FileManager.default.fileExists(atPath: library) else { return library }
+        do {
+            return try installLibrary(unit: unit.name, library: library).path
+        } catch {
+            log.warning("workers of \(unit.name) run \(library) itself: \(error)")
+            return library
+        }
+    }
+
     /// Loads every configured unit: its deployed version when `hearth deploy` recorded one (see
     /// `activate`), else its library in the units directory. A unit that fails is refused (logged
     /// and listed in `loadErrors`); the others load.
@@ -315,7 +330,7 @@ public final class Runtime: Sendable {
             .map { (index: $0.offset, unit: $0.element, version: deployed[$0.element.name]) }
         let started = await withTaskGroup(of: (Int, Result<LoadedUnit, UnitLoadError>).self) { group in
             for item in inWorkers {
-                let path = item.version?.path ?? config.libraryPath(of: item.unit), placement = placement(of: item.unit)
+                let path = item.version?.path ?? pinnedBuild(of: item.unit), placement = placement(of: item.unit)
                 group.addTask {
                     let result: Result<LoadedUnit, UnitLoadError>
                     do { result = .success(try await loader.load(unit: item.unit.name, path: path, version: item.version?.version, placement: placement)) } catch let error as UnitLoadError {

@@ -187,6 +187,37 @@ struct DeployProcessTests {
         #expect(noVersion.termination == .exited(1))
         #expect(noVersion.stderrText.contains("no version ffff of unit Swap"))
     }
+
+    @Test("a unit at its build version whose library is rebuilt while it serves: a worker that dies comes back running the code its functions were read from")
+    func rebuiltLibraryDoesNotReachWorkers() async throws {
+        let dir = TempDir()
+        let library = dir.path + "/lib/libSwap.so"
+        try FileManager.default.createDirectory(atPath: dir.path + "/lib", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.library("SwapV1"), toPath: library)
+        _ = dir.write("runtime.toml", """
+            units_dir = "\(buildDirectory)"
+            [server]
+            port = 0
+            [[units]]
+            name = "Swap"
+            path = "\(library)"
+            """)
+        let server = try ChildProcess(["serve"], directory: dir.path)
+        let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
+        #expect(try await call(base, "swapVersion").1["result"] == "v1")
+        // `hearth deploy`'s build (or any swift build) writes the next version over the path, as a
+        // linker does: a new file renamed into place.
+        try FileManager.default.copyItem(atPath: Self.library("SwapV2"), toPath: library + ".new")
+        #expect(rename(library + ".new", library) == 0)
+        let workers = server.workers
+        #expect(!workers.isEmpty)
+        for pid in workers { kill(pid, SIGKILL) }
+        #expect(await eventually { workers.allSatisfy { processGone($0) } })
+        let (status, body) = try await call(base, "swapVersion", timeout: .seconds(60))
+        #expect(status == 200 && body["result"] == "v1", "the restarted worker runs v1, whose manifest the server holds: \(body)")
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+    }
 }
 
 extension DeployProcessTests {

@@ -116,8 +116,11 @@ struct DeployTests {
         #expect(await runtime.call("swapVersion", data: .null).value == "v1")
         #expect(runtime.table["swapVersion"]?.unit.version == nil)
         // No worker of the refused version is left behind (the hung one is killed).
-        #expect(await eventually { Self.processes(mentioning: version).isEmpty },
-                "workers of the refused version still run: \(Self.processes(mentioning: version))")
+        // (By its path: workers of other tests' units at their build version run from copies
+        // named by the same content hash, under their own data directories.)
+        let copy = runtime.unitDirectory("Swap") + "/" + version
+        #expect(await eventually { Self.processes(mentioning: copy).isEmpty },
+                "workers of the refused version still run: \(Self.processes(mentioning: copy))")
     }
 
     /// Processes whose command line contains `text`.

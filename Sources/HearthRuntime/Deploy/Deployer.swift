@@ -100,27 +100,9 @@ public struct Deployer: Sendable {
 
     // MARK: versions
 
-    /// The directory of `unit`'s versions.
-    func unitDirectory(_ unit: String) -> String { config.resolvedDataDirectory + "/units/" + unit }
-
-    /// Copies `library` to its content-addressed path (once: an existing copy is that same
-    /// content); returns the version (16 hex digits of its SHA-256) and the copy's path.
+    /// Copies `library` to its content-addressed path (see `Runtime.installLibrary`).
     public func install(unit: String, library: String) throws -> (version: String, path: String) {
-        guard let data = FileManager.default.contents(atPath: library) else {
-            throw HTTPSError(.notFound, "cannot read the library \(library)")
-        }
-        let version = String(Hex.encode(Crypto.sha256(Array(data))).prefix(16))
-        let directory = unitDirectory(unit) + "/" + version
-        let path = directory + "/lib\(unit).so"
-        if !FileManager.default.fileExists(atPath: path) {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let temporary = path + ".tmp-\(getpid())"
-            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o755]) else {
-                throw HTTPSError(.internal, "cannot write \(temporary)")
-            }
-            guard rename(temporary, path) == 0 else { throw HTTPSError(.internal, "cannot write \(path): \(String(cString: strerror(errno)))") }
-        }
-        return (version, path)
+        try runtime.installLibrary(unit: unit, library: library)
     }
 
     /// Deploys a built library: installs, validates, records and activates it.
@@ -211,7 +193,7 @@ public struct Deployer: Sendable {
     /// Runs `body` holding `<data_dir>/units/<unit>/deploy.lock` (waiting for another deploy of
     /// the unit to finish first).
     private func withDeployLock<T: Sendable>(_ unit: String, _ body: () async throws -> T) async throws -> T {
-        let directory = unitDirectory(unit)
+        let directory = runtime.unitDirectory(unit)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let fd = open(directory + "/deploy.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw HTTPSError(.internal, "cannot open \(directory)/deploy.lock: \(String(cString: strerror(errno)))") }
@@ -230,5 +212,30 @@ public struct Deployer: Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw HTTPSError(.deadlineExceeded, "another deploy of \(unit) has held \(directory)/deploy.lock for 15 minutes")
+    }
+}
+
+extension Runtime {
+    /// The directory of `unit`'s versions.
+    func unitDirectory(_ unit: String) -> String { config.resolvedDataDirectory + "/units/" + unit }
+
+    /// Copies `library` to its content-addressed path (once: an existing copy is that same
+    /// content); returns the version (16 hex digits of its SHA-256) and the copy's path.
+    public func installLibrary(unit: String, library: String) throws -> (version: String, path: String) {
+        guard let data = FileManager.default.contents(atPath: library) else {
+            throw HTTPSError(.notFound, "cannot read the library \(library)")
+        }
+        let version = String(Hex.encode(Crypto.sha256(Array(data))).prefix(16))
+        let directory = unitDirectory(unit) + "/" + version
+        let path = directory + "/lib\(unit).so"
+        if !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let temporary = path + ".tmp-\(getpid())"
+            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o755]) else {
+                throw HTTPSError(.internal, "cannot write \(temporary)")
+            }
+            guard rename(temporary, path) == 0 else { throw HTTPSError(.internal, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        }
+        return (version, path)
     }
 }
