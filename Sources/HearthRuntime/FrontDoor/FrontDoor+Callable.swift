@@ -25,9 +25,7 @@ extension FrontDoor {
         }
         guard request.method == "POST" else { return respond(FrontDoor.badRequest) }
         guard HTTPText.isMediaType(request.headers["content-type"], "application/json") else { return respond(FrontDoor.badRequest) }
-        guard case .map(let body)? = try? JSONParser.parse(request.body, options: .callable), body.count == 1, let data = body["data"] else {
-            return respond(FrontDoor.badRequest)
-        }
+        guard let data = FrontDoor.callableData(request.body) else { return respond(FrontDoor.badRequest) }
 
         var event = Boundary.CallableEvent(data: data)
         if let authorization = request.headers["authorization"] {
@@ -140,5 +138,20 @@ extension FrontDoor {
                 answer(response)
             }
         }
+    }
+}
+
+extension FrontDoor {
+    /// The `data` of a callable's envelope `{"data": …}` (read with the callable protocol's
+    /// limits and Int64Value wrappers), or nil if `body` is not exactly that: Firebase answers 400.
+    /// Task queue functions take the same envelope.
+    static func callableData(_ body: [UInt8]) -> Value? {
+        (try? JSONParser.parse(body, options: .callable)).flatMap(envelopeData)
+    }
+
+    /// The `data` of an envelope `{"data": …}` already parsed, or nil if it is anything else.
+    static func envelopeData(_ envelope: Value) -> Value? {
+        guard case .map(let m) = envelope, m.count == 1 else { return nil }
+        return m["data"]
     }
 }

@@ -94,14 +94,13 @@ extension FrontDoor {
             case nil, .null?, .string("")?: break
             case .string(let encoded)?:
                 guard let bytes = Base64.decodeProtoBytes(encoded) else { throw .invalidArgument("task.httpRequest.body: not base64") }
-                // Read as a callable's body is (the same limits, Int64Value wrappers), since a task
-                // queue function takes the same envelope.
+                // Read as a callable's body is (the same limits, Int64Value wrappers). As Firebase's
+                // task queue functions answer 400 to any other body, it is refused here rather than
+                // failing every attempt later.
                 guard let json = try? JSONParser.parse(bytes, options: .callable) else {
                     throw .invalidArgument("task.httpRequest.body: not JSON (a task's body is {\"data\": …} as JSON)")
                 }
-                // As Firebase's task queue functions answer 400 to any other body, it is refused
-                // here rather than failing every attempt later.
-                guard case .map(let m) = json, m.count == 1, let inner = m["data"] else {
+                guard let inner = FrontDoor.envelopeData(json) else {
                     throw .invalidArgument("task.httpRequest.body: must be {\"data\": …}, as a task queue function takes it (Python's enqueue sends its argument as the body: pass {\"data\": …})")
                 }
                 data = inner
