@@ -1,3 +1,4 @@
+import Foundation
 import HearthModel
 
 /// Changes a signed-in user asks for with `accounts:update` (Identity Toolkit's SetAccountInfo).
@@ -147,7 +148,11 @@ extension AuthService {
         if changes.isSensitive { try requireRecentSignIn(claims) }
         if let email = changes.email { try checkEmail(email) }
         if let name = changes.displayName { try check { try UserRules.checkDisplayName(name) } }
-        if let url = changes.photoURL, !url.isEmpty { try check { try UserRules.checkPhotoURL(url) } }
+        // A client's photo URL is kept as given (Identity Toolkit and its emulator do: the JS SDK's
+        // own tests set 'photo-url'); only its size is bounded. The Admin SDKs check theirs.
+        if let url = changes.photoURL, url.utf8.count > UserRules.maxPhotoURLLength {
+            throw AuthFailure.invalidArgument("the photo URL is longer than \(UserRules.maxPhotoURLLength) bytes")
+        }
         for attribute in changes.deleteAttributes where !AccountChanges.deletableAttributes.contains(attribute) {
             throw AuthFailure.invalidArgument("deleteAttribute \(Printable.quoted(attribute, limit: 40)) is not one of DISPLAY_NAME, PHOTO_URL, PASSWORD, EMAIL")
         }
@@ -218,6 +223,33 @@ extension AuthService {
         } catch let error as HTTPSError {
             throw AuthFailure.from(error)
         }
+    }
+
+    /// What `accounts:createAuthUri` answers for an address (the SDKs' fetchSignInMethodsForEmail):
+    /// whether it has an account, its providers (`password` for an address account, as Firebase
+    /// lists it) and its sign-in methods (`password` with a password, `emailLink` without one,
+    /// then each linked identity provider). With email enumeration protection, nothing: nil.
+    /// Refusals: `MISSING_IDENTIFIER`, `INVALID_IDENTIFIER`, `MISSING_CONTINUE_URI`,
+    /// `INVALID_CONTINUE_URI`.
+    public func signInMethods(identifier: String?, continueURI: String?) async throws -> (registered: Bool, providers: [String], methods: [String])? {
+        guard let identifier, !identifier.isEmpty else { throw AuthFailure("MISSING_IDENTIFIER") }
+        guard let continueURI, !continueURI.isEmpty else { throw AuthFailure("MISSING_CONTINUE_URI") }
+        do { try UserRules.checkEmail(identifier) } catch { throw AuthFailure("INVALID_IDENTIFIER") }
+        guard let url = URLComponents(string: continueURI), url.scheme != nil, url.host?.isEmpty == false else {
+            throw AuthFailure("INVALID_CONTINUE_URI")
+        }
+        if configuration.emailEnumerationProtection { return nil }
+        guard let user = try await users.user(email: identifier) else { return (false, [], []) }
+        var providers: [String] = [], methods: [String] = []
+        if user.providerData.contains(where: { $0.providerId == AuthService.passwordProvider }) || user.passwordHash != nil {
+            providers.append(AuthService.passwordProvider)
+            methods.append(user.passwordHash != nil ? AuthService.passwordProvider : "emailLink")
+        }
+        for provider in user.providerData.map(\.providerId) where provider != AuthService.passwordProvider && provider != "phone" && !providers.contains(provider) {
+            providers.append(provider)
+            methods.append(provider)
+        }
+        return (true, providers, methods)
     }
 
     func checkEmail(_ email: String) throws {

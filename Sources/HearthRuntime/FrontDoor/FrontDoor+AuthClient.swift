@@ -82,6 +82,21 @@ extension FrontDoor {
                 if let newEmail = code.newEmail { out["newEmail"] = .string(newEmail) }
                 return .json(.map(out))
 
+            case "accounts:createAuthUri":
+                // The sign-in methods of an address; the session id is the caller's, or a new one
+                // (Hearth keeps no state for it: the IdP redirect flows it serves do not use it).
+                let found = try await auth.signInMethods(identifier: try fields.string("identifier"), continueURI: try fields.string("continueUri"))
+                var out: [String: Value] = ["kind": "identitytoolkit#CreateAuthUriResponse",
+                                            "sessionId": .string(try fields.string("sessionId") ?? runtime.random.autoID(length: 27))]
+                // With enumeration protection the methods are an empty list, as Firebase documents;
+                // the iOS SDK takes a missing list for an error it does not have.
+                out["signinMethods"] = .array((found?.methods ?? []).map { .string($0) })
+                if let found {
+                    out["registered"] = .bool(found.registered)
+                    if found.registered { out["allProviders"] = .array(found.providers.map { .string($0) }) }
+                }
+                return .json(.map(out))
+
             case "accounts:lookup" where body["idToken"] != nil:
                 let user = try await auth.lookup(idToken: try fields.string("idToken"))
                 return .json(["kind": "identitytoolkit#GetAccountInfoResponse", "users": [FrontDoor.toolkitUser(user)]])

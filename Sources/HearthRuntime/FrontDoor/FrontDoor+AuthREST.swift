@@ -76,6 +76,7 @@ extension FrontDoor {
         "setAccountInfo": "accounts:update", "deleteAccount": "accounts:delete", "getOobConfirmationCode": "accounts:sendOobCode",
         "resetPassword": "accounts:resetPassword", "verifyAssertion": "accounts:signInWithIdp", "verifyCustomToken": "accounts:signInWithCustomToken",
         "uploadAccount": "accounts:batchCreate", "downloadAccount": "accounts:batchGet", "emailLinkSignin": "accounts:signInWithEmailLink",
+        "createAuthUri": "accounts:createAuthUri",
     ]
 
     func legacyToolkit(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {

@@ -144,4 +144,52 @@ struct EmailLinkTests {
             #expect(signedIn.status == 200 && signedIn.json["isNewUser"] == true, "\(signedIn.json)")
         }
     }
+
+    @Test("createAuthUri (fetchSignInMethodsForEmail): emailLink for a link account, password once it has one, nothing for an unknown address; an empty list under enumeration protection; bad requests named")
+    func signInMethods() async throws {
+        @Sendable func methods(_ a: AuthApp, _ email: String, ios: Bool = false) async throws -> AuthApp.Reply {
+            let body: Value = ["identifier": .string(email), "continueUri": "http://localhost/"]
+            return ios ? try await a.ios("createAuthUri", body) : try await a.v1("accounts:createAuthUri", body)
+        }
+        try await withAuthApp(configure: { $0.auth.emailEnumerationProtection = false }) { a in
+            let unknown = try await methods(a, "nobody@example.com")
+            #expect(unknown.status == 200, "\(unknown.json)")
+            #expect(unknown.json["kind"] == "identitytoolkit#CreateAuthUriResponse")
+            #expect(unknown.json["registered"] == false)
+            #expect(unknown.json["signinMethods"] == .array([]))
+            #expect(unknown.json["sessionId"]?.stringValue?.isEmpty == false)
+
+            let code = try await Self.sendLink(a, "link@example.com")
+            let signedIn = try await a.v1("accounts:signInWithEmailLink", ["email": "link@example.com", "oobCode": .string(code)])
+            let token = try #require(signedIn.json["idToken"]?.stringValue, "\(signedIn.json)")
+            let linkOnly = try await methods(a, "LINK@example.com", ios: true)
+            #expect(linkOnly.json["registered"] == true, "\(linkOnly.json)")
+            #expect(linkOnly.json["allProviders"] == ["password"])
+            #expect(linkOnly.json["signinMethods"] == ["emailLink"])
+
+            let withPassword = try await a.ios("setAccountInfo", ["idToken": .string(token), "password": "secret-1", "returnSecureToken": true])
+            #expect(withPassword.status == 200, "\(withPassword.json)")
+            #expect(try await methods(a, "link@example.com").json["signinMethods"] == ["password"])
+            let signUp = try await a.v1("accounts:signUp", ["email": "pw@example.com", "password": "secret-1", "returnSecureToken": true])
+            #expect(signUp.status == 200)
+            #expect(try await methods(a, "pw@example.com").json["allProviders"] == ["password"])
+            #expect(try await a.v1("accounts:createAuthUri", ["identifier": "pw@example.com", "continueUri": "http://localhost/", "sessionId": "s-1"]).json["sessionId"] == "s-1")
+
+            for (body, code) in [(["continueUri": "http://localhost/"] as Value, "MISSING_IDENTIFIER"), (["identifier": "pw@example.com"], "MISSING_CONTINUE_URI"),
+                                 (["identifier": "invalid", "continueUri": "http://localhost/"], "INVALID_IDENTIFIER"),
+                                 (["identifier": "pw@example.com", "continueUri": "invalid"], "INVALID_CONTINUE_URI")] {
+                let refused = try await a.v1("accounts:createAuthUri", body)
+                #expect(refused.status == 400 && refused.code == code, "\(body): \(refused.json)")
+            }
+        }
+        // With enumeration protection (Hearth's default, as new Firebase projects'), the answer
+        // tells nothing: no registered, no providers, an empty list of methods.
+        try await withAuthApp { a in
+            #expect(try await a.v1("accounts:signUp", ["email": "pw@example.com", "password": "secret-1"]).status == 200)
+            let hidden = try await methods(a, "pw@example.com", ios: true)
+            #expect(hidden.status == 200)
+            #expect(hidden.json["registered"] == nil && hidden.json["allProviders"] == nil)
+            #expect(hidden.json["signinMethods"] == .array([]))
+        }
+    }
 }
