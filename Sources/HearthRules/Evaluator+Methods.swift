@@ -136,7 +136,7 @@ extension Evaluation {
 
     /// Distinct elements in first-seen order.
     static func distinct(_ items: [RulesValue]) -> [RulesValue] {
-        var seen = Set<HashKey>()
+        var seen = Set<HashKey>(minimumCapacity: items.count)
         var out: [RulesValue] = []
         for item in items where seen.insert(HashKey(item)).inserted { out.append(item) }
         return out

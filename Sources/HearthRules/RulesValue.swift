@@ -220,7 +220,10 @@ extension RulesValue {
         case let (.map(x), .map(y)):
             guard x.count == y.count else { return false }
             for (k, v) in x {
-                guard let w = y[k], compare(v, w, asSetElements: asSetElements) else { return false }
+                // Keys by their bytes, as strings compare (and as `HashKey` hashes them): Swift's
+                // lookup would match a canonically equivalent key ("é" and "e\u{301}"), making
+                // equal values hash differently, which a growing Set traps on.
+                guard let i = y.index(forKey: k), UTF8Key.equal(y[i].key, k), compare(v, y[i].value, asSetElements: asSetElements) else { return false }
             }
             return true
         default:

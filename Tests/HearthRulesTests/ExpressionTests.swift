@@ -219,6 +219,23 @@ struct ExpressionTests {
         #expect(decision.isAllowed == row.allowed, "\(decision)")
     }
 
+    @Test("maps whose keys are canonically equivalent but not the same bytes are different values: toSet() and union() keep each, and do not trap")
+    func canonicallyEquivalentKeys() throws {
+        // Five spellings of ệ; with a second letter, 25 maps each equal to the others in Swift's
+        // String comparison, none equal in Firestore's (keys are bytes). A Set whose equality and
+        // hashing disagreed trapped as it grew.
+        let spellings = ["\u{1EC7}", "\u{1EB9}\u{302}", "\u{EA}\u{323}", "e\u{323}\u{302}", "e\u{302}\u{323}"]
+        var maps: [Value] = []
+        for first in spellings { for second in spellings { maps.append(.map([first + second: .null])) } }
+        for _ in 0..<4 { maps += maps }  // 400 maps, 25 distinct
+        let existing: [String: Value] = ["maps": .array(maps), "one": .array([.map(["\u{E9}": 1]), .map(["e\u{301}": 1])])]
+        #expect(try Self.decide("resource.data.maps.toSet().size() == 25", existing: existing).isAllowed)
+        #expect(try Self.decide("resource.data.maps.toSet().union(resource.data.maps.toSet()).size() == 25", existing: existing).isAllowed)
+        #expect(try Self.decide("resource.data.one[0] != resource.data.one[1]", existing: existing).isAllowed)
+        #expect(try Self.decide("resource.data.one.toSet().size() == 2", existing: existing).isAllowed)
+        #expect(try Self.decide("resource.data.one[0] in [resource.data.one[1]].toSet()", existing: existing).isAllowed == false)
+    }
+
     @Test("a vector is a type of its own: is vector, size(), toList(), equality")
     func vectors() throws {
         var stored = ExpressionTests.stored
