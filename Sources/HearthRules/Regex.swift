@@ -600,6 +600,10 @@ struct RegexParser {
 
 struct RegexCompiler {
     var program: [RulesRegex.Instruction] = []
+    /// Nodes emitted so far: bounded, so that repetitions of what emits nothing (`(?:){1000}`
+    /// nested) cannot spin where the program's size does not grow.
+    var steps = 0
+    static let maxSteps = 1_000_000
 
     mutating func append(_ i: RulesRegex.Instruction) throws(RegexError) {
         if program.count >= RulesRegex.maxProgram { throw RegexError("pattern too large once repetitions are expanded") }
@@ -607,6 +611,8 @@ struct RegexCompiler {
     }
 
     mutating func emit(_ node: RegexNode) throws(RegexError) {
+        steps += 1
+        if steps > RegexCompiler.maxSteps { throw RegexError("pattern too large once repetitions are expanded") }
         switch node {
         case .empty: break
         case .scalar(let s): try append(.scalar(s))
@@ -641,7 +647,12 @@ struct RegexCompiler {
         case .repetition(let inner, let min, let max, let greedy):
             // A greedy split tries another copy first; a lazy one, what follows.
             func choice(_ more: Int, _ done: Int) -> RulesRegex.Instruction { greedy ? .split(more, done) : .split(done, more) }
-            for _ in 0..<min { try emit(inner) }
+            let start = program.count
+            for copy in 0..<min {
+                try emit(inner)
+                // What emits nothing matches nothing but the empty string, however often repeated.
+                if copy == 0 && program.count == start { return }
+            }
             if let max {
                 // (inner (inner …)?)? for the optional copies.
                 var splits: [Int] = []

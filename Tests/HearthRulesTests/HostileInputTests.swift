@@ -116,6 +116,19 @@ struct HostileInputTests {
         #expect(throws: RegexError.self) { try RulesRegex("\\1") }
     }
 
+    @Test("repetitions of what emits nothing compile at once: empty, or bounded when nested past any use")
+    func emptyRepetitions() throws {
+        // Once 10^12 steps of compiling nothing (each level repeats the one inside 1000 times).
+        let nested = "(?:(?:(?:(?:){1000}(?:)){1000}(?:)){1000}(?:)){1000}"
+        let regex = try RulesRegex(nested)
+        #expect(try regex.fullMatch(""))
+        #expect(try !regex.fullMatch("a"))
+        #expect(try RulesRegex("x(?:){5}y").fullMatch("xy"))
+        #expect(try RulesRegex("(?:(?:){3}a){2}").fullMatch("aa"))
+        // A group records where it matched, so its copies are program: bounded by the size limit.
+        #expect(throws: RegexError.self) { try RulesRegex("(?:(?:(?:(){1000}){1000}){1000}){1000}") }
+    }
+
     @Test("deeply nested document data is read without trouble")
     func deepData() throws {
         var value: Value = "leaf"
