@@ -209,7 +209,7 @@ extension HTTPHeaders: WireCodable {
     public init(from r: inout WireReader) throws(WireError) {
         let n = try r.count()
         var fields: [(name: String, value: String)] = []
-        fields.reserveCapacity(n)
+        fields.reserveCapacity(Swift.min(n, 4096))  // a count is a claim until the fields are read
         for _ in 0..<n { fields.append((try r.string(), try r.string())) }
         self.init(fields)
     }
