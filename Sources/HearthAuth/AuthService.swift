@@ -193,7 +193,7 @@ public final class AuthService: Sendable {
             if let v = update.phoneNumber { user.phoneNumber = v }
             if update.deletePhoneNumber == true { user.phoneNumber = nil }
             if let v = update.disabled { user.disabled = v }
-            if let v = update.customClaims { user.customClaims = v.isEmpty ? nil : v }
+            if let v = update.customClaims { user.customClaims = v }
             if let unlink = update.providersToUnlink { user.providerData.removeAll { unlink.contains($0.providerId) } }
             if let link = update.providerToLink {
                 user.providerData.removeAll { $0.providerId == link.providerId }
@@ -219,10 +219,11 @@ public final class AuthService: Sendable {
     }
 
     /// Sets (or, with nil or an empty map, clears) a user's custom claims: at most 1000 bytes of
-    /// JSON, no reserved names. They appear in the user's next ID token.
+    /// JSON, no reserved names. They appear in the user's next ID token. Cleared claims are an
+    /// empty map, as Firebase keeps them (`customAttributes` "{}": the Admin SDKs read `{}`).
     public func setCustomClaims(uid: String, _ claims: [String: Value]?) async throws {
         if let claims { try UserRules.checkClaims(claims) }
-        _ = try await users.update(uid: uid) { $0.customClaims = (claims?.isEmpty ?? true) ? nil : claims }
+        _ = try await users.update(uid: uid) { $0.customClaims = claims ?? [:] }
     }
 
     public func deleteUser(uid: String) async throws {

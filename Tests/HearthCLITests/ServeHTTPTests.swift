@@ -137,6 +137,7 @@ struct ServeHTTPTests {
         #expect(results["deleted"] == "UserNotFoundError")
         #expect(results["import_scrypt"] == "ok")
         #expect(results["links"] == "ok")
+        #expect(results["lookups"] == "ok")
         child.signal(SIGTERM)
         #expect(try await child.waitForExit() == 0)
     }

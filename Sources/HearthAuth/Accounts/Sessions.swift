@@ -10,7 +10,12 @@ extension AuthService {
     func startSession(_ user: UserRecord, provider: String, developerClaims: [String: Value] = [:], isNewUser: Bool) async throws -> SignInResult {
         guard !user.disabled else { throw AuthFailure.userDisabled }
         let now = secondsNow()
-        let signedIn = try await users.update(uid: user.uid) { $0.metadata.lastSignInTime = now }
+        // A sign-in is also the user's last activity: Firebase sets lastRefreshTime with it (the
+        // Admin SDKs' tests read it right after a password sign-in).
+        let signedIn = try await users.update(uid: user.uid) { record in
+            record.metadata.lastSignInTime = now
+            record.metadata.lastRefreshTime = now
+        }
         let idToken = try mintIDToken(for: signedIn, signInProvider: provider, authTime: now, developerClaims: developerClaims)
         let refresh = Base64.encodeURL(random.bytes(48))
         try await users.storeRefreshToken(hash: Crypto.sha256(Array(refresh.utf8)), RefreshTokenRecord(

@@ -130,6 +130,9 @@ extension FrontDoor {
                 for id in body["federatedUserId"]?.arrayValue ?? [] {
                     if let u = try await auth.users.user(provider: id["providerId"]?.stringValue ?? "", providerUID: id["rawId"]?.stringValue ?? "") { users.append(u) }
                 }
+                // One answer per user, however often or in however many ways it was asked for.
+                var seen = Set<String>()
+                users = users.filter { seen.insert($0.uid).inserted }
                 var out: [String: Value] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
                 if !users.isEmpty { out["users"] = .array(users.map(FrontDoor.toolkitUser)) }
                 return .json(.map(out))
@@ -226,6 +229,13 @@ extension FrontDoor {
     var adminToken: String? { secrets.value(config.server.adminTokenEnv) }
 
     /// A user in Identity Toolkit's account shape (what firebase-admin's UserRecord reads).
+    /// A phone number is a provider of its own in Firebase's answers (`providerId` "phone", after
+    /// the others), whether or not it was linked as one.
+    static func phoneProvider(_ u: UserRecord) -> [Value] {
+        guard let phone = u.phoneNumber, !u.providerData.contains(where: { $0.providerId == "phone" }) else { return [] }
+        return [["providerId": "phone", "rawId": .string(phone), "phoneNumber": .string(phone)]]
+    }
+
     static func toolkitUser(_ u: UserRecord) -> Value {
         var m: [String: Value] = [
             "localId": .string(u.uid), "emailVerified": .bool(u.emailVerified), "disabled": .bool(u.disabled),
@@ -237,7 +247,7 @@ extension FrontDoor {
                 if let v = p.photoURL { info["photoUrl"] = .string(v) }
                 if let v = p.phoneNumber { info["phoneNumber"] = .string(v) }
                 return .map(info)
-            }),
+            } + FrontDoor.phoneProvider(u)),
         ]
         if let v = u.email { m["email"] = .string(v) }
         if let v = u.displayName { m["displayName"] = .string(v) }

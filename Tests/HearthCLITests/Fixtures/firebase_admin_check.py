@@ -102,6 +102,7 @@ assert imported.errors[0].index == 1, imported.errors[0].index
 password_sign_in = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=fake-api-key",
                         {"email": "imported@example.com", "password": "user1password", "returnSecureToken": True})
 assert password_sign_in["localId"] == "py-imported", password_sign_in
+assert auth.get_user("py-imported").user_metadata.last_refresh_timestamp is not None, "a sign-in sets lastRefreshAt"
 results["import_scrypt"] = "ok"
 
 reset_link = auth.generate_password_reset_link("imported@example.com")
@@ -124,6 +125,15 @@ linked = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithEmailLink?k
               {"email": "passwordless@example.com", "oobCode": sign_in_code})
 assert linked["isNewUser"] is True and auth.get_user(linked["localId"]).email_verified, linked
 results["email_link"] = "ok"
+
+# Lookups answer each user once; a phone number is a provider of its own; cleared claims are {}.
+got = auth.get_users([auth.UidIdentifier("py-user"), auth.UidIdentifier("py-user"), auth.EmailIdentifier("py@example.com")])
+assert [u.uid for u in got.users] == ["py-user"], [u.uid for u in got.users]
+phone_user = auth.create_user(uid="py-phone", phone_number="+15555550100")
+assert [(p.provider_id, p.uid) for p in auth.get_user("py-phone").provider_data] == [("phone", "+15555550100")], auth.get_user("py-phone")._data
+auth.set_custom_user_claims("py-user", None)
+assert auth.get_user("py-user")._data.get("customAttributes") == "{}", auth.get_user("py-user")._data
+results["lookups"] = "ok"
 
 auth.delete_user("py-user")
 try:
