@@ -79,7 +79,12 @@ extension FrontDoor {
                 let code = try await auth.resetPassword(oobCode: try fields.string("oobCode"), newPassword: try fields.string("newPassword"))
                 var out: [String: Value] = ["kind": "identitytoolkit#ResetPasswordResponse", "email": .string(code.email),
                                             "requestType": .string(code.kind.rawValue)]
-                if let newEmail = code.newEmail { out["newEmail"] = .string(newEmail) }
+                if let newEmail = code.newEmail {
+                    // A change of address: `email` is the address the account has now (the SDKs'
+                    // ActionCodeInfo previousEmail), `newEmail` the one it moves to.
+                    out["newEmail"] = .string(newEmail)
+                    if let current = try await auth.users.user(uid: code.uid)?.email { out["email"] = .string(current) }
+                }
                 return .json(.map(out))
 
             case "accounts:createAuthUri":

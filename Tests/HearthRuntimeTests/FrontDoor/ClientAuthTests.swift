@@ -434,6 +434,32 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("verifyBeforeUpdateEmail: the code goes to the new address; checking it says both addresses; applying it moves the account and ends its sessions")
+    func changeOfAddress() async throws {
+        try await withAuthApp { a in
+            let signedUp = try await a.ios("signupNewUser", ["email": "old@example.com", "password": "secret-1", "returnSecureToken": true])
+            let token = try #require(signedUp.json["idToken"]?.stringValue)
+            let refreshToken = try #require(signedUp.json["refreshToken"]?.stringValue)
+            let sent = try await a.ios("getOobConfirmationCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": .string(token),
+                                                                 "newEmail": "new@example.com"])
+            #expect(sent.status == 200, "\(sent.json)")
+            let code = try await a.code(for: "new@example.com", "VERIFY_AND_CHANGE_EMAIL")
+            // checkActionCode: the SDKs read `email` as the previous address, `newEmail` as the next.
+            let checked = try await a.ios("resetPassword", ["oobCode": .string(code)])
+            #expect(checked.json["requestType"] == "VERIFY_AND_CHANGE_EMAIL", "\(checked.json)")
+            #expect(checked.json["email"] == "old@example.com")
+            #expect(checked.json["newEmail"] == "new@example.com")
+            let applied = try await a.ios("setAccountInfo", ["oobCode": .string(code)])
+            #expect(applied.status == 200 && applied.json["email"] == "new@example.com", "\(applied.json)")
+            #expect(try await a.refresh(refreshToken).status == 400, "the account's sessions ended")
+            let signedIn = try await a.ios("verifyPassword", ["email": "new@example.com", "password": "secret-1", "returnSecureToken": true])
+            let newToken = try #require(signedIn.json["idToken"]?.stringValue, "\(signedIn.json)")
+            let user = try #require(try await a.lookup(newToken).json["users"]?.arrayValue?.first)
+            #expect(user["email"] == "new@example.com" && user["emailVerified"] == true)
+            #expect(try await a.ios("resetPassword", ["oobCode": .string(code)]).code == "INVALID_OOB_CODE", "a code is used once")
+        }
+    }
+
     @Test("a client cannot have a verification or change-of-address code made for someone else's account")
     func codesForOthers() async throws {
         try await withAuthApp { a in
