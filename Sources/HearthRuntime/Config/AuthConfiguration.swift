@@ -15,7 +15,7 @@ extension Runtime {
         }
         return AuthService.Configuration(
             projectID: config.project, emulatorMode: config.emulatorMode, clockSkew: .seconds(double: a.clockSkewSeconds),
-            signInMethods: Set(a.providers), emailEnumerationProtection: a.emailEnumerationProtection,
+            signInMethods: Set(a.providers), emailEnumerationProtection: config.emailEnumerationProtection,
             passwords: PasswordHasher(costLog2: a.passwordHashMemCost, blockSize: a.passwordHashRounds),
             failedSignIns: .init(burst: a.failedSignInBurst, refill: .seconds(double: a.failedSignInRefillSeconds)),
             identityProviders: [.google(clientIDs: a.googleClientIDs, keys: keys(a.googleJWKS)),

@@ -98,8 +98,9 @@ public struct RuntimeConfig: Sendable, Equatable {
         /// `google.com`, `apple.com`. All by default, as in the Auth emulator.
         public var providers: [String] = ["password", "emailLink", "anonymous", "custom", "google.com", "apple.com"]
         public static let knownProviders: Set<String> = ["password", "emailLink", "anonymous", "custom", "google.com", "apple.com"]
-        /// Firebase's email enumeration protection, on by default as for new projects.
-        public var emailEnumerationProtection = true
+        /// Firebase's email enumeration protection; unset, on as for new projects, but off in
+        /// emulator mode, as in Firebase's Auth emulator (`RuntimeConfig.emailEnumerationProtection`).
+        public var emailEnumerationProtection: Bool?
         /// scrypt cost of new password hashes: N = 2^mem_cost, r = rounds (Firebase's: 14 and 8).
         public var passwordHashMemCost = 14
         public var passwordHashRounds = 8
@@ -510,6 +511,9 @@ public struct RuntimeConfig: Sendable, Equatable {
     /// Whether unsigned tokens are accepted (see `Auth.emulator`).
     public var emulatorMode: Bool { auth.emulator ?? project.hasPrefix("demo-") }
 
+    /// Email enumeration protection as configured, else on, except in emulator mode.
+    public var emailEnumerationProtection: Bool { auth.emailEnumerationProtection ?? !emulatorMode }
+
     public var keysPath: String {
         auth.keysFile.hasPrefix("/") ? auth.keysFile : URL(fileURLWithPath: resolvedDataDirectory).appendingPathComponent(auth.keysFile).path
     }
@@ -577,7 +581,7 @@ public struct RuntimeConfig: Sendable, Equatable {
             ],
             "log": ["level": .string(log.level.rawValue), "format": .string(log.format.rawValue)],
             "auth": ["emulator": .bool(emulatorMode), "clock_skew_seconds": .double(auth.clockSkewSeconds), "keys_file": .string(keysPath),
-                     "providers": .array(auth.providers.map { .string($0) }), "email_enumeration_protection": .bool(auth.emailEnumerationProtection),
+                     "providers": .array(auth.providers.map { .string($0) }), "email_enumeration_protection": .bool(emailEnumerationProtection),
                      "password_hash_mem_cost": .int(Int64(auth.passwordHashMemCost)), "password_hash_rounds": .int(Int64(auth.passwordHashRounds)),
                      "failed_sign_in_burst": .int(Int64(auth.failedSignInBurst)), "failed_sign_in_refill_seconds": .double(auth.failedSignInRefillSeconds),
                      "google_client_ids": .array(auth.googleClientIDs.map { .string($0) }), "google_jwks": .string(auth.googleJWKS),

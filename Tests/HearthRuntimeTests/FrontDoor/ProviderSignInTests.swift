@@ -250,6 +250,13 @@ struct ClientAuthConfigTests {
         let auth = Runtime.authConfiguration(config, clock: ManualClock(Timestamp(seconds: 0)))
         #expect(auth.signInMethods == ["password", "google.com"])
         #expect(!auth.emailEnumerationProtection)
+        // Unset: on, as for new Firebase projects, but off in emulator mode, as in the Auth emulator.
+        for (toml, protected) in [("project = \"app\"", true), ("project = \"demo-app\"", false),
+                                  ("project = \"demo-app\"\n[auth]\nemail_enumeration_protection = true", true),
+                                  ("project = \"app\"\n[auth]\nemulator = true", false)] {
+            let parsed = try RuntimeConfig(table: try TOML.parse(toml), baseDirectory: "/srv/app")
+            #expect(Runtime.authConfiguration(parsed, clock: ManualClock(Timestamp(seconds: 0))).emailEnumerationProtection == protected, "\(toml)")
+        }
         #expect(auth.passwords.costLog2 == 12)
         #expect(auth.passwords.blockSize == 8)
         #expect(auth.identityProviders.first { $0.id == "google.com" }?.keys.source == .file("/srv/app/google-keys.json"))
