@@ -251,9 +251,9 @@ struct ClientAuthConfigTests {
         #expect(auth.signInMethods == ["password", "google.com"])
         #expect(!auth.emailEnumerationProtection)
         // Unset: on, as for new Firebase projects, but off in emulator mode, as in the Auth emulator.
-        for (toml, protected) in [("project = \"app\"", true), ("project = \"demo-app\"", false),
+        for (toml, protected) in [("project = \"my-app\"", true), ("project = \"demo-app\"", false),
                                   ("project = \"demo-app\"\n[auth]\nemail_enumeration_protection = true", true),
-                                  ("project = \"app\"\n[auth]\nemulator = true", false)] {
+                                  ("project = \"my-app\"\n[auth]\nemulator = true", false)] {
             let parsed = try RuntimeConfig(table: try TOML.parse(toml), baseDirectory: "/srv/app")
             #expect(Runtime.authConfiguration(parsed, clock: ManualClock(Timestamp(seconds: 0))).emailEnumerationProtection == protected, "\(toml)")
         }
