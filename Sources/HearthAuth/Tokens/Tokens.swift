@@ -57,23 +57,15 @@ extension AuthService {
     /// Exchanges a custom token for an ID token and a refresh token, creating the user on first
     /// sign-in (as Firebase does). Refused tokens are `invalid-argument` with the reason logged only.
     public func signInWithCustomToken(_ token: String) async throws -> SignInResult {
-        let jwt: DecodedJWT
         let uid: String
         let developerClaims: [String: Value]
         do {
-            jwt = try JWT.decode(token)
-            try JWT.verifySignature(jwt, keys: keys.verificationKeys(for: jwt.keyID), allowUnsigned: configuration.emulatorMode)
-            let c = jwt.claims
-            guard c["aud"]?.stringValue == Configuration.customTokenAudience else { throw TokenRejection.wrongAudience(c["aud"]?.stringValue ?? "") }
-            try checkTimes(c, maxLifetime: .seconds(3600))
-            guard let u = c["uid"]?.stringValue, !u.isEmpty, u.utf16.count <= 128 else { throw TokenRejection.invalidClaim("uid must be 1 to 128 characters") }
-            uid = u
-            if let claims = c["claims"] {
-                guard case .map(let m) = claims else { throw TokenRejection.invalidClaim("claims must be an object") }
-                do { try UserRules.checkClaims(m) } catch { throw TokenRejection.invalidClaim(error.message) }
-                developerClaims = m
+            if configuration.emulatorMode, token.hasPrefix("{") {
+                // The Auth emulator's fake custom token: `{"uid": …, "claims": {…}}` as JSON (the
+                // JS SDK's own emulator tests sign in so).
+                (uid, developerClaims) = try AuthService.fakeCustomToken(token)
             } else {
-                developerClaims = [:]
+                (uid, developerClaims) = try customTokenClaims(token)
             }
         } catch let rejection as TokenRejection {
             log("custom token refused: \(rejection)")
@@ -93,6 +85,36 @@ extension AuthService {
             }
         }
         return try await startSession(user, provider: "custom", developerClaims: developerClaims, isNewUser: isNew)
+    }
+
+    /// A signed custom token's uid and developer claims, checked as Firebase checks them.
+    private func customTokenClaims(_ token: String) throws(TokenRejection) -> (uid: String, claims: [String: Value]) {
+        let jwt = try JWT.decode(token)
+        try JWT.verifySignature(jwt, keys: keys.verificationKeys(for: jwt.keyID), allowUnsigned: configuration.emulatorMode)
+        let c = jwt.claims
+        guard c["aud"]?.stringValue == Configuration.customTokenAudience else { throw .wrongAudience(c["aud"]?.stringValue ?? "") }
+        try checkTimes(c, maxLifetime: .seconds(3600))
+        guard let uid = c["uid"]?.stringValue, !uid.isEmpty, uid.utf16.count <= 128 else { throw .invalidClaim("uid must be 1 to 128 characters") }
+        return (uid, try AuthService.developerClaims(c["claims"]))
+    }
+
+    /// A custom token's `claims`: absent, or an object of developer claims as `UserRules` allows them.
+    static func developerClaims(_ claims: Value?) throws(TokenRejection) -> [String: Value] {
+        guard let claims else { return [:] }
+        guard case .map(let m) = claims else { throw .invalidClaim("claims must be an object") }
+        do { try UserRules.checkClaims(m) } catch { throw .invalidClaim(error.message) }
+        return m
+    }
+
+    /// An emulator's fake custom token: a JSON object with `uid` (or `user_id`) and optional `claims`.
+    static func fakeCustomToken(_ token: String) throws(TokenRejection) -> (uid: String, claims: [String: Value]) {
+        guard token.utf8.count <= 16_384, case .map(let object)? = try? JSONParser.parse(token) else {
+            throw .malformed("a fake custom token must be a JSON object")
+        }
+        guard let uid = (object["uid"] ?? object["user_id"])?.stringValue, !uid.isEmpty, uid.utf16.count <= 128 else {
+            throw .invalidClaim("uid must be 1 to 128 characters")
+        }
+        return (uid, try developerClaims(object["claims"].flatMap { $0.isNull ? nil : $0 }))
     }
 
     /// Exchanges a refresh token for a new ID token (the refresh token stays the same) that says

@@ -434,6 +434,27 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("emulator mode takes the Auth emulator's fake custom tokens (JSON with uid and claims); elsewhere they are refused")
+    func fakeCustomTokens() async throws {
+        let fake: Value = ["token": .string(#"{"uid": "fake-uid", "claims": {"customClaim": "some-claim"}}"#), "returnSecureToken": true]
+        try await withAuthApp(configure: { $0.auth.emulator = true }) { a in
+            let signedIn = try await a.v1("accounts:signInWithCustomToken", fake)
+            #expect(signedIn.status == 200, "\(signedIn.json)")
+            #expect(signedIn.json["isNewUser"] == true && signedIn.json["localId"] == "fake-uid")
+            let claims = try a.claims(try #require(signedIn.json["idToken"]?.stringValue))
+            #expect(claims["customClaim"] == "some-claim")
+            #expect(claims["firebase"]?["sign_in_provider"] == "custom")
+            #expect(try await a.v1("accounts:signInWithCustomToken", ["token": #"{"user_id": "other"}"#]).json["localId"] == "other")
+            for bad in [#"{"claims": {}}"#, #"{"uid": ""}"#, #"{"uid": "u", "claims": 5}"#, #"{"uid": "u", "claims": {"sub": "x"}}"#, "{not json"] {
+                #expect(try await a.v1("accounts:signInWithCustomToken", ["token": .string(bad)]).code == "INVALID_CUSTOM_TOKEN", "\(bad)")
+            }
+        }
+        try await withAuthApp { a in
+            let refused = try await a.v1("accounts:signInWithCustomToken", fake)
+            #expect(refused.code == "INVALID_CUSTOM_TOKEN", "\(refused.json)")
+        }
+    }
+
     @Test("verifyBeforeUpdateEmail: the code goes to the new address; checking it says both addresses; applying it moves the account and ends its sessions")
     func changeOfAddress() async throws {
         try await withAuthApp { a in
