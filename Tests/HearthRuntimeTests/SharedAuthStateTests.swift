@@ -25,6 +25,15 @@ struct SharedAuthStateTests {
         let (_, code) = try await a.runtime.auth.sendOobCode(kind: "PASSWORD_RESET", email: "sam@example.com", idToken: nil, newEmail: nil, asAdmin: true)
         let codeText = try #require(code?.code)
         #expect(try await b.runtime.auth.pendingOobCodes().map(\.code) == [codeText])
+        // The listing keeps the newest codes (oldest first), as the emulator's readers take the last.
+        var later: [String] = []
+        for _ in 0..<2 {
+            a.clock.advance(by: .seconds(1))
+            let (_, more) = try await a.runtime.auth.sendOobCode(kind: "PASSWORD_RESET", email: "sam@example.com", idToken: nil, newEmail: nil, asAdmin: true)
+            later.append(try #require(more?.code))
+        }
+        #expect(try await b.runtime.auth.pendingOobCodes(limit: 2).map(\.code) == later)
+        #expect(try await b.runtime.auth.pendingOobCodes().map(\.code) == [codeText] + later)
         _ = try await b.runtime.auth.resetPassword(oobCode: codeText, newPassword: "secret-2")
         await #expect(throws: AuthFailure.invalidOobCode) { _ = try await a.runtime.auth.resetPassword(oobCode: codeText, newPassword: "secret-3") }
         #expect(try await a.runtime.auth.signInWithPassword(email: "sam@example.com", password: "secret-2").uid == signUp.uid)

@@ -285,10 +285,12 @@ extension UserTable {
         }
     }
 
+    /// The newest `limit` codes not yet used, oldest first (the emulator's listing, whose readers
+    /// take the last code for an address).
     public func oobCodes(limit: Int) async throws -> [OobCode] {
         try readers.withReader { db in
-            try db.query("SELECT \(UserTable.oobColumns) FROM oob_codes ORDER BY create_time, code LIMIT ?", [.integer(Int64(limit))], UserTable.oobCode)
-                .compactMap { $0 }
+            try db.query("SELECT \(UserTable.oobColumns) FROM oob_codes ORDER BY create_time DESC, code DESC LIMIT ?", [.integer(Int64(limit))], UserTable.oobCode)
+                .compactMap { $0 }.reversed()
         }
     }
 }
