@@ -164,8 +164,21 @@ struct ProviderSignInTests {
             let json = PercentEncoding.encodeQueryValue(#"{"sub":"json-user","email":"json@example.com"}"#)
             let fromJSON = try await assertion(a, "id_token=\(json)&providerId=google.com")
             #expect(fromJSON.status == 200, "the emulator's JSON fake tokens: \(fromJSON.json)")
+            // Any provider, its fake claims in an access_token too (the JS SDK's GitHub and Facebook
+            // credentials send one).
+            for provider in ["github.com", "facebook.com"] {
+                let claims = PercentEncoding.encodeQueryValue(#"{"sub":"\#(provider)-user","email":"\#(provider)@example.com"}"#)
+                let r = try await assertion(a, "access_token=\(claims)&providerId=\(provider)")
+                #expect(r.status == 200 && r.json["providerId"]?.stringValue == provider, "\(r.json)")
+                let token = try #require(r.json["idToken"]?.stringValue)
+                #expect(try a.claims(token)["firebase"]?["sign_in_provider"]?.stringValue == provider)
+            }
+            #expect(try await assertion(a, "access_token=not-json&providerId=github.com").code == "INVALID_IDP_RESPONSE")
         }
         try await withAuthApp { a in
+            let claims = PercentEncoding.encodeQueryValue(#"{"sub":"gh-user"}"#)
+            #expect(try await assertion(a, "access_token=\(claims)&providerId=github.com").code == "OPERATION_NOT_ALLOWED",
+                    "outside emulator mode, only the configured providers")
             let fake = JWT.unsigned(["sub": "fake-google-user"])
             let refused = try await assertion(a, "id_token=\(fake)&providerId=google.com")
             #expect(refused.code == "INVALID_IDP_RESPONSE", "not outside emulator mode (no client ids configured either)")
