@@ -434,6 +434,30 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("a browser app's SDK: preflights of the auth endpoints are answered for its origin, and every answer carries it back")
+    func browserCORS() async throws {
+        try await withAuthApp { a in
+            let origin = "http://localhost:5173"
+            for path in ["/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "/securetoken.googleapis.com/v1/token?key=k",
+                         "/www.googleapis.com/identitytoolkit/v3/relyingparty/signupNewUser?key=k", "/emulator/v1/projects/hearth-app/oobCodes"] {
+                let pre = try await a.client.send(HTTPClientRequest(method: "OPTIONS", url: a.base + path, headers: HTTPHeaders([
+                    ("Origin", origin), ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type,x-client-version")])))
+                #expect(pre.status == 204, "\(path)")
+                #expect(pre.headers["access-control-allow-origin"] == origin, "\(path)")
+                #expect(pre.headers["access-control-allow-headers"] == "content-type,x-client-version", "\(path)")
+            }
+            let signUp = try await a.client.send(HTTPClientRequest(method: "POST", url: a.base + "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
+                                                                   headers: HTTPHeaders([("Origin", origin), ("Content-Type", "application/json")]),
+                                                                   body: Array(#"{"returnSecureToken": true}"#.utf8)))
+            #expect(signUp.status == 200)
+            #expect(signUp.headers["access-control-allow-origin"] == origin)
+            let refused = try await a.client.send(HTTPClientRequest(method: "POST", url: a.base + "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                                                                    headers: HTTPHeaders([("Origin", origin), ("Content-Type", "application/json")]),
+                                                                    body: Array(#"{"email": "nobody@example.com", "password": "x-123456"}"#.utf8)))
+            #expect(refused.status == 400 && refused.headers["access-control-allow-origin"] == origin, "errors too, so the app can read them")
+        }
+    }
+
     @Test("emulator mode takes the Auth emulator's fake custom tokens (JSON with uid and claims); elsewhere they are refused")
     func fakeCustomTokens() async throws {
         let fake: Value = ["token": .string(#"{"uid": "fake-uid", "claims": {"customClaim": "some-claim"}}"#), "returnSecureToken": true]
