@@ -134,7 +134,7 @@ extension FrontDoor {
                 var seen = Set<String>()
                 users = users.filter { seen.insert($0.uid).inserted }
                 var out: [String: Value] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
-                if !users.isEmpty { out["users"] = .array(users.map(FrontDoor.toolkitUser)) }
+                if !users.isEmpty { out["users"] = .array(users.map { FrontDoor.toolkitUser($0) }) }
                 return .json(.map(out))
             case ("POST", "accounts:update"):
                 guard let uid = try fields.string("localId") else { return FrontDoor.toolkitError(400, "MISSING_LOCAL_ID") }
@@ -189,7 +189,7 @@ extension FrontDoor {
                 let bodyMax = try fields.int64("maxResults").map { Int(clamping: $0) }
                 let max = Int(query["maxResults"] ?? "") ?? bodyMax ?? 1000
                 let page = try await auth.listUsers(maxResults: Swift.max(1, Swift.min(max, 1000)), pageToken: query["nextPageToken"])
-                var out: [String: Value] = ["kind": "identitytoolkit#DownloadAccountResponse", "users": .array(page.users.map(FrontDoor.toolkitUser))]
+                var out: [String: Value] = ["kind": "identitytoolkit#DownloadAccountResponse", "users": .array(page.users.map { FrontDoor.toolkitUser($0, withHash: true) })]
                 if let next = page.nextPageToken { out["nextPageToken"] = .string(next) }
                 return .json(.map(out))
             default:
@@ -236,7 +236,10 @@ extension FrontDoor {
         return [["providerId": "phone", "rawId": .string(phone), "phoneNumber": .string(phone)]]
     }
 
-    static func toolkitUser(_ u: UserRecord) -> Value {
+    /// A user as Identity Toolkit answers it. `withHash` (listing users with admin credentials:
+    /// firebase-admin's listUsers, the one call whose answer has them) gives the password's hash
+    /// and salt in base64; everywhere else the hash is Firebase's "REDACTED".
+    static func toolkitUser(_ u: UserRecord, withHash: Bool = false) -> Value {
         var m: [String: Value] = [
             "localId": .string(u.uid), "emailVerified": .bool(u.emailVerified), "disabled": .bool(u.disabled),
             "createdAt": .string(String(u.metadata.creationTime.seconds * 1000)),
@@ -257,9 +260,13 @@ extension FrontDoor {
         if let v = u.metadata.lastRefreshTime { m["lastRefreshAt"] = .string(v.rfc3339) }
         if let v = u.tokensValidAfterTime { m["validSince"] = .string(String(v.seconds)) }
         if let claims = u.customClaims { m["customAttributes"] = .string(JSONWriter.string(.map(claims), options: .sorted)) }
-        if u.passwordHash != nil {
-            // Never the hash itself: what Firebase answers without the hash-config permission.
-            m["passwordHash"] = .string(FrontDoor.redactedHash)
+        if let hash = u.passwordHash {
+            if withHash {
+                m["passwordHash"] = .string(hash.hash)
+                m["salt"] = .string(hash.salt)
+            } else {
+                m["passwordHash"] = .string(FrontDoor.redactedHash)
+            }
             if let t = u.passwordUpdatedAt { m["passwordUpdatedAt"] = .double(Double(t.seconds) * 1000) }
         }
         return .map(m)

@@ -103,6 +103,9 @@ password_sign_in = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithP
                         {"email": "imported@example.com", "password": "user1password", "returnSecureToken": True})
 assert password_sign_in["localId"] == "py-imported", password_sign_in
 assert auth.get_user("py-imported").user_metadata.last_refresh_timestamp is not None, "a sign-in sets lastRefreshAt"
+listed_imported = [u for u in auth.list_users().iterate_all() if u.uid == "py-imported"][0]
+assert listed_imported.password_hash and listed_imported.password_salt, listed_imported._data
+assert auth.get_user("py-imported")._data.get("passwordHash") == "UkVEQUNURUQ=", "only listUsers has the hash"
 results["import_scrypt"] = "ok"
 
 reset_link = auth.generate_password_reset_link("imported@example.com")

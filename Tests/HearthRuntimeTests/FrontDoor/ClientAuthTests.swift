@@ -555,6 +555,14 @@ struct ClientAuthAttackTests {
             #expect(events.allSatisfy { $0.user.passwordHash == nil })
             let admin = try await a.v1("accounts:lookup", ["localId": [.string(uid)]], admin: true)
             #expect(admin.json["users"]?.arrayValue?.first?["passwordHash"] == "UkVEQUNURUQ=")
+            #expect(admin.json["users"]?.arrayValue?.first?["salt"] == nil)
+            // Listing users with admin credentials is the one answer with the hash and its salt
+            // (firebase-admin's listUsers: passwordHash and passwordSalt), as Firebase gives them.
+            let stored = try #require(try await a.app.runtime.auth.users.user(uid: uid)?.passwordHash)
+            let listed = try await a.v1("accounts:batchGet", [:], admin: true)
+            let row = try #require(listed.json["users"]?.arrayValue?.first { $0["localId"]?.stringValue == uid })
+            #expect(row["passwordHash"]?.stringValue == stored.hash && row["salt"]?.stringValue == stored.salt)
+            #expect(try await a.v1("accounts:batchGet", [:]).status == 401, "not without them")
             #expect(try await a.app.runtime.users.get(.uid(uid)).redacted.passwordHash == nil)
         }
     }
