@@ -55,6 +55,9 @@ extension AuthService {
         guard let email, !email.isEmpty else { throw AuthFailure.missingEmail }
         guard let password, !password.isEmpty else { throw AuthFailure.missingPassword }
         try checkEmail(email)
+        // A taken address is the answer before the password's strength (as Identity Toolkit
+        // answers), and spares a hash; the insert still checks it, against a concurrent sign-up.
+        if try await users.user(email: email) != nil { throw AuthFailure.emailExists }
         let hash = try await hashPassword(password)
         let now = secondsNow()
         var request = NewUser(email: email, displayName: displayName,

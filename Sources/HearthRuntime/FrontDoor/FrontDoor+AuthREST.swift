@@ -95,7 +95,15 @@ extension FrontDoor {
         let admin = authorizedAsAdmin(request)
         if request.method == "POST", let answer = await clientAccountCall(operation, request, body, asAdmin: admin) { return answer }
 
-        guard admin else { return FrontDoor.toolkitError(401, "UNAUTHORIZED", "admin credentials required") }
+        guard admin else {
+            // A client's account call names its user by ID token: without one (and without any
+            // credentials), Identity Toolkit's and its emulator's answer is that it is missing.
+            if request.method == "POST", request.headers["authorization"] == nil,
+               ["accounts:lookup", "accounts:update", "accounts:delete"].contains(operation) {
+                return FrontDoor.toolkitError(400, "MISSING_ID_TOKEN")
+            }
+            return FrontDoor.toolkitError(401, "UNAUTHORIZED", "admin credentials required")
+        }
         let auth = runtime.auth
         let fields = ToolkitBody(body)
         do {
@@ -205,6 +213,7 @@ extension FrontDoor {
         guard request.method == "POST", segments == ["v1", "token"] else { return FrontDoor.toolkitError(404, "NOT_FOUND") }
         guard let body = FrontDoor.jsonBody(request) else { return FrontDoor.toolkitError(400, "INVALID_JSON") }
         let grant = body["grant_type"]?.stringValue ?? body["grantType"]?.stringValue
+        guard let grant, !grant.isEmpty else { return FrontDoor.toolkitError(400, "MISSING_GRANT_TYPE") }
         guard grant == "refresh_token" else { return FrontDoor.toolkitError(400, "INVALID_GRANT_TYPE") }
         guard let token = body["refresh_token"]?.stringValue ?? body["refreshToken"]?.stringValue else {
             return FrontDoor.toolkitError(400, "MISSING_REFRESH_TOKEN")

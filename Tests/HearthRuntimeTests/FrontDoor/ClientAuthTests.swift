@@ -100,6 +100,7 @@ struct ClientAuthTests {
             let uid = try #require(signUp.json["localId"]?.stringValue)
             let idToken = try #require(signUp.json["idToken"]?.stringValue)
             #expect(try await a.ios("signupNewUser", ["email": "BO@example.com", "password": "secret-2"]).code == "EMAIL_EXISTS")
+            #expect(try await a.ios("signupNewUser", ["email": "bo@example.com", "password": "123"]).code == "EMAIL_EXISTS", "before the password's strength")
 
             let send = try await a.ios("getOobConfirmationCode", ["requestType": "VERIFY_EMAIL", "idToken": .string(idToken)])
             #expect(send.status == 200, "\(send.json)")
@@ -228,7 +229,9 @@ struct ClientAuthTests {
                 #expect(r.code == "INSUFFICIENT_PERMISSION", "a client may not set \(field.0)")
             }
             #expect(try a.claims(try #require(try await a.ios("verifyPassword", ["email": "fay@example.com", "password": "secret-1"]).json["idToken"]?.stringValue))["role"] == nil)
-            #expect(try await a.ios("setAccountInfo", ["displayName": "x"]).status == 401, "no user and no admin credentials")
+            #expect(try await a.ios("setAccountInfo", ["displayName": "x"]).code == "MISSING_ID_TOKEN", "no user and no admin credentials")
+            #expect(try await a.ios("getAccountInfo", [:]).code == "MISSING_ID_TOKEN")
+            #expect(try await a.ios("deleteAccount", [:]).code == "MISSING_ID_TOKEN")
         }
     }
 
