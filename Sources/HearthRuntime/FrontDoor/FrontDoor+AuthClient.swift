@@ -50,7 +50,7 @@ extension FrontDoor {
                 do {
                     let result = try await auth.signInWithIdp(postBody: postBody, idToken: try fields.string("idToken"),
                                                               autoCreate: try fields.bool("autoCreate") ?? true)
-                    return .json(.map(FrontDoor.providerFields(result, returnCredential: returnCredential, postBody: postBody)))
+                    return .json(.map(FrontDoor.providerFields(result, postBody: postBody)))
                 } catch let failure as AuthFailure where returnCredential && FrontDoor.credentialConflicts.contains(failure.code) {
                     // With returnIdpCredential (the iOS SDK always asks) these come back as a 200
                     // carrying the credential and `errorMessage`, so the app can sign in with the
@@ -254,15 +254,18 @@ extension FrontDoor {
     }
 
     /// VerifyAssertionResponse.
-    static func providerFields(_ r: ProviderSignIn, returnCredential: Bool, postBody: String) -> [String: Value] {
+    static func providerFields(_ r: ProviderSignIn, postBody: String) -> [String: Value] {
         var out: [String: Value] = ["kind": "identitytoolkit#VerifyAssertionResponse", "providerId": .string(r.providerId),
                                     "federatedId": .string(r.federatedID), "emailVerified": .bool(r.emailVerified),
                                     "rawUserInfo": .string(JSONWriter.string(.map(r.rawUserInfo), options: .sorted))]
         if let v = r.email { out["email"] = .string(v) }
         if let v = r.displayName { out["displayName"] = .string(v); out["fullName"] = .string(v) }
         if let v = r.photoURL { out["photoUrl"] = .string(v) }
-        if returnCredential || r.needConfirmation {
-            for (k, v) in PercentEncoding.formItems(postBody) where k == "id_token" { out["oauthIdToken"] = .string(v) }
+        // The provider's tokens, as Firebase answers them whether or not the credential was asked
+        // for: the JS SDK's credentialFromResult builds the app's OAuthCredential from them.
+        for (k, v) in PercentEncoding.formItems(postBody) {
+            if k == "id_token" { out["oauthIdToken"] = .string(v) }
+            if k == "access_token" { out["oauthAccessToken"] = .string(v) }
         }
         if r.needConfirmation {
             out["needConfirmation"] = true

@@ -170,10 +170,15 @@ struct ProviderSignInTests {
                 let claims = PercentEncoding.encodeQueryValue(#"{"sub":"\#(provider)-user","email":"\#(provider)@example.com"}"#)
                 let r = try await assertion(a, "access_token=\(claims)&providerId=\(provider)")
                 #expect(r.status == 200 && r.json["providerId"]?.stringValue == provider, "\(r.json)")
+                #expect(r.json["oauthAccessToken"]?.stringValue == #"{"sub":"\#(provider)-user","email":"\#(provider)@example.com"}"#)
                 let token = try #require(r.json["idToken"]?.stringValue)
                 #expect(try a.claims(token)["firebase"]?["sign_in_provider"]?.stringValue == provider)
             }
             #expect(try await assertion(a, "access_token=not-json&providerId=github.com").code == "INVALID_IDP_RESPONSE")
+            // The JS SDK does not ask for the credential and still reads it (credentialFromResult).
+            let plain = try await a.v1("accounts:signInWithIdp", ["requestUri": "http://localhost", "returnSecureToken": true,
+                                                                  "postBody": .string("id_token=\(json)&providerId=google.com")])
+            #expect(plain.json["oauthIdToken"]?.stringValue == #"{"sub":"json-user","email":"json@example.com"}"#, "\(plain.json)")
         }
         try await withAuthApp { a in
             let claims = PercentEncoding.encodeQueryValue(#"{"sub":"gh-user"}"#)
