@@ -24,12 +24,16 @@ public struct AccountChanges: Sendable, Equatable {
 
     public static let deletableAttributes: Set<String> = ["DISPLAY_NAME", "PHOTO_URL", "PASSWORD", "EMAIL"]
 
-    /// Changing these ends every other session and needs a recent sign-in.
-    /// Removing the password or the address counts too: it is half of replacing them.
+    /// Changing these needs a recent sign-in. Removing the password or the address counts too:
+    /// it is half of replacing them.
     public var isSensitive: Bool {
-        email != nil || password != nil || deleteProviders.contains("password") || deleteAttributes.contains("PASSWORD")
+        replacesCredentials || deleteProviders.contains("password") || deleteAttributes.contains("PASSWORD")
             || deleteAttributes.contains("EMAIL")
     }
+
+    /// A new address or password ends every other session (Firebase's answer carries new tokens);
+    /// only removing one does not, as in the Auth emulator (the JS SDK's unlink asks for none).
+    public var replacesCredentials: Bool { email != nil || password != nil }
 }
 
 /// The client side of Identity Toolkit: what an app's Firebase SDK does for its own user.
@@ -192,11 +196,13 @@ extension AuthService {
                 record.passwordUpdatedAt = now
                 record.linkPasswordProvider()
             }
-            if changes.isSensitive { record.tokensValidAfterTime = now }
+            if changes.replacesCredentials { record.tokensValidAfterTime = now }
         }
-        guard changes.isSensitive else { return (updated, nil) }
+        guard changes.replacesCredentials else { return (updated, nil) }
         try await users.revokeRefreshTokens(uid: user.uid)
-        let provider = claims["firebase"]?["sign_in_provider"]?.stringValue ?? AuthService.passwordProvider
+        // The new session signed in with what was just set: a password makes it a password session.
+        let provider = changes.password != nil ? AuthService.passwordProvider
+            : claims["firebase"]?["sign_in_provider"]?.stringValue ?? AuthService.passwordProvider
         return (updated, returnSecureToken ? try await startSession(updated, provider: provider, isNewUser: false) : nil)
     }
 

@@ -437,6 +437,27 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("unlinking the password (a recent sign-in) keeps the user's sessions; setting one makes the new session a password session")
+    func unlinkKeepsSessions() async throws {
+        try await withAuthApp { a in
+            let custom = try a.app.runtime.auth.createCustomToken(uid: "uma")
+            let signedIn = try await a.ios("verifyCustomToken", ["token": .string(custom), "returnSecureToken": true])
+            let token = try #require(signedIn.json["idToken"]?.stringValue)
+            let refreshToken = try #require(signedIn.json["refreshToken"]?.stringValue)
+            let withPassword = try await a.ios("setAccountInfo", ["idToken": .string(token), "email": "uma@example.com", "password": "secret-1",
+                                                                  "returnSecureToken": true])
+            let passwordToken = try #require(withPassword.json["idToken"]?.stringValue, "\(withPassword.json)")
+            #expect(try a.claims(passwordToken)["firebase"]?["sign_in_provider"] == "password")
+            #expect(try await a.refresh(refreshToken).status == 400, "a new password ends the other sessions")
+            let passwordRefresh = try #require(withPassword.json["refreshToken"]?.stringValue)
+            // The JS SDK's unlink: deleteProvider, no returnSecureToken.
+            let unlinked = try await a.v1("accounts:update", ["idToken": .string(passwordToken), "deleteProvider": ["password"]])
+            #expect(unlinked.status == 200 && unlinked.json["idToken"] == nil, "\(unlinked.json)")
+            #expect(try await a.refresh(passwordRefresh).status == 200, "unlinking ends no session")
+            #expect(try await a.lookup(passwordToken).status == 200)
+        }
+    }
+
     @Test("a browser app's SDK: preflights of the auth endpoints are answered for its origin, and every answer carries it back")
     func browserCORS() async throws {
         try await withAuthApp { a in
