@@ -144,17 +144,33 @@ extension FrontDoor {
         }
     }
 
-    /// `GET /emulator/v1/projects/{project}/oobCodes`: the codes Firebase would have emailed, as
-    /// the Auth emulator lists them. Served in emulator mode, or to admin credentials.
+    /// The Auth emulator's own endpoints, served in emulator mode or to admin credentials:
+    /// `GET /emulator/v1/projects/{project}/oobCodes`, the codes Firebase would have emailed, and
+    /// `DELETE /emulator/v1/projects/{project}/accounts`, every user deleted (the JS SDK's test
+    /// helpers reset so between tests; each deletion runs `onUserDeleted`, as any deletion does).
     func emulatorEndpoint(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
         if segments == ["action"] { return await emulatorAction(request) }
         guard config.emulatorMode || authorizedAsAdmin(request) else {
             return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode or admin credentials")
         }
-        guard segments.count == 4, segments[0] == "v1", segments[1] == "projects", segments[3] == "oobCodes" else {
+        guard segments.count == 4, segments[0] == "v1", segments[1] == "projects", segments[3] == "oobCodes" || segments[3] == "accounts" else {
             return FrontDoor.toolkitError(404, "NOT_FOUND")
         }
         guard segments[2] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
+        if segments[3] == "accounts" {
+            guard request.method == "DELETE" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
+            do {
+                // A page at a time from the start: each page's users are gone when the next is read.
+                while true {
+                    let page = try await runtime.auth.listUsers(maxResults: 1000, pageToken: nil)
+                    if page.users.isEmpty { break }
+                    for user in page.users {
+                        do { try await runtime.auth.deleteUser(uid: user.uid) } catch let e as HTTPSError where e.code == .notFound {}  // deleted meanwhile
+                    }
+                }
+                return .json([:])
+            } catch { return FrontDoor.toolkitError(error) }
+        }
         guard request.method == "GET" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
         do {
             let codes = try await runtime.auth.pendingOobCodes()

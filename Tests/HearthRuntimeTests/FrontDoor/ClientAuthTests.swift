@@ -458,6 +458,28 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("the Auth emulator's reset (DELETE …/accounts) deletes every user, each with its user event; only in emulator mode or for admin credentials")
+    func emulatorReset() async throws {
+        try await withAuthApp(configure: { $0.auth.emulator = true }) { a in
+            var uids: [String] = []
+            for k in 0..<3 {
+                let r = try await a.v1("accounts:signUp", ["email": .string("r\(k)@example.com"), "password": "secret-1", "returnSecureToken": true])
+                uids.append(try #require(r.json["localId"]?.stringValue))
+            }
+            let reset = try await a.client.send(HTTPClientRequest(method: "DELETE", url: a.base + "/emulator/v1/projects/hearth-app/accounts"))
+            #expect(reset.status == 200, "\(reset.text)")
+            #expect(try await a.app.runtime.auth.listUsers().users.isEmpty)
+            for uid in uids { #expect(try a.userEvents(.deleted, uid: uid) == 1) }
+            #expect(try await a.v1("accounts:signInWithPassword", ["email": "r0@example.com", "password": "secret-1"]).code == "EMAIL_NOT_FOUND")
+        }
+        try await withAuthApp { a in
+            _ = try await a.v1("accounts:signUp", ["email": "kept@example.com", "password": "secret-1"])
+            let refused = try await a.client.send(HTTPClientRequest(method: "DELETE", url: a.base + "/emulator/v1/projects/hearth-app/accounts"))
+            #expect(refused.status == 401)
+            #expect(try await a.app.runtime.auth.listUsers().users.count == 1)
+        }
+    }
+
     @Test("a browser app's SDK: preflights of the auth endpoints are answered for its origin, and every answer carries it back")
     func browserCORS() async throws {
         try await withAuthApp { a in
