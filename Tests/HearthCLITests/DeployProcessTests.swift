@@ -194,14 +194,7 @@ struct DeployProcessTests {
         let library = dir.path + "/lib/libSwap.so"
         try FileManager.default.createDirectory(atPath: dir.path + "/lib", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Self.library("SwapV1"), toPath: library)
-        _ = dir.write("runtime.toml", """
-            units_dir = "\(buildDirectory)"
-            [server]
-            port = 0
-            [[units]]
-            name = "Swap"
-            path = "\(library)"
-            """)
+        Self.writeSwapConfig(dir, library: library)
         let server = try ChildProcess(["serve"], directory: dir.path)
         let base = "http://127.0.0.1:\(try await server.servingPort(seconds: 120))"
         #expect(try await call(base, "swapVersion").1["result"] == "v1")
@@ -225,17 +218,22 @@ extension DeployProcessTests {
     /// on any free port, then `more`.
     static func swapDirectory(swap: String = "", more: String = "") -> TempDir {
         let dir = TempDir()
+        writeSwapConfig(dir, library: library("SwapV1"), swap: swap, more: more)
+        return dir
+    }
+
+    /// Writes `dir`'s runtime.toml: unit Swap from `library`, with `swap`'s extra keys, then `more`.
+    static func writeSwapConfig(_ dir: TempDir, library: String, swap: String = "", more: String = "") {
         _ = dir.write("runtime.toml", """
             units_dir = "\(buildDirectory)"
             [server]
             port = 0
             [[units]]
             name = "Swap"
-            path = "\(library("SwapV1"))"
+            path = "\(library)"
             \(swap)
             \(more)
             """)
-        return dir
     }
 }
 

@@ -24,6 +24,13 @@ struct ReplayCommandTests {
             """)
     }
 
+    /// `hearth serve` on `dir` (with `config`), its admin token set; the server and its base URL.
+    func serve(_ dir: TempDir) async throws -> (ChildProcess, String) {
+        config(dir)
+        let server = try ChildProcess(["serve"], directory: dir.path, environment: ["HEARTH_ADMIN_TOKEN": Self.adminToken])
+        return (server, "http://127.0.0.1:\(try await server.servingPort())")
+    }
+
     func admin(_ base: String, _ method: String, _ path: String, _ body: Value? = nil) async throws -> (Int, Value) {
         let r = try await client.send(HTTPClientRequest(method: method, url: base + "/__/admin/" + path,
                                                         headers: HTTPHeaders([("Authorization", "Bearer \(Self.adminToken)"), ("Content-Type", "application/json")]),
@@ -90,9 +97,7 @@ struct ReplayCommandTests {
     @Test("the admin API switches recording on into a directory and off; bad bodies are refused; recording again appends new files")
     func adminSwitch() async throws {
         let dir = TempDir()
-        config(dir)
-        let server = try ChildProcess(["serve"], directory: dir.path, environment: ["HEARTH_ADMIN_TOKEN": Self.adminToken])
-        let base = "http://127.0.0.1:\(try await server.servingPort())"
+        let (server, base) = try await serve(dir)
         #expect(try await admin(base, "GET", "record").1["recording"] == false)
         let (noDir, noDirBody) = try await admin(base, "POST", "record", ["enabled": true])
         #expect(noDir == 400 && noDirBody["error"]?["message"]?.stringValue?.contains("name a \"directory\"") == true, "\(noDirBody)")
@@ -116,9 +121,7 @@ struct ReplayCommandTests {
     @Test("recording switched on while CLI commands write to the server's data directory: the feed is recorded from its end then, not from the server's own last commit")
     func recordingStartsAtTheFeedsEnd() async throws {
         let dir = TempDir()
-        config(dir)
-        let server = try ChildProcess(["serve"], directory: dir.path, environment: ["HEARTH_ADMIN_TOKEN": Self.adminToken])
-        let base = "http://127.0.0.1:\(try await server.servingPort())"
+        let (server, base) = try await serve(dir)
         for k in 0..<3 {
             let set = try await hearthProcess(["docs", "set", "before/b\(k)", "--data", "{}"], in: dir)
             #expect(set.status == 0, "\(set.err)")
