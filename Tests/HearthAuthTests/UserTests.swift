@@ -52,7 +52,8 @@ struct UserTests {
 
     @Test("bad fields are invalid-argument", arguments: [
         NewUser(uid: ""), NewUser(uid: String(repeating: "x", count: 129)), NewUser(email: "not-an-email"),
-        NewUser(phoneNumber: "555-0100"), NewUser(phoneNumber: "+0123"), NewUser(photoURL: "ftp://x"),
+        NewUser(phoneNumber: "555-0100"), NewUser(phoneNumber: "+0123"), NewUser(photoURL: "https://x/\u{7}"),
+        NewUser(photoURL: "https://x/" + String(repeating: "p", count: 2048)),
     ])
     func badFields(user: NewUser) async throws {
         let app = try await app()

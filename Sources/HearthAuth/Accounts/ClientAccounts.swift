@@ -155,11 +155,7 @@ extension AuthService {
         if changes.isSensitive { try requireRecentSignIn(claims) }
         if let email = changes.email { try checkEmail(email) }
         if let name = changes.displayName { try check { try UserRules.checkDisplayName(name) } }
-        // A client's photo URL is kept as given (Identity Toolkit and its emulator do: the JS SDK's
-        // own tests set 'photo-url'); only its size is bounded. The Admin SDKs check theirs.
-        if let url = changes.photoURL, url.utf8.count > UserRules.maxPhotoURLLength {
-            throw AuthFailure.invalidArgument("the photo URL is longer than \(UserRules.maxPhotoURLLength) bytes")
-        }
+        if let url = changes.photoURL, !url.isEmpty { try check { try UserRules.checkPhotoURL(url) } }
         for attribute in changes.deleteAttributes where !AccountChanges.deletableAttributes.contains(attribute) {
             throw AuthFailure.invalidArgument("deleteAttribute \(Printable.quoted(attribute, limit: 40)) is not one of DISPLAY_NAME, PHOTO_URL, PASSWORD, EMAIL")
         }

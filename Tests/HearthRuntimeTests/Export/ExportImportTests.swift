@@ -80,7 +80,9 @@ struct ExportImportTests {
         ]
         var user = UserRecord(uid: "hashed", metadata: .init(creationTime: created))
         user.passwordHash = PasswordHash(algorithm: .standardScrypt, hash: Base64.encode([1, 2, 3]), salt: Base64.encode([4, 5]), costLog2: 14, blockSize: 8)
-        for record in records + [.user(user)] {
+        // A photo URL a client may set (any text, as Identity Toolkit keeps it) comes back in.
+        let clientPhoto = ExportRecord.user(UserRecord(uid: "photo", photoURL: "photo-url", metadata: .init(creationTime: created)))
+        for record in records + [.user(user), clientPhoto] {
             let line = try record.jsonLine()
             #expect(!line.contains(UInt8(ascii: "\n")), "one record, one line")
             #expect(try ExportRecord(line: line, kind: record.kind) == record, "\(String(decoding: line, as: UTF8.self))")
