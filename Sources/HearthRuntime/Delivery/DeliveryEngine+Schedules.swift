@@ -19,7 +19,9 @@ extension DeliveryEngine {
     /// passed (after downtime, missed instants do not fire one by one).
     func fireSchedules(now: Timestamp) async throws {
         if schedulesReadAt.map({ now - $0 >= DeliveryEngine.scheduleRereadInterval || now < $0 }) ?? true {
-            try readSchedules(now: now)
+            // A failed read (the database busy past its timeout) keeps what the engine knew and
+            // does not hold up the rest of the pass; the next one reads again.
+            do { try readSchedules(now: now) } catch { log.warning("schedules could not be read again", ["error": .string("\(error)")]) }
         }
         for (name, state) in schedules {
             guard let next = state.next, next <= now else { continue }

@@ -58,6 +58,7 @@ extension FrontDoor {
                     var out: [String: Value] = ["kind": "identitytoolkit#VerifyAssertionResponse", "errorMessage": .string(failure.message)]
                     for (k, v) in PercentEncoding.formItems(postBody) {
                         if k == "id_token" { out["oauthIdToken"] = .string(v) }
+                        if k == "access_token" { out["oauthAccessToken"] = .string(v) }
                         if k == "providerId" { out["providerId"] = .string(v) }
                     }
                     return .json(.map(out))
@@ -91,8 +92,8 @@ extension FrontDoor {
                 // The sign-in methods of an address; the session id is the caller's, or a new one
                 // (Hearth keeps no state for it: the IdP redirect flows it serves do not use it).
                 let found = try await auth.signInMethods(identifier: try fields.string("identifier"), continueURI: try fields.string("continueUri"))
-                var out: [String: Value] = ["kind": "identitytoolkit#CreateAuthUriResponse",
-                                            "sessionId": .string(try fields.string("sessionId") ?? runtime.random.autoID(length: 27))]
+                let sessionID = try fields.string("sessionId").flatMap { $0.isEmpty ? nil : $0 } ?? runtime.random.autoID(length: 27)
+                var out: [String: Value] = ["kind": "identitytoolkit#CreateAuthUriResponse", "sessionId": .string(sessionID)]
                 // With enumeration protection the methods are an empty list, as Firebase documents;
                 // the iOS SDK takes a missing list for an error it does not have.
                 out["signinMethods"] = .array((found?.methods ?? []).map { .string($0) })

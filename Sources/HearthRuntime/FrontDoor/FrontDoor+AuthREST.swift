@@ -139,8 +139,8 @@ extension FrontDoor {
                     if let u = try await auth.users.user(provider: id["providerId"]?.stringValue ?? "", providerUID: id["rawId"]?.stringValue ?? "") { users.append(u) }
                 }
                 // One answer per user, however often or in however many ways it was asked for.
-                var seen = Set<String>()
-                users = users.filter { seen.insert($0.uid).inserted }
+                var seen = Set<UTF8Key>()  // uids compare by their bytes, as everywhere in the store
+                users = users.filter { seen.insert(UTF8Key($0.uid)).inserted }
                 var out: [String: Value] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
                 if !users.isEmpty { out["users"] = .array(users.map { FrontDoor.toolkitUser($0) }) }
                 return .json(.map(out))

@@ -49,6 +49,9 @@ extension FrontDoor {
                 guard let id = try p.string("providerId"), let raw = try p.string("rawId") else {
                     throw AuthFailure.invalidArgument("providerUserInfo needs providerId and rawId")
                 }
+                // The phone entry is the user's phoneNumber shown as a provider (answers make it
+                // up): kept, it would outlive a change of number. The emulator skips it too.
+                if id == "phone" { continue }
                 providers.append(UserRecord.ProviderInfo(providerId: id, uid: raw, email: try p.string("email"), displayName: try p.string("displayName"),
                                                          photoURL: try p.string("photoUrl"), phoneNumber: try p.string("phoneNumber")))
             }

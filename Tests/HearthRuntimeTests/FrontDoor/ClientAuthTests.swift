@@ -390,6 +390,17 @@ struct UserImportTests {
             await a.app.settle()
             #expect(try a.userEvents(.created, uid: "imported-1") == 1)
             #expect(try a.userEvents(.created, uid: "imported-2") == 1)
+
+            // A listed user's phone entry (made up from its number) is not taken in as a provider:
+            // after a change of number, its answer names the new one only.
+            let phone: Value = ["users": [["localId": "imported-phone", "phoneNumber": "+15555550101",
+                                           "providerUserInfo": [["providerId": "phone", "rawId": "+15555550101", "phoneNumber": "+15555550101"]]]]]
+            let imported = try await a.v1("accounts:batchCreate", phone, admin: true)
+            #expect(imported.status == 200 && (imported.json["error"]?.arrayValue ?? []).isEmpty, "\(imported.json)")
+            _ = try await a.v1("accounts:update", ["localId": "imported-phone", "phoneNumber": "+15555550102"], admin: true)
+            let looked = try await a.v1("accounts:lookup", ["localId": ["imported-phone"]], admin: true)
+            let providers = looked.json["users"]?.arrayValue?.first?["providerUserInfo"]?.arrayValue ?? []
+            #expect(providers.map { $0["rawId"] } == ["+15555550102"], "\(looked.json)")
         }
     }
 
