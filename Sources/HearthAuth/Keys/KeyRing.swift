@@ -155,7 +155,9 @@ public final class KeyRing: Sendable {
             // may have stored a newer one meanwhile.
             state.withLock { if $0.file === known { $0 = State(entries: entries, file: file) } }
         } catch {
-            reportOnce(current, "the signing key file \(path) cannot be read (\(error)); the keys read before stay in use")
+            // Only what the file says marks this version unreadable; a failure to read it (out of
+            // descriptors, a write under way) is tried again at the next refresh.
+            reportOnce(error is KeyFileUnavailable ? nil : current, "the signing key file \(path) cannot be read (\(error)); the keys read before stay in use")
         }
     }
 
@@ -204,12 +206,15 @@ public final class KeyRing: Sendable {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
-            throw CryptoError(operation: "cannot open the key file \(path)", detail: String(cString: strerror(errno)))
+            throw KeyFileUnavailable(CryptoError(operation: "cannot open the key file \(path)", detail: String(cString: strerror(errno))))
         }
         let file = OpenFile(descriptor)
-        guard let identity = file.identity else { throw CryptoError(operation: "cannot look at the key file \(path)", detail: String(cString: strerror(errno))) }
-        let data = try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() ?? Data()
-        guard data.count == identity.size else { throw CryptoError(operation: "the key file \(path) changed while it was read", detail: "") }
+        guard let identity = file.identity else {
+            throw KeyFileUnavailable(CryptoError(operation: "cannot look at the key file \(path)", detail: String(cString: strerror(errno))))
+        }
+        let data: Data
+        do { data = try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() ?? Data() } catch { throw KeyFileUnavailable(error) }
+        guard data.count == identity.size else { throw KeyFileUnavailable(CryptoError(operation: "the key file \(path) changed while it was read", detail: "")) }
         let value = try JSONParser.parse([UInt8](data))
         guard case .array(let items)? = value["keys"], !items.isEmpty else {
             throw CryptoError(operation: "the key file \(path) holds no keys", detail: "")
@@ -312,4 +317,11 @@ private struct FileIdentity: Equatable, Sendable {
         if errno == ENOENT { return .success(nil) }
         return .failure(CryptoError(operation: "stat", detail: String(cString: strerror(errno))))
     }
+}
+
+/// The key file could not be read (as opposed to read and found wrong): worth trying again.
+private struct KeyFileUnavailable: Error, CustomStringConvertible {
+    let underlying: any Error
+    init(_ underlying: any Error) { self.underlying = underlying }
+    var description: String { "\(underlying)" }
 }
