@@ -41,6 +41,16 @@ enum CORS {
         return HTTPServerResponseHeaders(status: 204, headers: h)
     }
 
+    /// Whether a request comes from no web page (no Origin: an SDK, a script) or from one served
+    /// by this machine (`http(s)://localhost`, `127.x.x.x`, `[::1]`, any port): who may use the
+    /// emulator's public credentials.
+    static func isLocalPage(_ origin: String?) -> Bool {
+        guard let origin else { return true }
+        guard let url = URLComponents(string: origin), url.scheme == "http" || url.scheme == "https", let host = url.host?.lowercased() else { return false }
+        return host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" || host == "::1" || host.hasPrefix("127.")
+            && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+    }
+
     static func matches(_ pattern: String, _ origin: String) -> Bool {
         if pattern.count > 2 && pattern.hasPrefix("/") && pattern.hasSuffix("/") {
             let expression = String(pattern.dropFirst().dropLast())

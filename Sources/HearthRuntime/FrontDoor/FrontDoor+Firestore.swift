@@ -20,10 +20,18 @@ extension FrontDoor {
     }
 
     /// CORS as a browser app's Firebase SDK needs it from Google's APIs (Firestore, Identity
-    /// Toolkit, Secure Token, the Auth emulator's endpoints): a preflight is answered for any
-    /// origin, and every answer carries the origin back (`CORS` with the default policy).
-    func withBrowserCORS(_ request: HTTPServerRequest, _ answer: () async -> HTTPServerResponse) async -> HTTPServerResponse {
+    /// Toolkit, Secure Token): a preflight is answered for any origin, and every answer carries
+    /// the origin back (`CORS` with the default policy). `localPagesOnly` (the Auth emulator's own
+    /// endpoints, which emulator mode opens without credentials): only for pages on this machine.
+    func withBrowserCORS(_ request: HTTPServerRequest, localPagesOnly: Bool = false, _ answer: () async -> HTTPServerResponse) async -> HTTPServerResponse {
         let origin = request.headers["origin"]
+        if localPagesOnly && !CORS.isLocalPage(origin) {
+            // No CORS headers: the browser neither sends a preflighted call nor shows the answer.
+            if request.method == "OPTIONS" { return HTTPServerResponse(status: 204, headers: HTTPHeaders([("Vary", "Origin")])) }
+            var response = await answer()
+            response.headers.add("Vary", "Origin")
+            return response
+        }
         if request.method == "OPTIONS" {
             let pre = CORS.preflight(policy: nil, origin: origin, requestedHeaders: request.headers["access-control-request-headers"],
                                      methods: "GET, POST, PATCH, DELETE")

@@ -247,7 +247,7 @@ public final class FrontDoor: Sendable {
         case .admin(let rest): return ("admin", await admin(request, Array(rest)))
         case .identityToolkit(let rest): return ("auth", await withBrowserCORS(request) { await identityToolkit(request, Array(rest)) })
         case .secureToken(let rest): return ("auth", await withBrowserCORS(request) { await secureToken(request, Array(rest)) })
-        case .emulator(let rest): return ("auth", await withBrowserCORS(request) { await emulatorEndpoint(request, Array(rest)) })
+        case .emulator(let rest): return ("auth", await withBrowserCORS(request, localPagesOnly: true) { await emulatorEndpoint(request, Array(rest)) })
         case .legacyToolkit(let rest): return ("auth", await withBrowserCORS(request) { await legacyToolkit(request, Array(rest)) })
         case .firestore(let rest): return ("firestore", await firestore(request, Array(rest)))
         case .cloudTasks: return ("tasks", await cloudTasks(request, segments))

@@ -515,6 +515,37 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("emulator mode's public credentials are not for web pages served elsewhere: Bearer owner and the emulator's endpoints refuse another site's origin")
+    func emulatorCredentialsFromOtherSites() async throws {
+        try await withAuthApp(configure: { $0.auth.emulator = true }) { a in
+            _ = try await a.v1("accounts:signUp", ["email": "site@example.com", "password": "secret-1"])
+            func send(_ method: String, _ path: String, origin: String?, owner: Bool) async throws -> HTTPClientResponse {
+                var headers: [(String, String)] = [("Content-Type", "application/json")]
+                if let origin { headers.append(("Origin", origin)) }
+                if owner { headers.append(("Authorization", "Bearer owner")) }
+                return try await a.client.send(HTTPClientRequest(method: method, url: a.base + path, headers: HTTPHeaders(headers),
+                                                                 body: method == "POST" ? Array("{}".utf8) : []))
+            }
+            let list = "/identitytoolkit.googleapis.com/v1/projects/hearth-app/accounts:batchGet"
+            let codes = "/emulator/v1/projects/hearth-app/oobCodes"
+            for origin in [nil, "http://localhost:9876", "http://127.0.0.1:3000"] {
+                #expect(try await send("POST", list, origin: origin, owner: true).status == 200, "\(origin ?? "no origin")")
+                #expect(try await send("GET", codes, origin: origin, owner: false).status == 200, "\(origin ?? "no origin")")
+            }
+            let elsewhere = "https://evil.example"
+            #expect(try await send("POST", list, origin: elsewhere, owner: true).status == 401)
+            let listed = try await send("GET", codes, origin: elsewhere, owner: false)
+            #expect(listed.status == 401 && listed.headers["access-control-allow-origin"] == nil)
+            let preflight = try await a.client.send(HTTPClientRequest(method: "OPTIONS", url: a.base + "/emulator/v1/projects/hearth-app/accounts",
+                                                                      headers: HTTPHeaders([("Origin", elsewhere), ("Access-Control-Request-Method", "DELETE")])))
+            #expect(preflight.headers["access-control-allow-origin"] == nil, "a browser never sends the reset")
+            #expect(try await send("DELETE", "/emulator/v1/projects/hearth-app/accounts", origin: elsewhere, owner: false).status == 401)
+            #expect(try await a.app.runtime.auth.listUsers().users.count == 1)
+            // The client endpoints stay open to any site, as Firebase's are.
+            #expect(try await send("POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", origin: elsewhere, owner: false).status == 200)
+        }
+    }
+
     @Test("emulator mode takes the Auth emulator's fake custom tokens (JSON with uid and claims); elsewhere they are refused")
     func fakeCustomTokens() async throws {
         let fake: Value = ["token": .string(#"{"uid": "fake-uid", "claims": {"customClaim": "some-claim"}}"#), "returnSecureToken": true]
