@@ -206,6 +206,8 @@ public final class Runtime: Sendable {
 
     /// Holds the node lock once deliveries started; released when the runtime closes or the process exits.
     private let nodeLock = Mutex<NodeLock?>(nil)
+    /// The build copies this runtime's workers run (`pinnedBuild`).
+    let pins = BuildPins()
 
     /// Stops every unit's worker processes (they exit once they have answered what they run).
     public func stopUnits() {
@@ -218,6 +220,7 @@ public final class Runtime: Sendable {
         stopUnits()
         store.close()
         nodeLock.withLock { $0?.release() }
+        pins.releaseAll()
     }
 
     /// Opens the configured store and signing keys and builds the runtime (units are loaded by `loadUnits`).
@@ -305,11 +308,20 @@ public final class Runtime: Sendable {
     /// one in the units directory, as a deployed version's (workers restart from it, so they keep
     /// running the code the manifest was read from while `hearth deploy` builds the unit's next
     /// version over the original). The original when it cannot be read (the load says why).
+    ///
+    /// The copy is held (`BuildPins`) while this runtime lives; copies of earlier builds that no
+    /// process holds and no deploy recorded are removed.
     func pinnedBuild(of unit: RuntimeConfig.Unit) -> String {
         let library = config.libraryPath(of: unit)
-        guard FileManager.default.fileExists(atPath: library) else { return library }
+        guard let contents = FileManager.default.contents(atPath: library) else { return library }
         do {
-            return try installLibrary(unit: unit.name, library: library).path
+            let pins = self.pins
+            let (version, path) = try installLibrary(unit: unit.name, contents: contents) { directory in _ = pins.hold(directory) }
+            if let recorded = try? deploys.versions(unit: unit.name) {
+                let removed = BuildPins.prune(unitDirectory: unitDirectory(unit.name), keep: version, recorded: Set(recorded.map(\.version)))
+                if removed > 0 { log.info("removed \(removed) copies of earlier builds of \(unit.name) no process runs") }
+            }
+            return path
         } catch {
             log.warning("workers of \(unit.name) run \(library) itself: \(error)")
             return library

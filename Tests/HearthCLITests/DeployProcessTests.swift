@@ -208,8 +208,22 @@ struct DeployProcessTests {
         #expect(await eventually { workers.allSatisfy { processGone($0) } })
         let (status, body) = try await call(base, "swapVersion", timeout: .seconds(60))
         #expect(status == 200 && body["result"] == "v1", "the restarted worker runs v1, whose manifest the server holds: \(body)")
+        let copies = dir.path + "/.hearth/units/Swap"
+        func versions() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: copies).filter { $0.count == 16 } }
+        let first = try versions()
+        #expect(first.count == 1)
         server.signal(SIGTERM)
         #expect(try await server.waitForExit(seconds: 60) == 0)
+
+        // Started again on the new build: v2 runs, and the copy of v1, which nothing runs and no
+        // deploy recorded, is removed.
+        let again = try ChildProcess(["serve"], directory: dir.path)
+        let againBase = "http://127.0.0.1:\(try await again.servingPort(seconds: 120))"
+        #expect(try await call(againBase, "swapVersion").1["result"] == "v2")
+        let second = try versions()
+        #expect(second.count == 1 && second != first, "\(first) then \(second)")
+        again.signal(SIGTERM)
+        #expect(try await again.waitForExit(seconds: 60) == 0)
     }
 }
 

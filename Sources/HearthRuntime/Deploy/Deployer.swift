@@ -225,8 +225,18 @@ extension Runtime {
         guard let data = FileManager.default.contents(atPath: library) else {
             throw HTTPSError(.notFound, "cannot read the library \(library)")
         }
-        let version = String(Hex.encode(Crypto.sha256(Array(data))).prefix(16))
+        return try installLibrary(unit: unit, contents: data, before: { _ in })
+    }
+
+    /// The version (16 hex digits of the SHA-256) of a library's `contents`.
+    static func libraryVersion(_ contents: Data) -> String { String(Hex.encode(Crypto.sha256(Array(contents))).prefix(16)) }
+
+    /// Copies a library's `contents` to its content-addressed path, first calling `before` with
+    /// the version's directory (`pinnedBuild` takes its in-use lock there).
+    func installLibrary(unit: String, contents data: Data, before: (String) -> Void) throws -> (version: String, path: String) {
+        let version = Runtime.libraryVersion(data)
         let directory = unitDirectory(unit) + "/" + version
+        before(directory)
         let path = directory + "/lib\(unit).so"
         if !FileManager.default.fileExists(atPath: path) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
