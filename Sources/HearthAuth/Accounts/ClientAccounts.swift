@@ -153,7 +153,14 @@ extension AuthService {
     public func updateAccount(idToken: String?, _ changes: AccountChanges, returnSecureToken: Bool) async throws -> (user: UserRecord, session: SignInResult?) {
         let (user, claims) = try await session(idToken: idToken)
         if changes.isSensitive { try requireRecentSignIn(claims) }
-        if let email = changes.email { try checkEmail(email) }
+        if let email = changes.email {
+            // With email enumeration protection, an address is changed only through a verified
+            // change-of-address code (verifyBeforeUpdateEmail), as Firebase documents.
+            if configuration.emailEnumerationProtection {
+                throw AuthFailure("OPERATION_NOT_ALLOWED", "Please verify the new email before changing email.")
+            }
+            try checkEmail(email)
+        }
         if let name = changes.displayName { try check { try UserRules.checkDisplayName(name) } }
         if let url = changes.photoURL, !url.isEmpty { try check { try UserRules.checkPhotoURL(url) } }
         for attribute in changes.deleteAttributes where !AccountChanges.deletableAttributes.contains(attribute) {

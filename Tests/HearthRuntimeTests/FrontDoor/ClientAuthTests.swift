@@ -450,7 +450,8 @@ struct ClientAuthAttackTests {
 
     @Test("unlinking the password (a recent sign-in) keeps the user's sessions; setting one makes the new session a password session")
     func unlinkKeepsSessions() async throws {
-        try await withAuthApp { a in
+        // Setting an address by accounts:update is refused under enumeration protection (below).
+        try await withAuthApp(configure: { $0.auth.emailEnumerationProtection = false }) { a in
             let custom = try a.app.runtime.auth.createCustomToken(uid: "uma")
             let signedIn = try await a.ios("verifyCustomToken", ["token": .string(custom), "returnSecureToken": true])
             let token = try #require(signedIn.json["idToken"]?.stringValue)
@@ -567,6 +568,18 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("with email enumeration protection an address changes only through a verified code: updateEmail is OPERATION_NOT_ALLOWED, as Firebase documents")
+    func protectedEmailChange() async throws {
+        try await withAuthApp { a in
+            let signedUp = try await a.ios("signupNewUser", ["email": "pat@example.com", "password": "secret-1", "returnSecureToken": true])
+            let token = try #require(signedUp.json["idToken"]?.stringValue)
+            let refused = try await a.ios("setAccountInfo", ["idToken": .string(token), "email": "pat2@example.com", "returnSecureToken": true])
+            #expect(refused.code == "OPERATION_NOT_ALLOWED" && refused.error?.contains("verify the new email") == true, "\(refused.json)")
+            #expect(try await a.lookup(token).json["users"]?.arrayValue?.first?["email"] == "pat@example.com", "nothing changed")
+            #expect(try await a.ios("setAccountInfo", ["idToken": .string(token), "displayName": "Pat"]).status == 200, "other changes are fine")
+        }
+    }
+
     @Test("verifyBeforeUpdateEmail: the code goes to the new address; checking it says both addresses; applying it moves the account and ends its sessions")
     func changeOfAddress() async throws {
         try await withAuthApp { a in
@@ -621,7 +634,7 @@ struct ClientAuthAttackTests {
 
     @Test("a reset code sent to an address the account no longer has resets nothing")
     func resetAfterEmailChange() async throws {
-        try await withAuthApp { a in
+        try await withAuthApp(configure: { $0.auth.emailEnumerationProtection = false }) { a in
             let signUp = try await a.ios("signupNewUser", ["email": "ned@example.com", "password": "secret-1", "returnSecureToken": true])
             _ = try await a.ios("getOobConfirmationCode", ["requestType": "PASSWORD_RESET", "email": "ned@example.com"])
             let code = try await a.code(for: "ned@example.com", "PASSWORD_RESET")
