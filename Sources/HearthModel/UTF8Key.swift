@@ -25,3 +25,12 @@ public struct UTF8Key: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(string.utf8.count)
     }
 }
+
+extension Dictionary where Key == String {
+    /// The value whose key has exactly `key`'s bytes: a `String`-keyed dictionary's own subscript
+    /// also finds a canonically equivalent key ("é" for "e\u{301}"), which Firestore keeps apart.
+    public subscript(bytes key: String) -> Value? {
+        guard let i = index(forKey: key), UTF8Key.equal(self[i].key, key) else { return nil }
+        return self[i].value
+    }
+}

@@ -109,7 +109,7 @@ extension Evaluation {
             }
             var current = RulesValue.map(m)
             for k in keys {
-                guard case .map(let inner) = current, let next = inner[k] else { return args[1] }
+                guard case .map(let inner) = current, let next = inner[bytes: k] else { return args[1] }
                 current = next
             }
             return current

@@ -310,7 +310,7 @@ final class Evaluation {
     func member(_ value: RulesValue, _ name: String, _ expr: Expr) throws(EvalFailure) -> RulesValue {
         switch value {
         case .map(let m):
-            guard let v = m[name] else { throw fail("no field '\(name)' in the map (keys: \(Evaluation.keyList(m)))", expr) }
+            guard let v = m[bytes: name] else { throw fail("no field '\(name)' in the map (keys: \(Evaluation.keyList(m)))", expr) }
             return v
         case .field(let p):
             return facts?.value(at: p.appending(name), database: database) ?? .field(p.appending(name))
@@ -441,7 +441,7 @@ final class Evaluation {
         case .set(let items): return items.contains { RulesValue.alike($0, element) }
         case .map(let m):
             guard case .string(let key) = element else { throw fail("map keys are strings; \(element.typeName) cannot be in a map", expr) }
-            return m[key] != nil
+            return m[bytes: key] != nil
         default: throw fail("'in' needs a list, set or map on its right, not \(container.typeName)", expr)
         }
     }

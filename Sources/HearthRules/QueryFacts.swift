@@ -237,7 +237,7 @@ struct QueryFacts: Sendable {
             // the field can have must be a string for the facts to answer.
             let candidates = f.equals.isEmpty ? f.oneOf.flatMap { $0 } : [f.equals[0]]
             if candidates.contains(where: { $0.stringValue == nil }) { return unknown(path, what) }
-            matches = { v in v.stringValue.map { m[$0] != nil } ?? false }
+            matches = { v in v.stringValue.map { m[bytes: $0] != nil } ?? false }
         default:
             return unknown(path, what)
         }
@@ -268,7 +268,7 @@ struct QueryFacts: Sendable {
             switch e {
             case .array(let items): return items.contains { QueryFacts.same($0, c) } ? .yes : .no
             case .map(let m):
-                if case .string(let key) = c { return m[key] != nil ? .yes : .no }
+                if case .string(let key) = c { return m[bytes: key] != nil ? .yes : .no }
             default: break
             }
         }

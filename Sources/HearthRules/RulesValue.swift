@@ -157,13 +157,14 @@ struct MapDiff: Sendable {
     var left: [String: RulesValue]
     var right: [String: RulesValue]
 
-    var addedKeys: [String] { left.keys.filter { right[$0] == nil }.sorted() }
-    var removedKeys: [String] { right.keys.filter { left[$0] == nil }.sorted() }
+    // Keys by their bytes, as Firestore's field names compare.
+    var addedKeys: [String] { left.keys.filter { right[bytes: $0] == nil }.sorted() }
+    var removedKeys: [String] { right.keys.filter { left[bytes: $0] == nil }.sorted() }
     var changedKeys: [String] {
-        left.keys.filter { k in right[k].map { !RulesValue.alike(left[k] ?? .null, $0) } ?? false }.sorted()
+        left.keys.filter { k in right[bytes: k].map { !RulesValue.alike(left[k] ?? .null, $0) } ?? false }.sorted()
     }
     var unchangedKeys: [String] {
-        left.keys.filter { k in right[k].map { RulesValue.alike(left[k] ?? .null, $0) } ?? false }.sorted()
+        left.keys.filter { k in right[bytes: k].map { RulesValue.alike(left[k] ?? .null, $0) } ?? false }.sorted()
     }
     var affectedKeys: [String] { (addedKeys + removedKeys + changedKeys).sorted() }
 }
@@ -223,7 +224,7 @@ extension RulesValue {
                 // Keys by their bytes, as strings compare (and as `HashKey` hashes them): Swift's
                 // lookup would match a canonically equivalent key ("é" and "e\u{301}"), making
                 // equal values hash differently, which a growing Set traps on.
-                guard let i = y.index(forKey: k), UTF8Key.equal(y[i].key, k), compare(v, y[i].value, asSetElements: asSetElements) else { return false }
+                guard let w = y[bytes: k], compare(v, w, asSetElements: asSetElements) else { return false }
             }
             return true
         default:

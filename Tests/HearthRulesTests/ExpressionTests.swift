@@ -234,6 +234,12 @@ struct ExpressionTests {
         #expect(try Self.decide("resource.data.one[0] != resource.data.one[1]", existing: existing).isAllowed)
         #expect(try Self.decide("resource.data.one.toSet().size() == 2", existing: existing).isAllowed)
         #expect(try Self.decide("resource.data.one[0] in [resource.data.one[1]].toSet()", existing: existing).isAllowed == false)
+        // Lookups by key are by bytes too (as Google's emulator answers).
+        #expect(try Self.decide("'\\u00e9' in resource.data.one[1]", existing: existing).isAllowed == false)
+        #expect(try Self.decide("'e\\u0301' in resource.data.one[1]", existing: existing).isAllowed)
+        #expect(try Self.decide("resource.data.one[1].get('\\u00e9', 7) == 7", existing: existing).isAllowed)
+        #expect(try Self.decide("resource.data.one[1]['\\u00e9'] == 1", existing: existing).isAllowed == false)
+        #expect(try Self.decide("resource.data.one[0].diff(resource.data.one[1]).addedKeys().size() == 1", existing: existing).isAllowed)
     }
 
     @Test("a vector is a type of its own: is vector, size(), toList(), equality")
