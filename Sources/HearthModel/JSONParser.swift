@@ -222,7 +222,12 @@ struct JSONReader {
         var members = [String: Value](minimumCapacity: memberStack.count - base)
         for k in base..<memberStack.count {
             let (key, member) = memberStack[k]
-            members[key] = member  // a repeated key: the last one wins
+            // A repeated key: the last one wins. Two keys Swift's String takes for one (canonically
+            // equivalent, "é" and "e\u{301}") but Firestore keeps apart cannot both be kept:
+            // refused, rather than one silently lost.
+            if members.updateValue(member, forKey: key) != nil, let kept = members.index(forKey: key), !UTF8Key.equal(members[kept].key, key) {
+                throw fail("the keys \(Printable.quoted(members[kept].key, limit: 40)) and \(Printable.quoted(key, limit: 40)) differ only in Unicode normalization; Hearth cannot keep both (use one form)", at: start)
+            }
         }
         memberStack.removeSubrange(base...)
         if members.count <= 2 && !suppressTag && (options.tagged || options.callableWrappers) {

@@ -86,6 +86,15 @@ struct JSONParserTests {
         }
     }
 
+    @Test("a repeated key: the last wins; two keys equal only under Unicode normalization are refused, not merged")
+    func repeatedKeys() throws {
+        #expect(try JSONParser.parse(Array(#"{"a": 1, "a": 2}"#.utf8)) == ["a": 2])
+        let error = parseError(Array(#"{"é": 1, "é": 2}"#.utf8))
+        #expect(error?.description.contains("Unicode normalization") == true, "\(String(describing: error))")
+        #expect(parseError(Array(#"{"x": {"é": 1, "é": 2}}"#.utf8)) != nil, "nested too")
+        #expect(try JSONParser.parse(Array(#"{"é": 1, "f": 2}"#.utf8)).mapValue?.count == 2)
+    }
+
     @Test("-0.0 keeps its sign")
     func negativeZero() throws {
         let parsed = try JSONParser.parse("-0.0")
