@@ -316,16 +316,24 @@ public final class Runtime: Sendable {
         guard let contents = FileManager.default.contents(atPath: library) else { return library }
         do {
             let pins = self.pins
-            let (version, path) = try installLibrary(unit: unit.name, contents: contents) { directory in _ = pins.hold(directory) }
-            if let recorded = try? deploys.versions(unit: unit.name) {
-                let removed = BuildPins.prune(unitDirectory: unitDirectory(unit.name), keep: version, recorded: Set(recorded.map(\.version)))
-                if removed > 0 { log.info("removed \(removed) copies of earlier builds of \(unit.name) no process runs") }
-            }
+            var held = false
+            let (version, path) = try installLibrary(unit: unit.name, contents: contents) { directory in held = pins.hold(directory) }
+            if !held { log.warning("the copy of \(unit.name)'s build at \(path) could not be held; another process's prune may remove it") }
+            pruneBuildCopies(of: unit.name, keeping: version)
             return path
         } catch {
             log.warning("workers of \(unit.name) run \(library) itself: \(error)")
             return library
         }
+    }
+
+    /// Removes `unit`'s build copies no process holds and no deploy recorded, but `version` (`BuildPins`).
+    func pruneBuildCopies(of unit: String, keeping version: String) {
+        let deploys = self.deploys
+        let removed = BuildPins.prune(unitDirectory: unitDirectory(unit), keep: version) {
+            (try? deploys.versions(unit: unit)).map { Set($0.map(\.version)) }
+        }
+        if removed > 0 { log.info("removed \(removed) copies of earlier builds of \(unit) no process runs") }
     }
 
     /// Loads every configured unit: its deployed version when `hearth deploy` recorded one (see
@@ -342,6 +350,7 @@ public final class Runtime: Sendable {
             .map { (index: $0.offset, unit: $0.element, version: deployed[$0.element.name]) }
         let started = await withTaskGroup(of: (Int, Result<LoadedUnit, UnitLoadError>).self) { group in
             for item in inWorkers {
+                if let deployed = item.version { pruneBuildCopies(of: item.unit.name, keeping: deployed.version) }
                 let path = item.version?.path ?? pinnedBuild(of: item.unit), placement = placement(of: item.unit)
                 group.addTask {
                     let result: Result<LoadedUnit, UnitLoadError>

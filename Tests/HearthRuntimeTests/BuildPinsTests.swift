@@ -31,17 +31,17 @@ struct BuildPinsTests {
         // A deploy of the unit under way: nothing is touched.
         let deploy = open(unit + "/deploy.lock", O_RDONLY | O_CREAT, 0o644)
         #expect(flock(deploy, LOCK_EX) == 0)
-        #expect(BuildPins.prune(unitDirectory: unit, keep: current, recorded: [recorded]) == 0)
+        #expect(BuildPins.prune(unitDirectory: unit, keep: current, recorded: { [recorded] }) == 0)
         close(deploy)
 
-        #expect(BuildPins.prune(unitDirectory: unit, keep: current, recorded: [recorded]) == 1)
+        #expect(BuildPins.prune(unitDirectory: unit, keep: current, recorded: { [recorded] }) == 1)
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: unit).filter { $0.count == 16 })
         #expect(left == [held, recorded, current, deployed])
         other.releaseAll()
-        #expect(BuildPins.prune(unitDirectory: unit, keep: current, recorded: [recorded]) == 1, "once released, held goes too")
+        #expect(BuildPins.prune(unitDirectory: unit, keep: current, recorded: { [recorded] }) == 1, "once released, held goes too")
     }
 
-    @Test("holding a copy whose directory a prune removed takes the lock on the new one")
+    @Test("a copy held again after its directory was removed gets a new lock, which a prune respects; unreadable deploy records prune nothing")
     func holdAfterRemoval() throws {
         let dir = TestDirectory()
         let version = dir.path + "/units/Swap/aaaaaaaaaaaaaaaa"
@@ -52,6 +52,9 @@ struct BuildPinsTests {
         try FileManager.default.removeItem(atPath: version)
         #expect(pins.hold(version))
         #expect(FileManager.default.fileExists(atPath: version + "/" + BuildPins.lockName))
-        #expect(BuildPins.prune(unitDirectory: dir.path + "/units/Swap", keep: "", recorded: []) == 0, "held: not removed")
+        #expect(BuildPins.prune(unitDirectory: dir.path + "/units/Swap", keep: "", recorded: { [] }) == 0, "held: not removed")
+        pins.releaseAll()
+        #expect(BuildPins.prune(unitDirectory: dir.path + "/units/Swap", keep: "", recorded: { nil }) == 0, "records unknown: nothing removed")
+        #expect(BuildPins.prune(unitDirectory: dir.path + "/units/Swap", keep: "", recorded: { [] }) == 1)
     }
 }

@@ -47,7 +47,28 @@ enum CORS {
     static func isLocalPage(_ origin: String?) -> Bool {
         guard let origin else { return true }
         guard let url = URLComponents(string: origin), url.scheme == "http" || url.scheme == "https", let host = url.host?.lowercased() else { return false }
-        return host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" || host == "::1" || host.hasPrefix("127.")
+        return isLoopbackName(host)
+    }
+
+    /// Whether the request was addressed to this server by a name no one else's DNS can hand out:
+    /// an IP address, `localhost`, or `configured` (the server's own `[server] host`). A browser
+    /// sends no Origin on a same-origin GET, so a page whose name was rebound to 127.0.0.1 is told
+    /// apart by the Host it addressed (`attacker.example:9099`).
+    static func isDirectHost(_ hostHeader: String?, configured: String) -> Bool {
+        guard let header = hostHeader?.lowercased(), !header.isEmpty else { return true }  // HTTP/1.0 without Host
+        var name = Substring(header)
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            return name[name.index(after: name.startIndex)..<close].allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
+        if let colon = name.lastIndex(of: ":") { name = name[..<colon] }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        let ipv4 = parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+        return ipv4 || isLoopbackName(String(name)) || name == Substring(configured.lowercased())
+    }
+
+    private static func isLoopbackName(_ host: String) -> Bool {
+        host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" || host == "::1" || host.hasPrefix("127.")
             && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
     }
 

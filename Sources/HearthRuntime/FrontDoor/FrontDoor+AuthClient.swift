@@ -151,7 +151,7 @@ extension FrontDoor {
     /// helpers reset so between tests; each deletion runs `onUserDeleted`, as any deletion does).
     func emulatorEndpoint(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
         if segments == ["action"] { return await emulatorAction(request) }
-        guard (config.emulatorMode && CORS.isLocalPage(request.headers["origin"])) || authorizedAsAdmin(request) else {
+        guard (config.emulatorMode && isLocalRequest(request)) || authorizedAsAdmin(request) else {
             return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode (from no web page, or one on this machine) or admin credentials")
         }
         guard segments.count == 4, segments[0] == "v1", segments[1] == "projects", segments[3] == "oobCodes" || segments[3] == "accounts" else {

@@ -232,12 +232,19 @@ extension FrontDoor {
         let token = String(header.dropFirst(7))
         // The emulator's well-known owner credential, but not from a web page served elsewhere:
         // any site the developer visits could send it (firebase-admin sends no Origin).
-        if config.emulatorMode && token == "owner" { return CORS.isLocalPage(request.headers["origin"]) }
+        if config.emulatorMode && token == "owner" { return isLocalRequest(request) }
         guard let admin = adminToken else { return false }
         return Crypto.constantTimeEqual(Array(token.utf8), Array(admin.utf8))
     }
 
     var adminToken: String? { secrets.value(config.server.adminTokenEnv) }
+
+    /// Whether a request may use emulator mode's public credentials: from no web page or one on
+    /// this machine, addressed to this server by IP address, `localhost` or its configured host
+    /// (not through a name rebound to it).
+    func isLocalRequest(_ request: HTTPServerRequest) -> Bool {
+        CORS.isLocalPage(request.headers["origin"]) && CORS.isDirectHost(request.headers["host"], configured: config.server.host)
+    }
 
     /// A user in Identity Toolkit's account shape (what firebase-admin's UserRecord reads).
     /// A phone number is a provider of its own in Firebase's answers (`providerId` "phone", after

@@ -542,6 +542,17 @@ struct ClientAuthAttackTests {
             #expect(preflight.headers["access-control-allow-origin"] == nil, "a browser never sends the reset")
             #expect(try await send("DELETE", "/emulator/v1/projects/hearth-app/accounts", origin: elsewhere, owner: false).status == 401)
             #expect(try await a.app.runtime.auth.listUsers().users.count == 1)
+            // A page whose name was rebound to this machine sends no Origin on a same-origin GET,
+            // but the Host it addressed gives it away.
+            let rebound = try await a.client.send(HTTPClientRequest(url: a.base + codes, headers: HTTPHeaders([("Host", "attacker.example:9099")])))
+            #expect(rebound.status == 401)
+            let reboundOwner = try await a.client.send(HTTPClientRequest(method: "POST", url: a.base + list,
+                                                                         headers: HTTPHeaders([("Host", "attacker.example"), ("Authorization", "Bearer owner")]),
+                                                                         body: Array("{}".utf8)))
+            #expect(reboundOwner.status == 401)
+            // Local pages get the emulator endpoints' CORS headers.
+            let local = try await send("GET", codes, origin: "http://localhost:9876", owner: false)
+            #expect(local.headers["access-control-allow-origin"] == "http://localhost:9876")
             // The client endpoints stay open to any site, as Firebase's are.
             #expect(try await send("POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", origin: elsewhere, owner: false).status == 200)
         }
@@ -697,5 +708,26 @@ struct ClientAuthAttackTests {
             #expect(updated.status == 200, "\(updated.json)")
             #expect(try await a.ios("verifyPassword", ["email": "quin@example.com", "password": "secret-2"]).status == 200)
         }
+    }
+}
+
+@Suite("Where emulator mode's public credentials may come from")
+struct LocalRequestTests {
+    @Test("web page origins on this machine", arguments: [
+        (nil, true), ("http://localhost:5173", true), ("https://localhost", true), ("http://app.localhost:3000", true),
+        ("http://127.0.0.1:8080", true), ("http://127.1.2.3", true), ("http://[::1]:9099", true),
+        ("null", false), ("https://evil.example", false), ("http://localhost.evil.com", false), ("http://127.0.0.1.evil.com", false),
+        ("http://[::ffff:127.0.0.1]", false), ("file://", false), ("http://127.0.0.256", false), ("http://10.0.0.5", false),
+    ] as [(String?, Bool)])
+    func origins(_ origin: String?, _ local: Bool) {
+        #expect(CORS.isLocalPage(origin) == local)
+    }
+
+    @Test("Host headers no DNS rebinding can produce", arguments: [
+        (nil, true), ("127.0.0.1:9099", true), ("localhost:9099", true), ("LOCALHOST", true), ("[::1]:9099", true), ("192.168.1.5:9099", true),
+        ("devbox.lan:9099", true), ("attacker.example:9099", false), ("attacker.example", false), ("localhost.attacker.example", false), ("[evil]", false),
+    ] as [(String?, Bool)])
+    func hosts(_ host: String?, _ direct: Bool) {
+        #expect(CORS.isDirectHost(host, configured: "devbox.lan") == direct)
     }
 }

@@ -20,6 +20,7 @@ import math
 import pathlib
 import sys
 import tomllib
+import unicodedata
 
 
 def fraction(microsecond: int) -> str:
@@ -60,7 +61,14 @@ def convert(value):
     if isinstance(value, list):
         return [convert(item) for item in value]
     if isinstance(value, dict):
-        return {key: convert(item) for key, item in value.items()}
+        # Hearth's JSON maps (Swift strings) cannot hold two keys equal under Unicode normalization
+        # (its JSON reader refuses them): as `jsonValue` does, the later one's value goes to the
+        # first one's key. TOML itself keeps them apart; TOMLTests checks that on the table.
+        out, first = {}, {}
+        for key, item in value.items():
+            canonical = unicodedata.normalize("NFC", key)
+            out[first.setdefault(canonical, key)] = convert(item)
+        return out
     raise TypeError(f"unexpected {type(value).__name__} from tomllib")
 
 
