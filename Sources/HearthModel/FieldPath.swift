@@ -4,6 +4,17 @@
 public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     public let segments: [String]
 
+    /// Equal when every segment's bytes are (`UTF8Key`), as Firestore compares field names;
+    /// Swift's `String ==` would take `é` and `e\u{301}` for one name.
+    public static func == (a: FieldPath, b: FieldPath) -> Bool {
+        a.segments.count == b.segments.count && zip(a.segments, b.segments).allSatisfy { UTF8Key.equal($0, $1) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(segments.count)
+        for segment in segments { UTF8Key.hash(segment, into: &hasher) }
+    }
+
     /// The special path naming the document itself, used to order and filter by document name.
     public static let documentID = FieldPath(segments: ["__name__"])
 
@@ -122,7 +133,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     public func isPrefix(of other: FieldPath) -> Bool { other.segments.starts(with: segments) }
 
     public static func < (lhs: FieldPath, rhs: FieldPath) -> Bool {
-        for (a, b) in zip(lhs.segments, rhs.segments) where a != b {
+        for (a, b) in zip(lhs.segments, rhs.segments) where !UTF8Key.equal(a, b) {
             return Value.compareUTF8(a, b) == .ascending
         }
         return lhs.segments.count < rhs.segments.count
@@ -142,11 +153,12 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 }
 
 extension Value {
-    /// The value at a field path inside a map, or nil when any step is missing or not a map.
+    /// The value at a field path inside a map, or nil when any step is missing or not a map. Names
+    /// match by their bytes, as Firestore's (and the index's) do: `é` is not `e\u{301}`.
     public func value(at path: FieldPath) -> Value? {
         var current = self
         for segment in path.segments {
-            guard case .map(let m) = current, let next = m[segment] else { return nil }
+            guard case .map(let m) = current, let next = m[bytes: segment] else { return nil }
             current = next
         }
         return current

@@ -51,6 +51,7 @@ enum WriteApplication {
             var merged = current ?? [:]
             for fieldPath in mask {
                 try checkFieldPath(fieldPath, in: path)
+                try checkSpelling(fieldPath, in: merged)
                 if let v = Value.map(data).value(at: fieldPath) {
                     Value.set(v, at: fieldPath.segments[...], in: &merged)
                 } else {
@@ -67,6 +68,7 @@ enum WriteApplication {
             // Firestore does; a field and one inside it may not.
             try checkNotNested(write.transforms.map(\.field))
             for spec in write.transforms {
+                try checkSpelling(spec.field, in: doc)
                 let old = Value.map(doc).value(at: spec.field)
                 let new: Value?
                 switch spec.transform {
@@ -84,6 +86,22 @@ enum WriteApplication {
             fields = doc
         }
         return Outcome(fields: fields, transformResults: results)
+    }
+
+    /// Refuses a field path one of whose names the document already has in another Unicode
+    /// normalization (`e\u{301}` where it has `é`): Firestore would keep both fields, and Hearth's
+    /// maps can hold only one, so writing it would change the other field instead.
+    static func checkSpelling(_ fieldPath: FieldPath, in map: [String: Value]) throws(HTTPSError) {
+        var current = map
+        for segment in fieldPath.segments {
+            guard let i = current.index(forKey: segment) else { return }
+            let (stored, value) = current[i]
+            guard UTF8Key.equal(stored, segment) else {
+                throw .invalidArgument("the field name \(Printable.quoted(segment, limit: 60)) differs from the document's \(Printable.quoted(stored, limit: 60)) only in Unicode normalization; Hearth cannot keep both (use the document's form)")
+            }
+            guard case .map(let inner) = value else { return }
+            current = inner
+        }
     }
 
     /// Refuses transforms of a field and of one inside it (`a` and `a.b`), in Firestore's words.
