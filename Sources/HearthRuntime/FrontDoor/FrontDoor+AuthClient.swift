@@ -148,16 +148,30 @@ extension FrontDoor {
     /// The Auth emulator's own endpoints, served in emulator mode or to admin credentials:
     /// `GET /emulator/v1/projects/{project}/oobCodes`, the codes Firebase would have emailed, and
     /// `DELETE /emulator/v1/projects/{project}/accounts`, every user deleted (the JS SDK's test
-    /// helpers reset so between tests; each deletion runs `onUserDeleted`, as any deletion does).
+    /// helpers reset so between tests; each deletion runs `onUserDeleted`, as any deletion does),
+    /// and the Firestore emulator's `DELETE /emulator/v1/projects/{project}/databases/(default)/documents`,
+    /// every document deleted (test set-ups clear so; each deletion is a change in the feed, so
+    /// `onDocumentDeleted` triggers run).
     func emulatorEndpoint(_ request: HTTPServerRequest, _ segments: [Substring]) async -> HTTPServerResponse {
         if segments == ["action"] { return await emulatorAction(request) }
         guard (config.emulatorMode && isLocalRequest(request)) || authorizedAsAdmin(request) else {
             return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode (from no web page, or one on this machine) or admin credentials")
         }
-        guard segments.count == 4, segments[0] == "v1", segments[1] == "projects", segments[3] == "oobCodes" || segments[3] == "accounts" else {
+        let clearsDocuments = segments.count == 6 && segments[3] == "databases" && segments[4] == "(default)" && segments[5] == "documents"
+        guard segments.count >= 4, segments[0] == "v1", segments[1] == "projects",
+              clearsDocuments || (segments.count == 4 && (segments[3] == "oobCodes" || segments[3] == "accounts")) else {
             return FrontDoor.toolkitError(404, "NOT_FOUND")
         }
         guard segments[2] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
+        if clearsDocuments {
+            guard request.method == "DELETE" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
+            do {
+                for collection in try await runtime.documents.listCollections(under: nil) {
+                    try await runtime.documents.recursiveDelete(collection.segments)
+                }
+                return .json([:])
+            } catch { return FrontDoor.toolkitError(error) }
+        }
         if segments[3] == "accounts" {
             guard request.method == "DELETE" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
             do {

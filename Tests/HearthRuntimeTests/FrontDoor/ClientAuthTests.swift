@@ -492,6 +492,23 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("the Firestore emulator's clear (DELETE …/databases/(default)/documents) deletes every document, nested ones too; not from other sites")
+    func emulatorClearDocuments() async throws {
+        try await withAuthApp(configure: { $0.auth.emulator = true }) { a in
+            try await a.app.runtime.documents.commit([.set(try DocumentPath("a/1"), ["n": 1]), .set(try DocumentPath("a/1/b/2"), ["n": 2]),
+                                                      .set(try DocumentPath("c/3"), ["n": 3])])
+            let clear = "/emulator/v1/projects/hearth-app/databases/(default)/documents"
+            let foreign = try await a.client.send(HTTPClientRequest(method: "DELETE", url: a.base + clear, headers: HTTPHeaders([("Origin", "https://evil.example")])))
+            #expect(foreign.status == 401)
+            #expect(try await a.app.runtime.documents.paths(under: ["a"]).count == 2)
+            let cleared = try await a.client.send(HTTPClientRequest(method: "DELETE", url: a.base + clear))
+            #expect(cleared.status == 200, "\(cleared.text)")
+            #expect(try await a.app.runtime.documents.listCollections(under: nil).isEmpty)
+            #expect(try await a.app.runtime.documents.paths(under: ["a"]).isEmpty)
+            #expect(try await a.client.send(HTTPClientRequest(url: a.base + clear)).status == 405)
+        }
+    }
+
     @Test("a browser app's SDK: preflights of the auth endpoints are answered for its origin, and every answer carries it back")
     func browserCORS() async throws {
         try await withAuthApp { a in
