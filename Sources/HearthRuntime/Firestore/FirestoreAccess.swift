@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HearthModel
 import HearthRules
 import HearthStore
@@ -44,7 +45,9 @@ struct FirestoreAccess: Sendable {
 
     static let denied = "Missing or insufficient permissions."
 
-    let rules: Ruleset?
+    /// The rules in force: those of `[firestore] rules`, or the last set by the emulator's
+    /// `PUT …:securityRules` (kept in memory; a restart reads the file again).
+    let rules: RulesInForce
     let clock: any Clock
     /// Reads a document now, on the caller's thread, for `get()` and `exists()` in rules.
     let read: @Sendable (DocumentPath) throws -> StoredDocument?
@@ -75,7 +78,7 @@ struct FirestoreAccess: Sendable {
     @discardableResult
     func authorize(_ caller: FirestoreCaller, _ actions: [Action], reads: Reads, at time: Timestamp? = nil) throws(HTTPSError) -> [ReadValidation] {
         guard case .client(let signedIn) = caller, !actions.isEmpty else { return [] }
-        guard let rules else {
+        guard let rules = rules.current else {
             throw HTTPSError(.permissionDenied, "\(FirestoreAccess.denied) No security rules are configured ([firestore] rules in runtime.toml), so clients may not read or write \(actions[0].path).")
         }
         let auth = signedIn.map { RulesAuth(uid: $0.uid, token: $0.claims) }
@@ -116,4 +119,14 @@ struct FirestoreAccess: Sendable {
     func authorize(_ caller: FirestoreCaller, _ action: Action, reads: Reads) throws(HTTPSError) -> [ReadValidation] {
         try authorize(caller, [action], reads: reads)
     }
+}
+
+/// The Firestore rules in force, which the emulator's `PUT …:securityRules` may replace.
+final class RulesInForce: Sendable {
+    private let rules: Mutex<Ruleset?>
+
+    init(_ rules: Ruleset?) { self.rules = Mutex(rules) }
+
+    var current: Ruleset? { rules.withLock { $0 } }
+    func replace(with new: Ruleset) { rules.withLock { $0 = new } }
 }

@@ -157,6 +157,9 @@ extension FrontDoor {
         guard (config.emulatorMode && isLocalRequest(request)) || authorizedAsAdmin(request) else {
             return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode (from no web page, or one on this machine) or admin credentials")
         }
+        if segments.count == 3, segments[0] == "v1", segments[1] == "projects", segments[2] == Substring(config.project + ":securityRules") {
+            return putSecurityRules(request)
+        }
         let clearsDocuments = segments.count == 6 && segments[3] == "databases" && segments[4] == "(default)" && segments[5] == "documents"
         guard segments.count >= 4, segments[0] == "v1", segments[1] == "projects",
               clearsDocuments || (segments.count == 4 && (segments[3] == "oobCodes" || segments[3] == "accounts")) else {

@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthHTTP
 import HearthModel
+import HearthRules
 import HearthStore
 import Synchronization
 
@@ -74,15 +75,8 @@ public final class FrontDoor: Sendable {
         } else {
             read = { path in throw HTTPSError(.unimplemented, "get() and exists() in rules need the embedded store (reading \(path))") }
         }
-        var rules = try FirestoreAccess.load(config)
-        // debug() in rules writes to the server log, at debug level, in emulator mode only: as on
-        // Firebase, where only the emulator's debug log shows it (production drops it, so rules
-        // keep their debug() calls, and the values they show are users' data).
-        if config.emulatorMode {
-            let log = runtime.log
-            rules?.debugLog = { log.log(.debug, "firestore.rules \($0)") }
-        }
-        documents = FirestoreREST(runtime: runtime, access: FirestoreAccess(rules: rules, clock: runtime.clock, read: read, log: runtime.log))
+        let rules = try FirestoreAccess.load(config).map { FrontDoor.withDebugLog($0, config, runtime.log) }
+        documents = FirestoreREST(runtime: runtime, access: FirestoreAccess(rules: RulesInForce(rules), clock: runtime.clock, read: read, log: runtime.log))
         var serverConfig = HTTPServer.Configuration()
         serverConfig.host = config.server.host
         serverConfig.port = config.server.port
@@ -306,5 +300,38 @@ final class HandlerBox: Sendable {
 
     func check(_ head: HTTPRequestHead) -> HTTPServerResponse? {
         door.withLock { $0.door }?.check(head)
+    }
+}
+
+extension FrontDoor {
+    /// debug() in rules writes to the server log, at debug level, in emulator mode only: as on
+    /// Firebase, where only the emulator's debug log shows it (production drops it, so rules keep
+    /// their debug() calls, and the values they show are users' data).
+    static func withDebugLog(_ rules: Ruleset, _ config: RuntimeConfig, _ log: RuntimeLog) -> Ruleset {
+        guard config.emulatorMode else { return rules }
+        var rules = rules
+        rules.debugLog = { log.log(.debug, "firestore.rules \($0)") }
+        return rules
+    }
+
+    /// The Firestore emulator's `PUT /emulator/v1/projects/{project}:securityRules`
+    /// (`{"rules": {"files": [{"name"?, "content"}]}}`, as @firebase/rules-unit-testing sends it):
+    /// the rules in force until the next one or a restart. A file that does not load is refused,
+    /// naming line and column, and the rules in force stay.
+    func putSecurityRules(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        guard request.method == "PUT" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
+        guard case .map(let body)? = try? JSONParser.parse(request.body), case .array(let files)? = body["rules"]?["files"],
+              files.count == 1, let content = files[0]["content"]?.stringValue else {
+            return .googleError(HTTPSError(.invalidArgument, "the body must be {\"rules\": {\"files\": [{\"content\": \"…\"}]}} with one file"))
+        }
+        let name = files[0]["name"]?.stringValue ?? "firestore.rules"
+        do {
+            let rules = FrontDoor.withDebugLog(try Ruleset(source: content, fileName: name), config, runtime.log)
+            documents.access.rules.replace(with: rules)
+            runtime.log.info("firestore rules replaced", ["file": .string(name)])
+            return .json([:])
+        } catch {
+            return .googleError(HTTPSError(.invalidArgument, "\(error)"))
+        }
     }
 }

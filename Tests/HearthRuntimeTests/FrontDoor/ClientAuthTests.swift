@@ -509,6 +509,30 @@ struct ClientAuthAttackTests {
         }
     }
 
+    @Test("the Firestore emulator's PUT …:securityRules replaces the rules in force; a file that does not load is refused and the rules stay")
+    func emulatorSecurityRules() async throws {
+        try await withAuthApp(configure: { $0.auth.emulator = true }) { a in
+            try await a.app.runtime.documents.commit([.set(try DocumentPath("things/t1"), ["n": 1])])
+            let doc = a.base + "/v1/projects/hearth-app/databases/(default)/documents/things/t1"
+            func read() async throws -> Int { try await a.client.send(HTTPClientRequest(url: doc)).status }
+            func put(_ rules: String, origin: String? = nil) async throws -> HTTPClientResponse {
+                let body: Value = ["rules": ["files": [["name": "test.rules", "content": .string(rules)]]]]
+                return try await a.client.send(HTTPClientRequest(method: "PUT", url: a.base + "/emulator/v1/projects/hearth-app:securityRules",
+                                                                 headers: HTTPHeaders(origin.map { [("Origin", $0)] } ?? []), body: JSONWriter.encode(body)))
+            }
+            #expect(try await read() == 403, "no rules: clients may not read")
+            let open = "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /things/{id} { allow read: if true; }\n  }\n}\n"
+            #expect(try await put(open, origin: "https://evil.example").status == 401)
+            #expect(try await read() == 403)
+            let loaded = try await put(open)
+            #expect(loaded.status == 200, "\(loaded.text)")
+            #expect(try await read() == 200)
+            let broken = try await put("service cloud.firestore { match /x { allow read: if ; } }")
+            #expect(broken.status == 400 && broken.text.contains("test.rules:"), "\(broken.text)")
+            #expect(try await read() == 200, "the rules in force stay")
+        }
+    }
+
     @Test("a browser app's SDK: preflights of the auth endpoints are answered for its origin, and every answer carries it back")
     func browserCORS() async throws {
         try await withAuthApp { a in
