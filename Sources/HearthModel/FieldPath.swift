@@ -122,15 +122,15 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     /// the same prefix), so neighbours are enough to compare.
     public static func firstNested(in paths: [FieldPath], equalToo: Bool) -> (outer: FieldPath, inner: FieldPath)? {
         guard paths.count > 1 else { return nil }
-        let sorted = paths.sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
-        for (outer, inner) in zip(sorted, sorted.dropFirst()) where (equalToo || outer != inner) && inner.segments.starts(with: outer.segments) {
+        let sorted = paths.sorted(by: <)
+        for (outer, inner) in zip(sorted, sorted.dropFirst()) where (equalToo || outer != inner) && outer.isPrefix(of: inner) {
             return (outer, inner)
         }
         return nil
     }
 
     /// True when this path is `other` or one of its ancestors.
-    public func isPrefix(of other: FieldPath) -> Bool { other.segments.starts(with: segments) }
+    public func isPrefix(of other: FieldPath) -> Bool { other.segments.starts(with: segments, by: UTF8Key.equal) }
 
     public static func < (lhs: FieldPath, rhs: FieldPath) -> Bool {
         for (a, b) in zip(lhs.segments, rhs.segments) where !UTF8Key.equal(a, b) {

@@ -61,9 +61,9 @@ extension Value {
             let ak = a.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             let bk = b.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             for (x, y) in zip(ak, bk) {
+                // Keys by their bytes, as `==` and Firestore compare them.
                 let kc = compareUTF8(x, y)
-                // Keys equal as Swift strings are the same key (see `Value.map`), whatever their bytes.
-                if kc != .same && x != y { return kc }
+                if kc != .same { return kc }
                 let vc = compare(a[x]!, b[y]!)
                 if vc != .same { return vc }
             }

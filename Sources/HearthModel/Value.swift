@@ -94,7 +94,8 @@ extension Value: Equatable {
         case let (.reference(a), .reference(b)): return a.utf8.elementsEqual(b.utf8)
         case let (.geoPoint(a), .geoPoint(b)): return a == b
         case let (.array(a), .array(b)): return a == b
-        case let (.map(a), .map(b)): return a == b
+        // Keys by their bytes, as strings compare: "é" and "e\u{301}" name two fields in Firestore.
+        case let (.map(a), .map(b)): return a.count == b.count && a.allSatisfy { key, value in b[bytes: key] == value }
         default: return false
         }
     }

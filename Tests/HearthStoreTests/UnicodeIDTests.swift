@@ -107,6 +107,11 @@ struct UnicodeIDTests {
             try await store.commit([.set(try doc("f/a"), [Self.nfd: 3])])
             #expect(try await found(Self.nfd, 3) == ["f/a"])
             #expect(try await found(Self.nfc, 2) == [])
+            // A set that changes only the spelling is a change, not a no-op.
+            try await store.commit([.set(try doc("f/a"), [Self.nfc: 3])])
+            #expect(try await found(Self.nfc, 3) == ["f/a"])
+            #expect(try await found(Self.nfd, 3) == [])
+            #expect(Value.map([Self.nfc: 1]) != Value.map([Self.nfd: 1]))
         }
     }
 }

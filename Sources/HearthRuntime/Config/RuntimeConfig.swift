@@ -57,6 +57,10 @@ public struct RuntimeConfig: Sendable, Equatable {
 
     public struct Server: Sendable, Equatable {
         public var host = "127.0.0.1"
+        /// DNS names besides `localhost` that requests may address the server by and still use
+        /// emulator mode's public credentials (`hearth` for a container reached by service name);
+        /// IP addresses always may.
+        public var allowedHosts: [String] = []
         public var port = 5001
         public var threads = 2
         public var maxBodyBytes = 32 * 1024 * 1024
@@ -294,6 +298,7 @@ public struct RuntimeConfig: Sendable, Equatable {
         if r.raw("units") == nil { units = discoveredUnits() } else { readUnits(&r) }
         r.section("server") { s in
             if let v = s.string("host") { server.host = v }
+            if let v = s.stringArray("allowed_hosts") { server.allowedHosts = v.map { $0.lowercased() } }
             if let v = s.int("port", range: 0...65535) { server.port = v }
             if let v = s.int("threads", range: 1...256) { server.threads = v }
             if let v = s.int("max_body_bytes", range: 1...(1 << 32)) { server.maxBodyBytes = v }
@@ -567,7 +572,7 @@ public struct RuntimeConfig: Sendable, Equatable {
             ],
             "record": ["directory": record.directory.map { .string(resolve($0)) } ?? .null, "max_file_mb": .int(Int64(record.maxFileMB))],
             "server": [
-                "host": .string(server.host), "port": .int(Int64(server.port)), "threads": .int(Int64(server.threads)),
+                "host": .string(server.host), "allowed_hosts": .array(server.allowedHosts.map { .string($0) }), "port": .int(Int64(server.port)), "threads": .int(Int64(server.threads)),
                 "max_body_bytes": .int(Int64(server.maxBodyBytes)), "max_header_bytes": .int(Int64(server.maxHeaderBytes)),
                 "max_connections": .int(Int64(server.maxConnections)), "reserved_connections": .int(Int64(server.reservedConnections)),
                 "head_timeout_seconds": .double(server.headTimeoutSeconds), "max_buffered_bytes": .int(Int64(server.maxBufferedBytes)),

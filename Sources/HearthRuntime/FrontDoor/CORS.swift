@@ -51,20 +51,29 @@ enum CORS {
     }
 
     /// Whether the request was addressed to this server by a name no one else's DNS can hand out:
-    /// an IP address, `localhost`, or `configured` (the server's own `[server] host`). A browser
-    /// sends no Origin on a same-origin GET, so a page whose name was rebound to 127.0.0.1 is told
-    /// apart by the Host it addressed (`attacker.example:9099`).
-    static func isDirectHost(_ hostHeader: String?, configured: String) -> Bool {
-        guard let header = hostHeader?.lowercased(), !header.isEmpty else { return true }  // HTTP/1.0 without Host
+    /// an IP address, `localhost`, or one of `allowed` (`[server] allowed_hosts`). A browser sends
+    /// no Origin on a same-origin GET, so a page whose name was rebound to 127.0.0.1 is told apart
+    /// by the Host it addressed (`attacker.example:9099`).
+    static func isDirectHost(_ hostHeader: String?, allowed: [String]) -> Bool {
+        guard let header = hostHeader?.lowercased(), !header.isEmpty else { return hostHeader == nil }  // HTTP/1.0 without Host
         var name = Substring(header)
+        func isPort(_ text: Substring) -> Bool { !text.isEmpty && text.count <= 5 && text.utf8.allSatisfy { (48...57).contains($0) } }
         if name.hasPrefix("[") {
             guard let close = name.firstIndex(of: "]") else { return false }
-            return name[name.index(after: name.startIndex)..<close].allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+            let rest = name[name.index(after: close)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && isPort(rest.dropFirst())) else { return false }
+            let address = name[name.index(after: name.startIndex)..<close]
+            return !address.isEmpty && address.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) || $0 == 58 || $0 == 46 }
         }
-        if let colon = name.lastIndex(of: ":") { name = name[..<colon] }
+        if let colon = name.lastIndex(of: ":") {
+            guard isPort(name[name.index(after: colon)...]) else { return false }
+            name = name[..<colon]
+        }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        let ipv4 = parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
-        return ipv4 || isLoopbackName(String(name)) || name == Substring(configured.lowercased())
+        let ipv4 = parts.count == 4 && parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.utf8.allSatisfy { (48...57).contains($0) } && Int(part).map { $0 <= 255 } == true
+        }
+        return ipv4 || isLoopbackName(String(name)) || allowed.contains(String(name))
     }
 
     private static func isLoopbackName(_ host: String) -> Bool {

@@ -157,10 +157,19 @@ extension FrontDoor {
         guard (config.emulatorMode && isLocalRequest(request)) || authorizedAsAdmin(request) else {
             return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode (from no web page, or one on this machine) or admin credentials")
         }
-        if segments.count == 3, segments[0] == "v1", segments[1] == "projects", segments[2] == Substring(config.project + ":securityRules") {
+        // The Firestore emulator's own endpoints wipe or replace what production never lets an
+        // API do: emulator mode only, admin credentials or not.
+        let replacesRules = segments.count == 3 && segments[0] == "v1" && segments[1] == "projects" && segments[2].hasSuffix(":securityRules")
+        let clearsDocuments = segments.count == 6 && segments[3] == "databases" && segments[4] == "(default)" && segments[5] == "documents"
+        if replacesRules || clearsDocuments {
+            guard config.emulatorMode else { return FrontDoor.toolkitError(404, "NOT_FOUND", "the Firestore emulator's endpoints are served in emulator mode only") }
+        }
+        if replacesRules {
+            guard segments[2] == Substring(config.project + ":securityRules") else {
+                return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)")
+            }
             return putSecurityRules(request)
         }
-        let clearsDocuments = segments.count == 6 && segments[3] == "databases" && segments[4] == "(default)" && segments[5] == "documents"
         guard segments.count >= 4, segments[0] == "v1", segments[1] == "projects",
               clearsDocuments || (segments.count == 4 && (segments[3] == "oobCodes" || segments[3] == "accounts")) else {
             return FrontDoor.toolkitError(404, "NOT_FOUND")

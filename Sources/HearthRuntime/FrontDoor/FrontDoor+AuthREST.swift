@@ -240,10 +240,10 @@ extension FrontDoor {
     var adminToken: String? { secrets.value(config.server.adminTokenEnv) }
 
     /// Whether a request may use emulator mode's public credentials: from no web page or one on
-    /// this machine, addressed to this server by IP address, `localhost` or its configured host
-    /// (not through a name rebound to it).
+    /// this machine, addressed to this server by IP address, `localhost` or `[server]
+    /// allowed_hosts` (not through a name rebound to it).
     func isLocalRequest(_ request: HTTPServerRequest) -> Bool {
-        CORS.isLocalPage(request.headers["origin"]) && CORS.isDirectHost(request.headers["host"], configured: config.server.host)
+        CORS.isLocalPage(request.headers["origin"]) && CORS.isDirectHost(request.headers["host"], allowed: config.server.allowedHosts)
     }
 
     /// A user in Identity Toolkit's account shape (what firebase-admin's UserRecord reads).

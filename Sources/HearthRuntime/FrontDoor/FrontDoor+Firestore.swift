@@ -34,7 +34,7 @@ extension FrontDoor {
         }
         if request.method == "OPTIONS" {
             let pre = CORS.preflight(policy: nil, origin: origin, requestedHeaders: request.headers["access-control-request-headers"],
-                                     methods: "GET, POST, PATCH, DELETE")
+                                     methods: "GET, POST, PUT, PATCH, DELETE")
             return HTTPServerResponse(status: pre.status, headers: pre.headers)
         }
         var response = await answer()

@@ -387,7 +387,7 @@ actor Writer {
             try removeIndex(IndexEntries.of(original.fields, indexed: indexed), collection: state.collection!, id: path.id)
             return (.deleted, nil)
         case (let original, let fields?):
-            if let original, original.fields == fields { return nil }
+            if let original, Value.map(original.fields) == .map(fields) { return nil }  // field names by their bytes
             var collection = state.collection
             if collection == nil {
                 let id = try collections.idCreating(path.collection, on: db)
