@@ -134,6 +134,10 @@ public final class FrontDoor: Sendable {
         try server.start()
         ready.store(true, ordering: .relaxed)
         runtime.log.log(.notice, "listening", ["address": .string("http://\(config.server.host):\(server.port)"), "project": .string(config.project)])
+        if config.emulatorMode && !CORS.isLocalPage("http://" + config.server.host) {
+            // Emulator mode keeps its public credentials off other web pages, not off the network.
+            runtime.log.warning("emulator mode listening on \(config.server.host): anyone who can reach this address may use its public credentials (Bearer owner, unsigned tokens, the emulator endpoints); bind 127.0.0.1 or turn emulator mode off")
+        }
         if !HTTPServer.epollCorrectionActive {
             runtime.log.warning("libmicrohttpd's polling threads run without the epoll correction (CEpollBatches is not this executable's epoll_wait): with many busy connections a request can wait for the connection timeout")
         }

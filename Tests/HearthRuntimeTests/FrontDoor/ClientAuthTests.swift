@@ -785,3 +785,18 @@ struct LocalRequestTests {
         #expect(CORS.isDirectHost(host, allowed: ["devbox.lan"]) == direct)
     }
 }
+
+@Suite("Emulator mode on the network")
+struct EmulatorBindingTests {
+    @Test("emulator mode listening beyond this machine warns at start; on 127.0.0.1, or outside emulator mode, it does not", arguments: [
+        ("0.0.0.0", true, true), ("127.0.0.1", true, false), ("0.0.0.0", false, false),
+    ])
+    func warnsOnTheNetwork(host: String, emulator: Bool, warns: Bool) async throws {
+        try await withFrontDoor(configure: { config in
+            config.server.host = host
+            config.auth.emulator = emulator
+        }) { door in
+            #expect(door.log.contains("emulator mode listening on \(host)") == warns, "\(door.log.all.suffix(3))")
+        }
+    }
+}
