@@ -29,7 +29,7 @@ struct DeployTests {
     /// Installs and records a library as a version of Swap (what `hearth deploy` does before activating).
     func record(_ runtime: Runtime, _ product: String) async throws -> String {
         let deployer = Deployer(runtime: runtime, progress: { _ in })
-        let (version, path) = try deployer.install(unit: "Swap", library: Self.library(product))
+        let (version, path) = try deployer.runtime.installLibrary(unit: "Swap", library: Self.library(product))
         try await runtime.deploys.record(UnitVersion(unit: "Swap", version: version, path: path, functions: [], created: runtime.clock.now(), createdBy: "test"))
         return version
     }

@@ -100,16 +100,11 @@ public struct Deployer: Sendable {
 
     // MARK: versions
 
-    /// Copies `library` to its content-addressed path (see `Runtime.installLibrary`).
-    public func install(unit: String, library: String) throws -> (version: String, path: String) {
-        try runtime.installLibrary(unit: unit, library: library)
-    }
-
     /// Deploys a built library: installs, validates, records and activates it.
     public func deploy(unit: String, library: String, who: String = Deployer.who) async throws -> Outcome {
         try checkConfigured(unit)
         return try await withDeployLock(unit) {
-            let (version, path) = try install(unit: unit, library: library)
+            let (version, path) = try runtime.installLibrary(unit: unit, library: library)
             progress("validating \(unit) \(version) in a throwaway worker")
             let manifest = try await runtime.validate(unit: unit, library: path)
             let recorded = UnitVersion(unit: unit, version: version, path: path, functions: manifest.functions.map(\.name),

@@ -69,16 +69,24 @@ enum CORS {
             guard isPort(name[name.index(after: colon)...]) else { return false }
             name = name[..<colon]
         }
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        let ipv4 = parts.count == 4 && parts.allSatisfy { part in
-            (1...3).contains(part.count) && part.utf8.allSatisfy { (48...57).contains($0) } && Int(part).map { $0 <= 255 } == true
-        }
-        return ipv4 || isLoopbackName(String(name)) || allowed.contains(String(name))
+        return ipv4(name) != nil || isLoopbackName(String(name)) || allowed.contains(String(name))
     }
 
     private static func isLoopbackName(_ host: String) -> Bool {
-        host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" || host == "::1" || host.hasPrefix("127.")
-            && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+        host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" || host == "::1" || ipv4(Substring(host))?.first == 127
+    }
+
+    /// A dotted IPv4 address's four bytes: four parts of one to three ASCII digits, each at most
+    /// 255; nil for anything else (signs, hex, fewer parts).
+    private static func ipv4(_ text: Substring) -> [UInt8]? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        var bytes: [UInt8] = []
+        for part in parts {
+            guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ (48...57).contains($0) }), let byte = UInt8(part) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
     }
 
     static func matches(_ pattern: String, _ origin: String) -> Bool {

@@ -157,25 +157,28 @@ extension FrontDoor {
         guard (config.emulatorMode && isLocalRequest(request)) || authorizedAsAdmin(request) else {
             return FrontDoor.toolkitError(401, "UNAUTHORIZED", "the emulator endpoints need emulator mode (from no web page, or one on this machine) or admin credentials")
         }
+        // `v1/projects/{p}/oobCodes|accounts`, `v1/projects/{p}/databases/(default)/documents`,
+        // `v1/projects/{p}:securityRules`.
+        enum Route { case oobCodes, accounts, documents, securityRules }
+        let route: Route
+        let project: Substring
+        switch (segments.count, segments.count >= 3 && segments[0] == "v1" && segments[1] == "projects") {
+        case (3, true) where segments[2].hasSuffix(":securityRules"): (route, project) = (.securityRules, segments[2].dropLast(":securityRules".count))
+        case (4, true) where segments[3] == "oobCodes": (route, project) = (.oobCodes, segments[2])
+        case (4, true) where segments[3] == "accounts": (route, project) = (.accounts, segments[2])
+        case (6, true) where segments[3] == "databases" && segments[4] == "(default)" && segments[5] == "documents": (route, project) = (.documents, segments[2])
+        default: return FrontDoor.toolkitError(404, "NOT_FOUND")
+        }
         // The Firestore emulator's own endpoints wipe or replace what production never lets an
         // API do: emulator mode only, admin credentials or not.
-        let replacesRules = segments.count == 3 && segments[0] == "v1" && segments[1] == "projects" && segments[2].hasSuffix(":securityRules")
-        let clearsDocuments = segments.count == 6 && segments[3] == "databases" && segments[4] == "(default)" && segments[5] == "documents"
-        if replacesRules || clearsDocuments {
-            guard config.emulatorMode else { return FrontDoor.toolkitError(404, "NOT_FOUND", "the Firestore emulator's endpoints are served in emulator mode only") }
+        if route == .documents || route == .securityRules, !config.emulatorMode {
+            return FrontDoor.toolkitError(404, "NOT_FOUND", "the Firestore emulator's endpoints are served in emulator mode only")
         }
-        if replacesRules {
-            guard segments[2] == Substring(config.project + ":securityRules") else {
-                return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)")
-            }
+        guard project == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
+        switch route {
+        case .securityRules:
             return putSecurityRules(request)
-        }
-        guard segments.count >= 4, segments[0] == "v1", segments[1] == "projects",
-              clearsDocuments || (segments.count == 4 && (segments[3] == "oobCodes" || segments[3] == "accounts")) else {
-            return FrontDoor.toolkitError(404, "NOT_FOUND")
-        }
-        guard segments[2] == Substring(config.project) else { return FrontDoor.toolkitError(404, "PROJECT_NOT_FOUND", "this server serves project \(config.project)") }
-        if clearsDocuments {
+        case .documents:
             guard request.method == "DELETE" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
             do {
                 for collection in try await runtime.documents.listCollections(under: nil) {
@@ -183,8 +186,7 @@ extension FrontDoor {
                 }
                 return .json([:])
             } catch { return FrontDoor.toolkitError(error) }
-        }
-        if segments[3] == "accounts" {
+        case .accounts:
             guard request.method == "DELETE" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
             do {
                 // A page at a time from the start: each page's users are gone when the next is read.
@@ -197,6 +199,8 @@ extension FrontDoor {
                 }
                 return .json([:])
             } catch { return FrontDoor.toolkitError(error) }
+        case .oobCodes:
+            break
         }
         guard request.method == "GET" else { return FrontDoor.toolkitError(405, "METHOD_NOT_ALLOWED") }
         do {

@@ -541,6 +541,15 @@ struct ClientAuthAttackTests {
             let broken = try await put("service cloud.firestore { match /x { allow read: if ; } }")
             #expect(broken.status == 400 && broken.text.contains("test.rules:"), "\(broken.text)")
             #expect(try await read() == 200, "the rules in force stay")
+            // Bodies that are not one rules file are refused, and the rules stay.
+            let url = a.base + "/emulator/v1/projects/hearth-app:securityRules"
+            for body in ["not json", "{}", #"{"rules": {"files": []}}"#, #"{"rules": {"files": [{"content": 5}]}}"#,
+                         #"{"rules": {"files": [{"content": "a"}, {"content": "b"}]}}"#, #"{"rules": "x"}"#] {
+                let refused = try await a.client.send(HTTPClientRequest(method: "PUT", url: url, body: Array(body.utf8)))
+                #expect(refused.status == 400 && refused.text.contains("one file"), "\(body): \(refused.text)")
+            }
+            #expect(try await a.client.send(HTTPClientRequest(url: url)).status == 405)
+            #expect(try await read() == 200)
         }
     }
 

@@ -181,6 +181,15 @@ struct EmailLinkTests {
                 let refused = try await a.v1("accounts:createAuthUri", body)
                 #expect(refused.status == 400 && refused.code == code, "\(body): \(refused.json)")
             }
+            // Fields of the wrong type are named, as Google's APIs name them.
+            for body in [["identifier": 5, "continueUri": "http://localhost/"] as Value, ["identifier": "pw@example.com", "continueUri": ["x"]],
+                         ["identifier": "pw@example.com", "continueUri": "http://localhost/", "sessionId": true]] {
+                let refused = try await a.v1("accounts:createAuthUri", body)
+                #expect(refused.status == 400 && refused.error?.hasPrefix("Invalid value at") == true, "\(body): \(refused.json)")
+            }
+            let huge = try await a.v1("accounts:createAuthUri", ["identifier": .string(String(repeating: "x", count: 100_000) + "@example.com"),
+                                                                 "continueUri": "http://localhost/"])
+            #expect(huge.code == "INVALID_IDENTIFIER")
         }
         // With enumeration protection (Hearth's default, as new Firebase projects'), the answer
         // tells nothing: no registered, no providers, an empty list of methods.
