@@ -203,12 +203,15 @@ struct GroupCommitTests {
                 Writer.CommitJob(writes: [.create(try doc("items/\(id)"), ["id": .string(id)])], validations: [], enqueues: [])
             }
             // The writer is idle once what opening the store queued has run, and the block that ran
-            // last has been counted out (just after it returns): a commit that then finds it busy is
-            // queued for the writer's thread, so the check is tried again, a bounded number of times.
-            let caller = UInt(pthread_self())
+            // last has been counted out (just after it returns, which under load can be well after
+            // it resumed this task: waited for, bounded): a commit that then finds it busy is queued
+            // for the writer's thread, so the check is tried again, a bounded number of times.
             var ranHere = false
             for attempt in 0..<50 where !ranHere {
                 await withCheckedContinuation { c in engine.writer.onWriterThread { _ in c.resume() } }
+                for _ in 0..<1_000 where !engine.writer.isIdle { try await Task.sleep(for: .milliseconds(1)) }
+                // Taken after the last suspension: a task may resume on another of the pool's threads.
+                let caller = UInt(pthread_self())
                 let idle = Mutex<UInt?>(nil)
                 engine.commit(try job("idle\(attempt)"), here: true) { outcome in
                     if (try? outcome.get()) != nil { idle.withLock { $0 = UInt(pthread_self()) } }

@@ -56,6 +56,9 @@ actor Writer {
         executor.runHereIfIdle { self.assumeIsolated { body($0) } }
     }
 
+    /// Whether the writer's thread has nothing queued or running (for tests).
+    nonisolated var isIdle: Bool { executor.isIdle }
+
     private func ensureOpen() throws {
         if closed.load(ordering: .relaxed) { throw StoreError.closed }
     }

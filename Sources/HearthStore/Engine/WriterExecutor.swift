@@ -82,6 +82,9 @@ final class WriterExecutor: SerialExecutor {
         return true
     }
 
+    /// Nothing queued or running (for tests that need an idle writer).
+    var isIdle: Bool { pending.load(ordering: .relaxed) == 0 }
+
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
