@@ -8,7 +8,8 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: epoll and a small thread pool do the socket work; each
 /// request's Swift handler runs as a task while its connection is suspended, so no pool thread ever
-/// waits for a handler (the pattern NOTES.md measured at ~80k requests/s).
+/// waits for a handler (the pattern NOTES.md measured at ~80k requests/s). Requests whose work
+/// never waits can be answered by an `ImmediateHandler` on the pool thread itself, with no task.
 ///
 /// Limits, each answered before the body is read where it can be: head size (431), body size
 /// (413), bytes buffered across all connections (503 with `Retry-After`), the request framing a
@@ -56,15 +57,23 @@ public final class HTTPServer: Sendable {
     /// the body and running the handler (routing, authorization).
     public typealias HeadHandler = @Sendable (HTTPRequestHead) -> HTTPServerResponse?
 
+    /// Runs on the server's own thread once a request is whole, before any task is made: the
+    /// response it returns answers the request (a `later` one when whoever has it calls back), and
+    /// nil hands the request to the handler's task. For requests that never wait before their
+    /// work goes elsewhere (the front door's callables without an ID token: the checks, then a
+    /// message to the unit's worker): they skip the task and the hop to another thread. It must not
+    /// block: every connection of that thread waits for it.
+    public typealias ImmediateHandler = @Sendable (HTTPServerRequest) -> HTTPServerResponse?
+
     let configuration: Configuration
     let core: ServerCore
     /// The daemon's handle (as an address: handles are not Sendable), 0 when stopped.
     private let daemon = Mutex<UInt>(0)
     private let boundPort = Atomic<Int>(0)
 
-    public init(configuration: Configuration, head: HeadHandler? = nil, handler: @escaping Handler) {
+    public init(configuration: Configuration, head: HeadHandler? = nil, immediate: ImmediateHandler? = nil, handler: @escaping Handler) {
         self.configuration = configuration
-        core = ServerCore(configuration: configuration, head: head, handler: handler)
+        core = ServerCore(configuration: configuration, head: head, immediate: immediate, handler: handler)
     }
 
     /// Open connections (for tests and metrics).

@@ -141,6 +141,7 @@ final class StreamState: Sendable, HTTPResponseWriter {
 final class ServerCore: Sendable {
     let configuration: HTTPServer.Configuration
     let handler: HTTPServer.Handler
+    let immediate: HTTPServer.ImmediateHandler?
     let head: HTTPServer.HeadHandler?
     let inFlight = Atomic<Int>(0)
     let connections: ConnectionGuard
@@ -152,9 +153,11 @@ final class ServerCore: Sendable {
     /// Every 50 ms: handlers past their timeout, connections past their deadlines.
     private let watchdog = Mutex<RepeatingTimer?>(nil)
 
-    init(configuration: HTTPServer.Configuration, head: HTTPServer.HeadHandler?, handler: @escaping HTTPServer.Handler) {
+    init(configuration: HTTPServer.Configuration, head: HTTPServer.HeadHandler?, immediate: HTTPServer.ImmediateHandler?,
+         handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
         self.handler = handler
+        self.immediate = immediate
         self.head = head
         connections = ConnectionGuard(limits: .init(
             headTimeout: configuration.headTimeout, idleTimeout: .seconds(configuration.connectionTimeoutSeconds),
@@ -213,19 +216,25 @@ final class ServerCore: Sendable {
             s.phase = .running(nil)
             MHD_suspend_connection(connection.pointer)
         }
-        let task = Task {
-            let response = await handler(input)
-            if case .later(let start) = response.body {
-                // Finished by whoever has the answer, on its own thread (see `HTTPServerResponse.later`).
-                start { request.finish(with: $0.resolved) }
-            } else {
-                request.finish(with: response)
-            }
+        if let immediate, let response = immediate(input) {
+            Self.answer(request, with: response)
+            return
         }
+        let task = Task { Self.answer(request, with: await handler(input)) }
         request.state.withLock { s in
             // The handler may already have answered (finish moved the phase on); then there is
             // nothing left to cancel.
             if case .running(nil) = s.phase { s.phase = .running(task) }
+        }
+    }
+
+    /// A handler's response: sent now, or, for a `later` one, when whoever has the answer calls
+    /// back, on its own thread (see `HTTPServerResponse.later`).
+    private static func answer(_ request: RequestState, with response: HTTPServerResponse) {
+        if case .later(let start) = response.body {
+            start { request.finish(with: $0.resolved) }
+        } else {
+            request.finish(with: response)
         }
     }
 

@@ -6,10 +6,11 @@ import Testing
 
 /// A server on an ephemeral port for one test, stopped at the end.
 func withServer<T>(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, head: HTTPServer.HeadHandler? = nil,
+                   immediate: HTTPServer.ImmediateHandler? = nil,
                    handler: @escaping HTTPServer.Handler, _ body: (HTTPServer, String) async throws -> T) async throws -> T {
     var config = HTTPServer.Configuration()
     configure(&config)
-    let server = HTTPServer(configuration: config, head: head, handler: handler)
+    let server = HTTPServer(configuration: config, head: head, immediate: immediate, handler: handler)
     try server.start()
     do {
         let result = try await body(server, "http://127.0.0.1:\(server.port)")
@@ -207,6 +208,56 @@ struct ServerTests {
             #expect(next.status == 200)
             #expect(next.text == "quick")
             #expect(try await settledInFlight(server) == 0)
+        }
+    }
+
+    @Test("an immediate handler answers on the server's thread with no task; nil passes the request to the handler's task; its later answers come from any thread, and time out as a handler's do")
+    func immediateHandler() async throws {
+        let pending = Mutex<[@Sendable (HTTPServerResponse) -> Void]>([])
+        let immediate: HTTPServer.ImmediateHandler = { request in
+            let inTask = withUnsafeCurrentTask { $0 != nil }
+            switch request.path {
+            case "/now": return .text("now \(String(decoding: request.body, as: UTF8.self)) in task: \(inTask)")
+            case "/later":
+                let body = request.body
+                return .later { answer in Thread { answer(HTTPServerResponse(status: 201, body: .bytes(body))) }.start() }
+            case "/never": return .later { answer in pending.withLock { $0.append(answer) } }
+            default: return nil
+            }
+        }
+        let handler: HTTPServer.Handler = { request in
+            .text("task \(String(decoding: request.body, as: UTF8.self)) in task: \(withUnsafeCurrentTask { $0 != nil })")
+        }
+        try await withServer(immediate: immediate, handler: handler) { server, base in
+            let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for i in 0..<300 {
+                    group.addTask {
+                        let path = ["/now", "/later", "/other"][i % 3]
+                        let r = try await client.send(HTTPClientRequest(method: "POST", url: base + path, body: Array("\(i)".utf8), timeout: .seconds(120)))
+                        switch path {
+                        case "/now": return r.status == 200 && r.text == "now \(i) in task: false"
+                        case "/later": return r.status == 201 && r.text == "\(i)"
+                        default: return r.status == 200 && r.text == "task \(i) in task: true"
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(results.count == 300)
+            #expect(results.allSatisfy { $0 })
+            for _ in 0..<3000 where server.inFlight != 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(server.inFlight == 0)
+        }
+        try await withServer({ $0.requestTimeout = .milliseconds(200) }, immediate: immediate, handler: handler) { server, base in
+            let never = try await client.send(HTTPClientRequest(url: base + "/never", timeout: .seconds(120)))
+            #expect(never.status == 504)
+            #expect(try JSONParser.parse(never.body)["error"]?["status"] == "DEADLINE_EXCEEDED")
+            for answer in pending.withLock({ $0 }) { answer(.text("too late")) }
+            // Answered on the spot, so never past the timeout, however loaded the machine.
+            let after = try await client.send(HTTPClientRequest(method: "POST", url: base + "/now", body: Array("x".utf8), timeout: .seconds(120)))
+            #expect(after.text == "now x in task: false")
+            for _ in 0..<3000 where server.inFlight != 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(server.inFlight == 0)
         }
     }
 

@@ -8,58 +8,110 @@ extension FrontDoor {
     /// The Firebase callable protocol, exactly: POST, `application/json`, a body `{"data": …}`,
     /// an optional `Authorization: Bearer <ID token>` (present but not valid: 401 before the function
     /// runs), App Check, CORS, `{"result"}` / `{"error"}`, and streaming over `text/event-stream`.
+    /// In that order, as firebase-functions checks them: a request that is not a call is 400 whatever
+    /// its token.
     func callable(_ entry: FunctionEntry, _ request: HTTPServerRequest) async -> HTTPServerResponse {
+        switch callableCall(entry, request) {
+        case .answered(let response):
+            return response
+        case .ready(var call):
+            if let token = call.idToken {
+                do {
+                    call.event.auth = try await runtime.caller(idToken: token)
+                } catch {
+                    runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
+                    return call.respond(.error(.unauthenticated, "Unauthenticated"))
+                }
+            }
+            return invoke(entry, call)
+        }
+    }
+
+    /// A callable request with no ID token, whole, on the server's thread (`HTTPServer.ImmediateHandler`):
+    /// nothing in it waits, so it is checked and sent to the unit without a task. Nil when it
+    /// carries a token, which is verified against the user's record in the store.
+    func callableNow(_ entry: FunctionEntry, _ request: HTTPServerRequest) -> HTTPServerResponse? {
+        switch callableCall(entry, request) {
+        case .answered(let response): return response
+        case .ready(let call): return call.idToken == nil ? invoke(entry, call) : nil
+        }
+    }
+
+    /// A request that passed the protocol's checks: its event (with no caller yet), the ID token
+    /// and App Check token it carries, and the CORS headers every answer to it gets.
+    struct CallableCall {
+        var event: Boundary.CallableEvent
+        let idToken: String?
+        let appCheckToken: String?
+        let cors: HTTPHeaders
+
+        func respond(_ response: HTTPServerResponse) -> HTTPServerResponse { FrontDoor.withCORS(cors, response) }
+    }
+
+    enum CallableStep {
+        case answered(HTTPServerResponse)
+        case ready(CallableCall)
+    }
+
+    static func withCORS(_ cors: HTTPHeaders, _ response: HTTPServerResponse) -> HTTPServerResponse {
+        response.map { r in
+            var r = r
+            for (n, v) in cors { r.headers.add(n, v) }
+            return r
+        }
+    }
+
+    /// The checks before the caller's ID token: a preflight is answered, and a request that is not
+    /// a call (method, media type, body) or whose Authorization header is not a Bearer token is
+    /// refused.
+    func callableCall(_ entry: FunctionEntry, _ request: HTTPServerRequest) -> CallableStep {
         let options = entry.spec.options
         let origin = request.headers["origin"]
         if request.method == "OPTIONS" {
             let pre = CORS.preflight(policy: options.cors, origin: origin, requestedHeaders: request.headers["access-control-request-headers"])
-            return HTTPServerResponse(status: pre.status, headers: pre.headers)
+            return .answered(HTTPServerResponse(status: pre.status, headers: pre.headers))
         }
         let cors = CORS.headers(policy: options.cors, origin: origin)
-        func respond(_ r: HTTPServerResponse) -> HTTPServerResponse {
-            r.map { r in
-                var r = r
-                for (n, v) in cors { r.headers.add(n, v) }
-                return r
-            }
-        }
-        guard request.method == "POST" else { return respond(FrontDoor.badRequest) }
-        guard HTTPText.isMediaType(request.headers["content-type"], "application/json") else { return respond(FrontDoor.badRequest) }
-        guard let data = FrontDoor.callableData(request.body) else { return respond(FrontDoor.badRequest) }
-
-        var event = Boundary.CallableEvent(data: data)
+        guard request.method == "POST" else { return .answered(FrontDoor.withCORS(cors, FrontDoor.badRequest)) }
+        guard HTTPText.isMediaType(request.headers["content-type"], "application/json") else { return .answered(FrontDoor.withCORS(cors, FrontDoor.badRequest)) }
+        guard let data = FrontDoor.callableData(request.body) else { return .answered(FrontDoor.withCORS(cors, FrontDoor.badRequest)) }
+        var idToken: String?
         if let authorization = request.headers["authorization"] {
             guard authorization.hasPrefix("Bearer "), authorization.count > 7 else {
                 runtime.log.warning("callable refused: malformed Authorization header", ["function": .string(entry.name)])
-                return respond(.error(.unauthenticated, "Unauthenticated"))
+                return .answered(FrontDoor.withCORS(cors, .error(.unauthenticated, "Unauthenticated")))
             }
-            do {
-                event.auth = try await runtime.caller(idToken: String(authorization.dropFirst(7)))
-            } catch {
-                runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
-                return respond(.error(.unauthenticated, "Unauthenticated"))
-            }
+            idToken = String(authorization.dropFirst(7))
         }
-        if let token = request.headers["x-firebase-appcheck"] {
-            if let appCheck, let verified = try? appCheck.verify(token) {
-                event.app = AppCheckClaims(appID: verified.appID, claims: verified.claims)
-            } else if options.enforceAppCheck == true {
-                runtime.log.warning("callable refused: invalid App Check token", ["function": .string(entry.name)])
-                return respond(.error(.unauthenticated, "Unauthenticated"))
-            }
-        } else if options.enforceAppCheck == true {
-            runtime.log.warning("callable refused: missing App Check token", ["function": .string(entry.name)])
-            return respond(.error(.unauthenticated, "Unauthenticated"))
-        }
+        var event = Boundary.CallableEvent(data: data)
         event.instanceIDToken = request.headers["firebase-instance-id-token"]
         event.headers.reserveCapacity(request.headers.fields.count)
         for (name, value) in request.headers { event.headers[HTTPHeaders.lowercasedName(name)] = value }
         event.acceptsStreaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
+        return .ready(CallableCall(event: event, idToken: idToken, appCheckToken: request.headers["x-firebase-appcheck"], cors: cors))
+    }
+
+    /// After the caller is known: App Check, then the function, answered when its unit replies (or
+    /// streamed, when the client accepts `text/event-stream`).
+    func invoke(_ entry: FunctionEntry, _ call: CallableCall) -> HTTPServerResponse {
+        let options = entry.spec.options
+        var event = call.event
+        if let token = call.appCheckToken {
+            if let appCheck, let verified = try? appCheck.verify(token) {
+                event.app = AppCheckClaims(appID: verified.appID, claims: verified.claims)
+            } else if options.enforceAppCheck == true {
+                runtime.log.warning("callable refused: invalid App Check token", ["function": .string(entry.name)])
+                return call.respond(.error(.unauthenticated, "Unauthenticated"))
+            }
+        } else if options.enforceAppCheck == true {
+            runtime.log.warning("callable refused: missing App Check token", ["function": .string(entry.name)])
+            return call.respond(.error(.unauthenticated, "Unauthenticated"))
+        }
+        let runtime = self.runtime
 
         if event.acceptsStreaming {
             var h = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
-            for (n, v) in cors { h.add(n, v) }
-            let runtime = self.runtime
+            for (n, v) in call.cors { h.add(n, v) }
             let invocation = event
             let heartbeat = options.heartbeat
             return HTTPServerResponse(status: 200, headers: h, body: .stream { writer in
@@ -85,12 +137,12 @@ extension FrontDoor {
         }
 
         // Answered from the thread that reads the unit's reply: no task waits for the function. The
-        // CORS headers are added there too (not by `respond`, whose `map` would wrap the answer in
+        // CORS headers are added there too (not by `withCORS`, whose `map` would wrap the answer in
         // three more closures).
-        let runtime = self.runtime
-        let call = event
+        let invocation = event
+        let cors = call.cors
         return .later { answer in
-            runtime.invokeCallable(entry, call) { outcome in
+            runtime.invokeCallable(entry, invocation) { outcome in
                 var response: HTTPServerResponse
                 switch outcome.result {
                 case .success(let result):

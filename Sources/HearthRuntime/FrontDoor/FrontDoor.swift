@@ -92,7 +92,9 @@ public final class FrontDoor: Sendable {
         let longest = runtime.table.entries.compactMap(\.spec.options.timeout).max() ?? FunctionOptions.defaultTimeout
         serverConfig.requestTimeout = max(.seconds(double: config.server.requestTimeoutSeconds), longest + .seconds(5))
         let box = HandlerBox()
-        server = HTTPServer(configuration: serverConfig, head: { head in box.check(head) }) { request in await box.handle(request) }
+        server = HTTPServer(configuration: serverConfig, head: { head in box.check(head) }, immediate: { request in box.handleNow(request) }) { request in
+            await box.handle(request)
+        }
         box.door.withLock { $0.door = self }
         try validateRoutes()
     }
@@ -227,7 +229,37 @@ public final class FrontDoor: Sendable {
         let started = ContinuousClock.now
         metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
         let (route, response) = await route(request)
-        // Counted when the response is known, which for a function's call is after it returns.
+        return counted(response, route: route, started: started)
+    }
+
+    /// Bodies up to this size are parsed on the server's thread (`handleNow`); larger ones in a task,
+    /// so that no request holds up that thread's other connections for long (a 64 KiB body parses in
+    /// well under a millisecond).
+    static let immediateBodyLimit = 64 * 1024
+
+    /// What the server's own thread answers, with no task (`HTTPServer.ImmediateHandler`): calls to
+    /// callables of units in worker processes that carry no ID token, which wait for nothing before
+    /// their message goes to the worker. Everything else (nil) goes through `handle`, in a task: a
+    /// token is verified against the user's record in the store, and a unit loaded in-process
+    /// would start its handler on the calling thread (`Task.immediate`), where a long synchronous
+    /// handler would hold up the server's connections.
+    func handleNow(_ request: HTTPServerRequest) -> HTTPServerResponse? {
+        guard request.method == "POST", request.headers["authorization"] == nil, request.body.count <= Self.immediateBodyLimit else { return nil }
+        let segments = request.path.slashSeparated.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
+        guard case .function(let entry) = target(segments), entry.trigger == .callable, entry.unit.isolation == .process else { return nil }
+        let started = ContinuousClock.now
+        metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
+        // A worker's full socket must not stall this thread: the frame's rest is written by a
+        // background writer.
+        guard let response = FrameSocket.$sendsWithoutBlocking.withValue(true, operation: { callableNow(entry, request) }) else {
+            metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed)
+            return nil
+        }
+        return counted(response, route: "callable", started: started)
+    }
+
+    /// Counted when the response is known, which for a function's call is after it returns.
+    func counted(_ response: HTTPServerResponse, route: String, started: ContinuousClock.Instant) -> HTTPServerResponse {
         let metrics = self.metrics
         return response.map { r in
             metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed)
@@ -304,6 +336,10 @@ final class HandlerBox: Sendable {
 
     func check(_ head: HTTPRequestHead) -> HTTPServerResponse? {
         door.withLock { $0.door }?.check(head)
+    }
+
+    func handleNow(_ request: HTTPServerRequest) -> HTTPServerResponse? {
+        door.withLock { $0.door }?.handleNow(request)
     }
 }
 

@@ -69,7 +69,7 @@ struct CallableCase: Sendable, CustomTestStringConvertible {
         CallableCase(name: "a body that is not a call is refused before its token is looked at (unverifiable token)", path: "/echo",
                      headers: [("Content-Type", "application/json"), ("Authorization", "Bearer not.a.token")], body: #"{"data":1,"extra":2}"#,
                      status: 400, response: badRequest),
-        CallableCase(name: "a 70,000-character string round-trips", path: "/echo",
+        CallableCase(name: "a body over 64 KiB round-trips (parsed in a task, not on the server's thread)", path: "/echo",
                      body: #"{"data":""# + String(repeating: "x", count: 70_000) + #""}"#,
                      status: 200, response: #"{"result":""# + String(repeating: "x", count: 70_000) + #""}"#),
         CallableCase(name: "no Authorization: auth is null", path: "/whoami", body: #"{"data":null}"#, status: 200, response: #"{"result":null}"#),
@@ -118,7 +118,8 @@ struct CallableCase: Sendable, CustomTestStringConvertible {
 
 @Suite("Callable protocol over HTTP")
 struct CallableProtocolTests {
-    /// In both isolations: in-process (the tests' default) and in a worker process (`hearth serve`'s).
+    /// In a worker process (`hearth serve`'s default), calls without an ID token are answered on
+    /// the server's thread (`FrontDoor.handleNow`); in-process, and with a token, in a task.
     @Test("callable requests and their exact answers", arguments: CallableCase.all, RuntimeConfig.Isolation.allCases)
     func table(_ c: CallableCase, isolation: RuntimeConfig.Isolation) async throws {
         try await withFrontDoor(configure: { $0.defaultIsolation = isolation }) { door in
@@ -130,6 +131,47 @@ struct CallableProtocolTests {
             // caches are told the answer depends on it.
             #expect(r.headers["access-control-allow-origin"] == nil)
             #expect(r.headers.values("vary").contains("Origin"))
+        }
+    }
+
+    @Test("calls without an ID token to a unit in a worker are answered on the server's thread; with one, in-process units, bodies over 64 KiB, other methods and other routes go to a task")
+    func immediateRouting() async throws {
+        try await withFrontDoor(configure: { $0.defaultIsolation = .process }) { door in
+            func request(_ path: String, method: String = "POST", authorization: String? = nil, body: String = #"{"data":1}"#) -> HTTPServerRequest {
+                var headers = HTTPHeaders([("Content-Type", "application/json"), ("Origin", "https://app.example")])
+                if let authorization { headers.add("Authorization", authorization) }
+                return HTTPServerRequest(method: method, path: path, headers: headers, body: Array(body.utf8))
+            }
+            let now = try #require(door.door.handleNow(request("/hearth-local/us-central1/echo")))
+            guard case .later(let start) = now.body else {
+                Issue.record("a call is answered when its unit replies, got status \(now.status)")
+                return
+            }
+            let answer = await withCheckedContinuation { (done: CheckedContinuation<HTTPServerResponse, Never>) in start { done.resume(returning: $0) } }
+            guard case .bytes(let bytes) = answer.body else { throw HTTPSError(.internal, "not a plain answer") }
+            #expect(answer.status == 200)
+            #expect(String(decoding: bytes, as: UTF8.self) == #"{"result":1}"#)
+            // The CORS headers of the callable's default policy (the Origin reflected) on the answer.
+            #expect(answer.headers["access-control-allow-origin"] == "https://app.example")
+            #expect(answer.headers["vary"] == "Origin")
+            // Refused on the spot: still no task.
+            #expect(door.door.handleNow(request("/echo", body: "{")).map(\.status) == 400)
+            let token = try await door.idToken("u1")
+            #expect(door.door.handleNow(request("/echo", authorization: "Bearer " + token)) == nil)
+            #expect(door.door.handleNow(request("/echo", authorization: "Basic dXNlcjpwYXNz")) == nil)
+            #expect(door.door.handleNow(request("/echo", body: #"{"data":""# + String(repeating: "x", count: 65_536) + #""}"#)) == nil)
+            #expect(door.door.handleNow(request("/echo", method: "GET")) == nil)
+            #expect(door.door.handleNow(request("/echoRequest")) == nil)
+            #expect(door.door.handleNow(request("/nope")) == nil)
+            #expect(door.door.handleNow(request("/v1/projects/hearth-local/databases/(default)/documents:commit", body: "{}")) == nil)
+            // Every one of them answered, through the task where handleNow declined.
+            let r = try await door.call("whoami", .null, headers: [("Authorization", "Bearer " + token)])
+            #expect(r.json?["result"]?["uid"] == "u1", "\(r.text)")
+        }
+        // A unit loaded in-process would start its handler on the server's thread: a task.
+        try await withFrontDoor(configure: { $0.defaultIsolation = .inProcess }) { door in
+            let call = HTTPServerRequest(method: "POST", path: "/echo", headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(#"{"data":1}"#.utf8))
+            #expect(door.door.handleNow(call) == nil)
         }
     }
 
