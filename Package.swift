@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
-        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML"]),
+        .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML", "CEpollBatches"]),
         .testTarget(name: "MembersTests", dependencies: ["HearthTesting", "HearthModel"]),
         .testTarget(name: "ItemsTests", dependencies: ["HearthTesting", "HearthModel"]),
         // SCENARIOS.md, one file per scenario, through the real units.

@@ -33,7 +33,13 @@ static _Thread_local int polling_thread;
 static _Thread_local int full_batch_descriptor = -1;
 static _Thread_local unsigned long unblocked_here;
 
+static _Atomic(void (*)(void)) before_poll;
+
 void hearth_mark_polling_thread(void) { polling_thread = 1; }
+
+int hearth_is_polling_thread(void) { return polling_thread; }
+
+void hearth_set_before_poll(void (*hook)(void)) { atomic_store_explicit(&before_poll, hook, memory_order_release); }
 
 unsigned long hearth_unblocked_epoll_waits_here(void) { return unblocked_here; }
 
@@ -54,6 +60,8 @@ static int system_epoll_wait(int descriptor, struct epoll_event *events, int cap
 
 int epoll_wait(int descriptor, struct epoll_event *events, int capacity, int timeout) {
     if (!polling_thread) return system_epoll_wait(descriptor, events, capacity, timeout);
+    void (*hook)(void) = atomic_load_explicit(&before_poll, memory_order_acquire);
+    if (hook != NULL) hook();
     if (full_batch_descriptor == descriptor && timeout != 0) {
         timeout = 0;
         unblocked_here++;

@@ -92,6 +92,15 @@ public final class HTTPServer: Sendable {
     /// (for tests, from a callback on a polling thread).
     static var unblockedEpollWaitsOnThisThread: UInt { UInt(hearth_unblocked_epoll_waits_here()) }
 
+    /// Whether the calling thread is one of libmicrohttpd's polling threads (one that accepted a
+    /// connection): work it does for a request holds up every connection of that thread.
+    public static var onPollingThread: Bool { hearth_is_polling_thread() != 0 }
+
+    /// Sets what every polling thread runs before it next waits for its connections, once per
+    /// pass over those that were ready (nil: nothing): work a request's handling left for the end
+    /// of the pass goes out from there, for all of the pass's requests at once.
+    public static func setBeforePoll(_ hook: (@convention(c) () -> Void)?) { hearth_set_before_poll(hook) }
+
     /// Requests whose handler has started and whose response has not finished.
     public var inFlight: Int { core.inFlight.load(ordering: .relaxed) }
 

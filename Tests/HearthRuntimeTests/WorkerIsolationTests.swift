@@ -1,3 +1,4 @@
+import CEpollBatches
 import Foundation
 import Glibc
 import HearthModel
@@ -256,6 +257,50 @@ struct WorkerIsolationTests {
             }
             #expect(received.count == expected.count)
             #expect(received == expected)
+        }
+    }
+
+    @Test("frames an HTTP polling thread sends wait for its next poll, then go out together in one write; other threads' sends are not held",
+          .timeLimit(.minutes(1)))
+    func pollingThreadCorksUntilItPolls() async throws {
+        try await withFrameSocketPair(sendTimeout: 10) { socket, _, b in
+            let one = Boundary.frame(Boundary.Header(kind: .request, operation: .log, invocation: 1), Boundary.Empty())
+            let two = Boundary.frame(Boundary.Header(kind: .request, operation: .log, invocation: 2), Boundary.Empty())
+            @Sendable func readable(within milliseconds: Int32) -> Bool {
+                var p = pollfd(fd: b, events: Int16(POLLIN), revents: 0)
+                return poll(&p, 1, milliseconds) == 1
+            }
+            @Sendable func readOnce() -> [UInt8] {
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
+                return n > 0 ? Array(buffer[0..<n]) : []
+            }
+            struct Seen: Sendable { var beforePoll = true, afterPoll = false, bytes: [UInt8] = [] }
+            let seen: Seen = await withCheckedContinuation { done in
+                let thread = Thread {
+                    hearth_mark_polling_thread()
+                    socket.send(one)
+                    socket.send(two)
+                    var s = Seen()
+                    s.beforePoll = readable(within: 50)
+                    // The thread's next poll (libmicrohttpd's loop calls epoll_wait once per pass).
+                    let ep = epoll_create1(0)
+                    var event = epoll_event()
+                    _ = epoll_wait(ep, &event, 1, 0)
+                    Glibc.close(ep)
+                    s.afterPoll = readable(within: 5_000)
+                    s.bytes = readOnce()
+                    done.resume(returning: s)
+                }
+                thread.start()
+            }
+            #expect(!seen.beforePoll, "nothing is written before the polling thread polls")
+            #expect(seen.afterPoll)
+            #expect(seen.bytes == one + two, "both frames in one read: one write")
+            // Any other thread's send goes out at once.
+            #expect(socket.send(one))
+            #expect(readable(within: 5_000))
+            #expect(readOnce() == one)
         }
     }
 

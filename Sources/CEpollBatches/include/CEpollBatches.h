@@ -1,6 +1,8 @@
 #ifndef HEARTH_EPOLL_BATCHES_H
 #define HEARTH_EPOLL_BATCHES_H
 
+#include <sys/epoll.h>
+
 /// Marks the calling thread as one of libmicrohttpd's polling threads, whose `epoll_wait` calls
 /// epoll_batches.c corrects. Called from the server's connection callback, which libmicrohttpd
 /// runs on the polling thread that accepted the connection (a thread with no connection has at
@@ -15,4 +17,10 @@ unsigned long hearth_unblocked_epoll_waits_here(void);
 /// exports the symbol), else 0.
 int hearth_epoll_correction_active(void);
 
+/// 1 on a thread `hearth_mark_polling_thread` marked, else 0.
+int hearth_is_polling_thread(void);
+/// Sets the function every marked polling thread calls before each `epoll_wait`, that is once
+/// per pass over its ready connections (nil: none). Work the thread left for the pass's end (frames
+/// corked for a unit's worker) goes out from there, in one write.
+void hearth_set_before_poll(void (*hook)(void));
 #endif

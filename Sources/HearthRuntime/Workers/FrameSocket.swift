@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import HearthHTTP
 import HearthModel
 import Synchronization
 
@@ -84,6 +85,10 @@ final class FrameSocket: Sendable {
     func send(_ frame: UnsafeRawBufferPointer, call: UInt64? = nil) -> Bool {
         guard !isClosed else { return false }
         let onReader = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self())
+        // A polling thread of the HTTP server corks too: the frames of every request it handles
+        // in one pass go out together when it next polls (`PollerCorks`).
+        let onPoller = !onReader && HTTPServer.onPollingThread
+        var register = false
         let writes = outbox.withLock { o -> Bool in
             let start = o.bytes.count
             o.bytes.append(contentsOf: frame)
@@ -92,15 +97,17 @@ final class FrameSocket: Sendable {
                 for k in 0..<8 { o.bytes[start + 15 + k] = UInt8(truncatingIfNeeded: call >> (8 * UInt64(k))) }
             }
             if o.writing { return false }
-            if onReader && o.bytes.count < FrameSocket.corkLimit {
+            if (onReader || onPoller) && o.bytes.count < FrameSocket.corkLimit {
                 if !o.corked { o.corkedAt = ContinuousClock.now }
                 o.corked = true
+                register = onPoller
                 return false
             }
             o.writing = true
             o.corked = false
             return true
         }
+        if register { PollerCorks.shared.add(self) }
         guard writes else { return true }
         return drain()
     }
@@ -126,6 +133,7 @@ final class FrameSocket: Sendable {
     /// leaves the rest to a background writer, which may block, and goes back to reading.
     private func drain() -> Bool {
         let nonBlocking = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || FrameSocket.sendsWithoutBlocking
+            || HTTPServer.onPollingThread
         var ok = true
         // The buffer of the batch last written, emptied: it becomes the outbox's next buffer, so
         // senders append into capacity already there instead of allocating an outbox per batch
@@ -379,5 +387,38 @@ final class FrameReader: @unchecked Sendable {  // touched by the reader thread 
                 return finish("read failed: \(String(cString: strerror(errno)))")
             }
         }
+    }
+}
+
+
+/// The sockets the HTTP server's polling threads left frames corked in, each sent when the thread
+/// that corked it next polls (`HTTPServer.setBeforePoll`): a pass over many ready connections sends
+/// their calls to a worker in one write, which wakes the worker once.
+final class PollerCorks: Sendable {
+    static let shared = PollerCorks()
+    /// The corking thread (as a number) and the socket.
+    private let corked = Mutex<[(thread: UInt, socket: FrameSocket)]>([])
+
+    private init() {
+        HTTPServer.setBeforePoll { PollerCorks.shared.flush() }
+    }
+
+    func add(_ socket: FrameSocket) {
+        let thread = UInt(pthread_self())
+        corked.withLock { list in
+            if !list.contains(where: { $0.thread == thread && $0.socket === socket }) { list.append((thread, socket)) }
+        }
+    }
+
+    /// Sends what the calling thread corked.
+    func flush() {
+        let thread = UInt(pthread_self())
+        let mine = corked.withLock { list -> [FrameSocket] in
+            guard list.contains(where: { $0.thread == thread }) else { return [] }
+            let mine = list.filter { $0.thread == thread }.map(\.socket)
+            list.removeAll { $0.thread == thread }
+            return mine
+        }
+        for socket in mine { socket.flushCorked() }
     }
 }
