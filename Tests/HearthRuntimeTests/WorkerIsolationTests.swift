@@ -304,6 +304,39 @@ struct WorkerIsolationTests {
         }
     }
 
+    @Test("a polling thread never waits for a peer that is not reading: what its poll cannot write goes out in the background, every byte in order",
+          .timeLimit(.minutes(1)))
+    func pollingThreadNeverBlocks() async throws {
+        // A blocking send would wait the whole timeout for a peer that reads nothing (the test's limit).
+        try await withFrameSocketPair(sendTimeout: 120) { socket, _, b in
+            let chunks = (0..<64).map { i in [UInt8](repeating: UInt8(i), count: 64 << 10) }  // 4 MiB, far past the socket's buffer
+            let sent: Bool = await withCheckedContinuation { done in
+                let thread = Thread {
+                    hearth_mark_polling_thread()
+                    var ok = true
+                    for chunk in chunks { ok = socket.send(chunk) && ok }
+                    let ep = epoll_create1(0)
+                    var event = epoll_event()
+                    _ = epoll_wait(ep, &event, 1, 0)
+                    Glibc.close(ep)
+                    done.resume(returning: ok)
+                }
+                thread.start()
+            }
+            #expect(sent)
+            // Only now does the peer read: everything arrives, in order.
+            let expected = chunks.flatMap { $0 }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while received.count < expected.count {
+                let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
+                if n <= 0 { break }
+                received += buffer[0..<n]
+            }
+            #expect(received == expected)
+        }
+    }
+
     @Test("frames sent from several threads at once arrive whole, once and in each sender's order, while the socket reuses its written buffers (large ones let go)",
           .timeLimit(.minutes(2)))
     func concurrentSendersKeepFramesWhole() async throws {

@@ -249,9 +249,9 @@ public final class FrontDoor: Sendable {
         guard case .function(let entry) = target(segments), entry.trigger == .callable, entry.unit.isolation == .process else { return nil }
         let started = ContinuousClock.now
         metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
-        // A worker's full socket must not stall this thread: the frame's rest is written by a
-        // background writer.
-        guard let response = FrameSocket.$sendsWithoutBlocking.withValue(true, operation: { callableNow(entry, request) }) else {
+        // A worker's full socket does not stall this thread: a polling thread's frames wait for
+        // its next poll, and what does not fit then goes to a background writer (`FrameSocket`).
+        guard let response = callableNow(entry, request) else {
             metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed)
             return nil
         }

@@ -37,8 +37,8 @@ final class FrameSocket: Sendable {
     /// in one `send(2)` (and wake the other side once).
     private let readerThreadID = Atomic<UInt>(0)
     /// Set around a send from a thread that must never block on a full socket (the store's writer
-    /// answering a unit's commit): like the reader thread's sends, the rest goes to a background
-    /// writer.
+    /// answering a unit's commit): like the reader thread's sends and the HTTP server's polling
+    /// threads', the rest goes to a background writer.
     @TaskLocal static var sendsWithoutBlocking = false
     /// Corked bytes past this are written at once.
     private static let corkLimit = 256 << 10
@@ -389,7 +389,6 @@ final class FrameReader: @unchecked Sendable {  // touched by the reader thread 
         }
     }
 }
-
 
 /// The sockets the HTTP server's polling threads left frames corked in, each sent when the thread
 /// that corked it next polls (`HTTPServer.setBeforePoll`): a pass over many ready connections sends
