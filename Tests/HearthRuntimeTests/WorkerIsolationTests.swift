@@ -226,6 +226,18 @@ struct WorkerIsolationTests {
         Glibc.close(b)
     }
 
+    /// Reads from `fd` until `count` bytes came or the stream ended.
+    func readBytes(_ fd: Int32, count: Int) -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while received.count < count {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        return received
+    }
+
     /// A frame socket on one end of a socket pair, and the raw descriptors of both ends (`a` its
     /// own, `b` the peer's), closed once `body` returns or throws.
     func withFrameSocketPair(sendTimeout: Double, _ body: (_ socket: FrameSocket, _ a: Int32, _ b: Int32) async throws -> Void) async throws {
@@ -248,13 +260,7 @@ struct WorkerIsolationTests {
             }
             // Only now does the peer read: everything arrives, in order.
             let expected = chunks.flatMap { $0 }
-            var received: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while received.count < expected.count {
-                let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
-                if n <= 0 { break }
-                received += buffer[0..<n]
-            }
+            let received = readBytes(b, count: expected.count)
             #expect(received.count == expected.count)
             #expect(received == expected)
         }
@@ -326,13 +332,7 @@ struct WorkerIsolationTests {
             #expect(sent)
             // Only now does the peer read: everything arrives, in order.
             let expected = chunks.flatMap { $0 }
-            var received: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while received.count < expected.count {
-                let n = buffer.withUnsafeMutableBytes { Glibc.read(b, $0.baseAddress!, $0.count) }
-                if n <= 0 { break }
-                received += buffer[0..<n]
-            }
+            let received = readBytes(b, count: expected.count)
             #expect(received == expected)
         }
     }
