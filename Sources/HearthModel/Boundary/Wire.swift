@@ -158,8 +158,7 @@ public struct WireReader {
 
     public mutating func stringMap() throws(WireError) -> [String: String] {
         let n = try count()
-        var out: [String: String] = [:]
-        out.reserveCapacity(min(n, 4096))
+        var out = [String: String](minimumCapacity: min(n, 4096))  // not `reserveCapacity` (see BinaryReader)
         for _ in 0..<n {
             let key = try string()
             out[key] = try string()
