@@ -56,13 +56,13 @@ public struct WireWriter {
     }
 
     /// Reserves `count` bytes to fill in later with `patch` (a frame's length).
-    mutating func reserve(_ count: Int) -> Int {
+    @usableFromInline mutating func reserve(_ count: Int) -> Int {
         let at = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: count))
         return at
     }
 
-    mutating func patchUInt32(_ v: UInt32, at offset: Int) {
+    @usableFromInline mutating func patchUInt32(_ v: UInt32, at offset: Int) {
         for k in 0..<4 { bytes[offset + k] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(k))) }
     }
 }
