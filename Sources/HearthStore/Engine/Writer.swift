@@ -286,8 +286,8 @@ actor Writer {
             let commitTime = nextCommitTime()
             sequence = lastSequence
             for validation in validations { try check(validation, learned: &learnedCollections) }
-            var pending: [DocumentPath: Pending] = [:]
-            pending.reserveCapacity(writes.count)
+            // Sized at creation: a dictionary's `reserveCapacity` is not inlinable and runs unspecialized.
+            var pending = [DocumentPath: Pending](minimumCapacity: writes.count)
             var order: [DocumentPath] = []
             var transformResults: [[Value]] = []
             // Collection ids looked up in this commit (a batch usually writes into one collection).
