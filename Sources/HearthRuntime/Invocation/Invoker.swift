@@ -119,9 +119,11 @@ public final class Invoker: Sendable {
         let recorder = recording.recorder
         recorder?.begin(id, function: entry.name, unit: unit.name, version: unit.version, external: event.isExternalInput, delivery: delivery,
                         attempt: logFields["attempt"]?.intValue.map { Int(clamping: $0) }, invoke: message)
-        // nil: the deadline came first.
+        // nil: the deadline came first. The reply and the deadline race for the in-flight entry:
+        // whichever takes it out finishes the invocation, and the other finds it gone and does
+        // nothing (no race object per call: the entry is already there, under its own lock).
         let finish: @Sendable (Result<Boundary.InvocationResult, RemoteError>?) -> Void = { [self] reply in
-            inFlight.withLock { _ = $0.removeValue(forKey: id) }
+            guard inFlight.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
             metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed)
             progress.notify()
             let result: Result<Boundary.InvocationResult, RemoteError>
@@ -148,11 +150,10 @@ public final class Invoker: Sendable {
             return
         }
         // Whichever comes first: the unit's reply or the deadline (one shared timer for all).
-        let race = Race<Result<Boundary.InvocationResult, RemoteError>?>(finish)
-        let token = deadlines.schedule(at: deadline) { race.finish(nil) }
+        let token = deadlines.schedule(at: deadline) { finish(nil) }
         unit.request(message, invocation: id, function: entry.name) { [deadlines] answer in
             deadlines.cancel(token)
-            race.finish(answer)
+            finish(answer)
         }
     }
 
