@@ -133,7 +133,8 @@ public final class SQLiteEngine: StorageEngine {
             }
         }
         announce(zip(group, outcomes).compactMap { waiting, outcome in (try? outcome.get()).map { (waiting.job, $0.1) } })
-        for (waiting, outcome) in zip(group, outcomes) { waiting.done(outcome) }
+        // The group's answers to a unit's worker leave in one write per worker, after the last.
+        SendBatch.run { for (waiting, outcome) in zip(group, outcomes) { waiting.done(outcome) } }
         if commitQueue.more() { writer.onWriterThread { [self] in drainCommits($0) } }
     }
 

@@ -310,6 +310,53 @@ struct WorkerIsolationTests {
         }
     }
 
+    @Test("frames a thread sends inside a SendBatch wait for the outermost batch's end, thrown out of or not, then go out together; outside a batch they go at once",
+          .timeLimit(.minutes(1)))
+    func sendBatchHoldsFramesUntilItEnds() async throws {
+        try await withFrameSocketPair(sendTimeout: 10) { socket, _, b in
+            let frames = (1...3).map { Boundary.frame(Boundary.Header(kind: .request, operation: .log, invocation: UInt64($0)), Boundary.Empty()) }
+            func readable(within milliseconds: Int32) -> Bool {
+                var p = pollfd(fd: b, events: Int16(POLLIN), revents: 0)
+                return poll(&p, 1, milliseconds) == 1
+            }
+            var heldInOuter = true, heldAfterInner = true
+            SendBatch.run {
+                socket.send(frames[0])
+                heldInOuter = readable(within: 50)
+                SendBatch.run { socket.send(frames[1]) }
+                heldAfterInner = readable(within: 50)
+            }
+            #expect(!heldInOuter, "nothing is written inside the batch")
+            #expect(!heldAfterInner, "an inner batch's end sends nothing while the outer one runs")
+            #expect(readBytes(b, count: frames[0].count + frames[1].count) == frames[0] + frames[1])
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try SendBatch.run {
+                    socket.send(frames[2])
+                    throw Stop()
+                }
+            }
+            #expect(readable(within: 5_000), "a batch that throws still sends")
+            #expect(readBytes(b, count: frames[2].count) == frames[2])
+            #expect(socket.send(frames[0]))
+            #expect(readable(within: 5_000), "outside a batch a send goes at once")
+            #expect(readBytes(b, count: frames[0].count) == frames[0])
+        }
+    }
+
+    @Test("a batch never waits for a peer that is not reading: past the cork's limit and at its end, what cannot be written goes out in the background, every byte in order",
+          .timeLimit(.minutes(1)))
+    func sendBatchNeverBlocks() async throws {
+        // A blocking send would wait the whole timeout for a peer that reads nothing (the test's limit).
+        try await withFrameSocketPair(sendTimeout: 120) { socket, _, b in
+            let chunks = (0..<64).map { i in [UInt8](repeating: UInt8(i), count: 64 << 10) }  // 4 MiB, far past the socket's buffer
+            let sent = SendBatch.run { chunks.allSatisfy { socket.send($0) } }
+            #expect(sent)
+            let expected = chunks.flatMap { $0 }
+            #expect(readBytes(b, count: expected.count) == expected)
+        }
+    }
+
     @Test("a polling thread never waits for a peer that is not reading: what its poll cannot write goes out in the background, every byte in order",
           .timeLimit(.minutes(1)))
     func pollingThreadNeverBlocks() async throws {

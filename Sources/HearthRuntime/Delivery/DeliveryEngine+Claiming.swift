@@ -67,7 +67,8 @@ extension DeliveryEngine {
             }
             lanes[request.function] = lane
         }
-        for delivery in claim.deliveries {
+        // As in `startClaimedInRoute`: the claim's calls to a worker leave together.
+        SendBatch.run { for delivery in claim.deliveries {
             // A delivery made pending again after its process died (by a process that did not know
             // its policy) whose attempts are used up: dead, not run once more.
             if delivery.attempts > 1, let lane = lanes[delivery.function],
@@ -76,7 +77,7 @@ extension DeliveryEngine {
                 continue
             }
             start(delivery, now: now)
-        }
+        } }
     }
 
     /// What routing may claim as it queues (see `RouteClaim`): the routed functions that have room
@@ -96,7 +97,8 @@ extension DeliveryEngine {
     /// Starts what routing claimed, and takes in how many of each function other processes run.
     func startClaimedInRoute(_ result: RouteResult, now: Timestamp) {
         for (function, elsewhere) in result.runningElsewhere { lanes[function]?.runningElsewhere = elsewhere }
-        for (delivery, event) in result.claimed { start(delivery, event: event, now: now) }
+        // The batch's calls to a unit's worker leave in one write, after the last is started.
+        SendBatch.run { for (delivery, event) in result.claimed { start(delivery, event: event, now: now) } }
     }
 
     /// A claim's lease: long enough for the longest attempt (a task's own deadline is at most 1800 s).

@@ -60,6 +60,8 @@ final class FrameSocket: Sendable {
     init(fd: Int32, sendTimeout: Double? = nil, onWriteFailure: (@Sendable () -> Void)? = nil) {
         self.fd = fd
         self.onWriteFailure = onWriteFailure
+        // Sets `SendBatch`'s flush, without which no batch holds a frame back.
+        _ = PollerCorks.shared
         if let sendTimeout {
             var tv = timeval(tv_sec: Int(sendTimeout), tv_usec: Int((sendTimeout - sendTimeout.rounded(.down)) * 1e6))
             _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
@@ -86,8 +88,11 @@ final class FrameSocket: Sendable {
         guard !isClosed else { return false }
         let onReader = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self())
         // A polling thread of the HTTP server corks too: the frames of every request it handles
-        // in one pass go out together when it next polls (`PollerCorks`).
+        // in one pass go out together when it next polls (`PollerCorks`). So does any thread
+        // inside a `SendBatch` (the writer answering a group, the delivery engine starting a
+        // batch): its frames go out when the batch ends.
         let onPoller = !onReader && HTTPServer.onPollingThread
+        let inBatch = !onReader && !onPoller && SendBatch.isActive
         var register = false
         let writes = outbox.withLock { o -> Bool in
             let start = o.bytes.count
@@ -97,10 +102,10 @@ final class FrameSocket: Sendable {
                 for k in 0..<8 { o.bytes[start + 15 + k] = UInt8(truncatingIfNeeded: call >> (8 * UInt64(k))) }
             }
             if o.writing { return false }
-            if (onReader || onPoller) && o.bytes.count < FrameSocket.corkLimit {
+            if (onReader || onPoller || inBatch) && o.bytes.count < FrameSocket.corkLimit {
                 if !o.corked { o.corkedAt = ContinuousClock.now }
                 o.corked = true
-                register = onPoller
+                register = onPoller || inBatch
                 return false
             }
             o.writing = true
@@ -109,13 +114,16 @@ final class FrameSocket: Sendable {
         }
         if register { PollerCorks.shared.add(self) }
         guard writes else { return true }
-        return drain()
+        // A batch's thread never blocks either (past the cork's limit it writes at once).
+        return drain(nonBlocking: inBatch)
     }
 
     /// Sends what the reader thread corked (called by it before it blocks, and after each frame
     /// once the oldest corked frame has waited `corkDelay`). The age is checked between frames:
     /// a reply corked before a frame whose handling runs long (a handler's synchronous part in a
-    /// worker) waits for that handling to end, as the frames read after it do.
+    /// worker) waits for that handling to end, as the frames read after it do. Never blocks: every
+    /// thread that corks (a reader, a polling thread, one ending a `SendBatch`) must not wait on
+    /// a full socket, and what does not fit goes to a background writer.
     func flushCorked(olderThan age: Duration? = nil) {
         let writes = outbox.withLock { o -> Bool in
             guard o.corked, !o.writing else { return false }
@@ -124,15 +132,15 @@ final class FrameSocket: Sendable {
             o.writing = true
             return true
         }
-        if writes { _ = drain() }
+        if writes { _ = drain(nonBlocking: true) }
     }
 
     /// Writes the outbox until it is empty (the caller took the writer's role). The reader thread
     /// never blocks here: both sides' readers write (replies, synchronous services), and two
     /// readers blocked writing to each other would never read again. When the socket is full it
     /// leaves the rest to a background writer, which may block, and goes back to reading.
-    private func drain() -> Bool {
-        let nonBlocking = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || FrameSocket.sendsWithoutBlocking
+    private func drain(nonBlocking always: Bool = false) -> Bool {
+        let nonBlocking = always || readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || FrameSocket.sendsWithoutBlocking
             || HTTPServer.onPollingThread
         var ok = true
         // The buffer of the batch last written, emptied: it becomes the outbox's next buffer, so
@@ -392,7 +400,8 @@ final class FrameReader: @unchecked Sendable {  // touched by the reader thread 
 
 /// The sockets the HTTP server's polling threads left frames corked in, each sent when the thread
 /// that corked it next polls (`HTTPServer.setBeforePoll`): a pass over many ready connections sends
-/// their calls to a worker in one write, which wakes the worker once.
+/// their calls to a worker in one write, which wakes the worker once. A thread inside a
+/// `SendBatch` leaves its frames here too, sent when the batch ends.
 final class PollerCorks: Sendable {
     static let shared = PollerCorks()
     /// The corking thread (as a number) and the socket.
@@ -400,6 +409,7 @@ final class PollerCorks: Sendable {
 
     private init() {
         HTTPServer.setBeforePoll { PollerCorks.shared.flush() }
+        SendBatch.setFlush { PollerCorks.shared.flush() }
     }
 
     func add(_ socket: FrameSocket) {
