@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
+import HearthModel
 import Synchronization
 
 /// Threads that must never run a commit themselves, even when the writer is idle
@@ -12,20 +8,13 @@ import Synchronization
 /// and whose worker's other commits could not join a group meanwhile. Their commits go to the
 /// writer's thread.
 public enum CommitPlacement {
-    /// A pthread key: Swift has no thread-local storage of its own.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
+    private static let marked = ThreadLocalWord()
 
     /// Marks the calling thread, for the rest of its life, as one that never commits itself.
-    public static func neverOnThisThread() {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
-    }
+    public static func neverOnThisThread() { marked.value = 1 }
 
     /// Whether the calling thread was marked.
-    static var forbiddenHere: Bool { pthread_getspecific(key) != nil }
+    static var forbiddenHere: Bool { marked.value != 0 }
 }
 
 /// Where the writer actor runs: a serial dispatch queue of its own, not Swift's cooperative pool.
