@@ -30,6 +30,8 @@ public final class Invoker: Sendable {
         /// Set while the handler sleeps on the host clock (`clock.sleep`), until when: such an
         /// invocation waits for time, not for work (what `DeliveryEngine.settle` asks).
         var sleepingUntil: Timestamp?
+        /// Ends the invocation with the unit's reply, or nil for its deadline (see `end`).
+        let finish: @Sendable (Result<Boundary.InvocationResult, RemoteError>?) -> Void
     }
 
     let clock: any Clock
@@ -111,19 +113,12 @@ public final class Invoker: Sendable {
         let planned = planner.value?(entry.name, event, delivery)
         let now = clock.now()
         let deadline = timeout.map { now + $0 }
-        inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline) }
-        metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
         let started = ContinuousClock.now
         let message = Boundary.Invoke(function: entry.name, event: event, now: now, seed: planned ?? random.seed(), encodedEvent: encodedEvent)
         let unit = entry.unit
         let recorder = recording.recorder
-        recorder?.begin(id, function: entry.name, unit: unit.name, version: unit.version, external: event.isExternalInput, delivery: delivery,
-                        attempt: logFields["attempt"]?.intValue.map { Int(clamping: $0) }, invoke: message)
-        // nil: the deadline came first. The reply and the deadline race for the in-flight entry:
-        // whichever takes it out finishes the invocation, and the other finds it gone and does
-        // nothing (no race object per call: the entry is already there, under its own lock).
+        // nil: the deadline came first. Run once, by `end`.
         let finish: @Sendable (Result<Boundary.InvocationResult, RemoteError>?) -> Void = { [self] reply in
-            guard inFlight.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
             metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed)
             progress.notify()
             let result: Result<Boundary.InvocationResult, RemoteError>
@@ -145,16 +140,30 @@ public final class Invoker: Sendable {
             logInvocation(entry, id: id, result: result, duration: duration, fields: logFields)
             completion(InvocationOutcome(id: id, result: result, duration: duration))
         }
+        inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline, finish: finish) }
+        metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
+        recorder?.begin(id, function: entry.name, unit: unit.name, version: unit.version, external: event.isExternalInput, delivery: delivery,
+                        attempt: logFields["attempt"]?.intValue.map { Int(clamping: $0) }, invoke: message)
         guard let deadline else {
-            unit.request(message, invocation: id, function: entry.name) { finish($0) }
+            unit.request(message, invocation: id, function: entry.name) { [self] in end(id, $0) }
             return
         }
         // Whichever comes first: the unit's reply or the deadline (one shared timer for all).
-        let token = deadlines.schedule(at: deadline) { finish(nil) }
-        unit.request(message, invocation: id, function: entry.name) { [deadlines] answer in
+        let token = deadlines.schedule(at: deadline) { [self] in end(id, nil) }
+        unit.request(message, invocation: id, function: entry.name) { [self, deadlines] answer in
             deadlines.cancel(token)
-            finish(answer)
+            end(id, answer)
         }
+    }
+
+    /// Ends invocation `id` with `reply` (nil: its deadline passed) unless something ended it
+    /// already. The reply and the deadline race for the in-flight entry, with no race object per
+    /// call: whichever takes the entry out runs the `finish` it holds, and the other finds it gone.
+    /// Held there and nowhere else, `finish` (and the caller's completion, an HTTP response say)
+    /// goes with the entry: a reply that never comes after a deadline keeps none of it.
+    private func end(_ id: UInt64, _ reply: Result<Boundary.InvocationResult, RemoteError>?) {
+        guard let finish = inFlight.withLock({ $0.removeValue(forKey: id)?.finish }) else { return }
+        finish(reply)
     }
 
     func logInvocation(_ entry: FunctionEntry, id: UInt64, result: Result<Boundary.InvocationResult, RemoteError>, duration: Duration, fields: [String: Value]) {

@@ -121,10 +121,12 @@ final class FrameSocket: Sendable {
     /// Sends what the reader thread corked (called by it before it blocks, and after each frame
     /// once the oldest corked frame has waited `corkDelay`). The age is checked between frames:
     /// a reply corked before a frame whose handling runs long (a handler's synchronous part in a
-    /// worker) waits for that handling to end, as the frames read after it do. Never blocks: every
-    /// thread that corks (a reader, a polling thread, one ending a `SendBatch`) must not wait on
-    /// a full socket, and what does not fit goes to a background writer.
-    func flushCorked(olderThan age: Duration? = nil) {
+    /// worker) waits for that handling to end, as the frames read after it do. Never blocks unless
+    /// told it may: every thread that corks (a reader, a polling thread, one ending a `SendBatch`)
+    /// must not wait on a full socket, and what does not fit goes to a background writer. The
+    /// reader's last flush, before it closes the descriptor, may block: a background writer would
+    /// find the descriptor closed.
+    func flushCorked(olderThan age: Duration? = nil, mayBlock: Bool = false) {
         let writes = outbox.withLock { o -> Bool in
             guard o.corked, !o.writing else { return false }
             if let age, let at = o.corkedAt, ContinuousClock.now - at < age { return false }
@@ -132,7 +134,7 @@ final class FrameSocket: Sendable {
             o.writing = true
             return true
         }
-        if writes { _ = drain(nonBlocking: true) }
+        if writes { _ = drain(nonBlocking: !mayBlock) }
     }
 
     /// Writes the outbox until it is empty (the caller took the writer's role). The reader thread
@@ -262,7 +264,7 @@ final class FrameSocket: Sendable {
             let problem = reader.endReason
             readerState.withLock { $0 = nil }
             readerThreadID.store(0, ordering: .relaxed)
-            flushCorked()
+            flushCorked(mayBlock: true)
             descriptorLock.withLock { _ in
                 closed.store(true, ordering: .releasing)
                 _ = Glibc.close(fd)
