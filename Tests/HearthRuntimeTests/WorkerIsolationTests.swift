@@ -310,6 +310,53 @@ struct WorkerIsolationTests {
         }
     }
 
+    /// Lets a test see when the last reference to it goes.
+    final class ReleaseProbe: Sendable {
+        let released = Atomic<Bool>(false)
+        let changes = Changes()
+        final class Token: Sendable {
+            let probe: ReleaseProbe
+            init(_ probe: ReleaseProbe) { self.probe = probe }
+            deinit {
+                probe.released.store(true, ordering: .releasing)
+                probe.changes.changed()
+            }
+        }
+    }
+
+    @Test("a call ended by its deadline lets go of its completion (and what it holds, an HTTP response say) while its worker never answers",
+          .timeLimit(.minutes(1)))
+    func deadlineReleasesCompletion() async throws {
+        let clock = ManualClock()
+        // A grace far past the test: the stopped worker is never killed, so its reply never comes.
+        let runtime = try await processRuntime(["EchoUnit"], clock: clock) { $0.workers.killGraceSeconds = 600 }
+        defer { runtime.stopUnits() }
+        let entry = try #require(runtime.table["echo"])
+        #expect(await runtime.call("echo", data: 1).value == 1)
+        let pids = try #require(entry.unit.transport as? WorkerPool).pids
+        #expect(!pids.isEmpty)
+        for pid in pids { Glibc.kill(pid, SIGSTOP) }
+        defer { for pid in pids { Glibc.kill(pid, SIGCONT) } }
+
+        let probe = ReleaseProbe()
+        let ended = Changes()
+        let outcome = Mutex<InvocationOutcome?>(nil)
+        do {
+            let token = ReleaseProbe.Token(probe)
+            runtime.invoker.invoke(entry, event: .callable(Boundary.CallableEvent(data: 2)), timeout: .seconds(1)) { result in
+                withExtendedLifetime(token) { outcome.withLock { $0 = result } }
+                ended.changed()
+            }
+        }
+        // The deadline (the clock's now + 1 s, fixed at the call) is past, whenever the shared
+        // deadline timer gets to look at it.
+        clock.advance(by: .seconds(2))
+        try await until(ended) { outcome.withLock { $0 != nil } }
+        #expect(outcome.withLock { $0 }?.error?.code == .deadlineExceeded)
+        // The unit's pending reply still waits in the host (the worker is stopped), and holds none of it.
+        try await until(probe.changes, seconds: 10) { probe.released.load(ordering: .acquiring) }
+    }
+
     @Test("frames a thread sends inside a SendBatch wait for the outermost batch's end, thrown out of or not, then go out together; outside a batch they go at once",
           .timeLimit(.minutes(1)))
     func sendBatchHoldsFramesUntilItEnds() async throws {
