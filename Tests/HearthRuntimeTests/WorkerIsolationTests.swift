@@ -337,6 +337,12 @@ struct WorkerIsolationTests {
         #expect(!pids.isEmpty)
         for pid in pids { Glibc.kill(pid, SIGSTOP) }
         defer { for pid in pids { Glibc.kill(pid, SIGCONT) } }
+        // A signal is delivered in its own time: stopped means the kernel says so ("T" in /proc).
+        func stopped(_ pid: Int32) -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+        }
+        #expect(await eventually { pids.allSatisfy(stopped) }, "the worker stops")
 
         let probe = ReleaseProbe()
         let ended = Changes()
