@@ -18,7 +18,7 @@ public enum SendBatch {
     public static func setFlush(_ flush: @escaping @Sendable () -> Void) { flushSlot.set(flush) }
 
     /// Whether the calling thread is inside `run` (and frames may be held back).
-    public static var isActive: Bool { depth.value > 0 && flushSlot.value != nil }
+    public static var isActive: Bool { depth.value > 0 && flushSlot.isSet.load(ordering: .acquiring) }
 
     /// Runs `body`; frames it sends from this thread go out when the outermost `run` returns (or
     /// throws), one write per socket.

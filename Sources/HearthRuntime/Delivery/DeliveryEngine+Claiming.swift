@@ -144,14 +144,14 @@ extension DeliveryEngine {
         stats.started(delivery.function, latency: triggerLatency(delivery, event))
         running.insert(delivery.id)
         // Sent to the unit from here; the outcome comes back on the thread that reads the unit's
-        // answer and waits in `ended` for the engine's next pass. A worker's socket that is full
-        // never holds the engine up: what does not fit goes out in the background.
+        // answer and waits in `ended` for the engine's next pass. Every start runs inside a
+        // `SendBatch` (its callers' loops), so a worker's socket that is full never holds the
+        // engine up: the frames go out at the batch's end, and what does not fit then goes out in
+        // the background.
         let encoded = delivery.payloadForAttempt(of: event)
-        FrameSocket.$sendsWithoutBlocking.withValue(true) {
-            invoker.invoke(lane.entry, event: event, encodedEvent: encoded, timeout: lane.timeout(dispatchDeadline: delivery.dispatchDeadline), delivery: delivery.id,
-                           logFields: ["delivery": .int(delivery.id), "attempt": .int(Int64(delivery.attempts))]) { [weak self] outcome in
-                self?.attemptEnded(delivery, outcome)
-            }
+        invoker.invoke(lane.entry, event: event, encodedEvent: encoded, timeout: lane.timeout(dispatchDeadline: delivery.dispatchDeadline), delivery: delivery.id,
+                       logFields: ["delivery": .int(delivery.id), "attempt": .int(Int64(delivery.attempts))]) { [weak self] outcome in
+            self?.attemptEnded(delivery, outcome)
         }
     }
 

@@ -114,8 +114,9 @@ final class FrameSocket: Sendable {
         }
         if register { PollerCorks.shared.add(self) }
         guard writes else { return true }
-        // A batch's thread never blocks either (past the cork's limit it writes at once).
-        return drain(nonBlocking: inBatch)
+        // The threads that cork never block, past the cork's limit either; nor does a sender
+        // that says it must not (`sendsWithoutBlocking`).
+        return drain(nonBlocking: onReader || onPoller || inBatch || FrameSocket.sendsWithoutBlocking)
     }
 
     /// Sends what the reader thread corked (called by it before it blocks, and after each frame
@@ -141,9 +142,8 @@ final class FrameSocket: Sendable {
     /// never blocks here: both sides' readers write (replies, synchronous services), and two
     /// readers blocked writing to each other would never read again. When the socket is full it
     /// leaves the rest to a background writer, which may block, and goes back to reading.
-    private func drain(nonBlocking always: Bool = false) -> Bool {
-        let nonBlocking = always || readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || FrameSocket.sendsWithoutBlocking
-            || HTTPServer.onPollingThread
+    /// `nonBlocking`: the caller's thread must not wait on a full socket (see `send`).
+    private func drain(nonBlocking: Bool) -> Bool {
         var ok = true
         // The buffer of the batch last written, emptied: it becomes the outbox's next buffer, so
         // senders append into capacity already there instead of allocating an outbox per batch
@@ -173,7 +173,7 @@ final class FrameSocket: Sendable {
             case .wouldBlock(let sent):
                 // Still the writer: the rest goes first, then whatever was queued meanwhile.
                 outbox.withLock { o in o.bytes = Array(batch[sent...]) + o.bytes }
-                DispatchQueue.global().async { [self] in _ = drain() }
+                DispatchQueue.global().async { [self] in _ = drain(nonBlocking: false) }
                 return ok
             case .failed(let timedOut):
                 // The stream may hold part of a frame now: nothing more is written to it.
@@ -233,7 +233,10 @@ final class FrameSocket: Sendable {
         switch next {
         case .writerWill: break
         case .shutNow: shutdownNow()
-        case .drainFirst: _ = drain()
+        case .drainFirst:
+            let mustNotBlock = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || HTTPServer.onPollingThread
+                || FrameSocket.sendsWithoutBlocking
+            _ = drain(nonBlocking: mustNotBlock)
         }
     }
 
