@@ -127,6 +127,28 @@ struct CodableTests {
         #expect(try encoder.encode(["x": 1.5]) == ["x": 1.5])
     }
 
+    @Test("maps and arrays of Value, optionals and nested ones encode as they are, at any level")
+    func valueCollections() throws {
+        let encoder = ValueEncoder()
+        let every: [String: Value] = ["null": .null, "b": true, "i": .int(-4), "d": .double(.nan), "t": .timestamp(Timestamp(seconds: 3)),
+                                      "s": "x", "bytes": .bytes([0, 255]), "ref": .reference("a/b"), "geo": .geoPoint(GeoPoint(latitude: 1, longitude: 2)),
+                                      "a": [1, "two"], "m": ["k": ["deep": 1]], "": "empty key", "a.b": "dotted"]
+        #expect(try encoder.encode(every) == .map(every))
+        #expect(try encoder.encode([Value]([.null, ["k": 1], [2]])) == [.null, ["k": 1], [2]])
+        // Optionals of the types written directly: the value when set, null when not.
+        #expect(try encoder.encode(Optional("s")) == "s")
+        #expect(try encoder.encode(Optional<Int>.none) == .null)
+        #expect(try encoder.encode(Optional(Value.int(1))) == .int(1))
+        #expect(try encoder.encode(Optional(["k": Value.bool(true)])) == ["k": true])
+        struct Holder: Encodable { var fields: [String: Value]; var list: [Value]?; var when: Date? }
+        #expect(try encoder.encode(Holder(fields: every, list: [1], when: nil)) == ["fields": .map(every), "list": [1], "when": .null])
+        // Sentinels still become transforms beside a map of values.
+        struct Mixed: Encodable { var fields: [String: Value]; var at = FieldValue.serverTimestamp() }
+        let (value, transforms) = try encoder.encodeWithTransforms(Mixed(fields: ["n": 1]))
+        #expect(value == ["fields": ["n": 1]])
+        #expect(transforms.map(\.path.description) == ["at"])
+    }
+
     @Test("Date ↔ timestamp, Data ↔ bytes, GeoPoint ↔ geopoint, DocumentPath ↔ reference")
     func specialTypes() throws {
         let decoder = ValueDecoder()
