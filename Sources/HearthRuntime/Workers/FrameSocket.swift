@@ -86,13 +86,7 @@ final class FrameSocket: Sendable {
     @discardableResult
     func send(_ frame: UnsafeRawBufferPointer, call: UInt64? = nil) -> Bool {
         guard !isClosed else { return false }
-        let onReader = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self())
-        // A polling thread of the HTTP server corks too: the frames of every request it handles
-        // in one pass go out together when it next polls (`PollerCorks`). So does any thread
-        // inside a `SendBatch` (the writer answering a group, the delivery engine starting a
-        // batch): its frames go out when the batch ends.
-        let onPoller = !onReader && HTTPServer.onPollingThread
-        let inBatch = !onReader && !onPoller && SendBatch.isActive
+        let corker = corkerHere()
         var register = false
         let writes = outbox.withLock { o -> Bool in
             let start = o.bytes.count
@@ -102,10 +96,10 @@ final class FrameSocket: Sendable {
                 for k in 0..<8 { o.bytes[start + 15 + k] = UInt8(truncatingIfNeeded: call >> (8 * UInt64(k))) }
             }
             if o.writing { return false }
-            if (onReader || onPoller || inBatch) && o.bytes.count < FrameSocket.corkLimit {
+            if let corker, o.bytes.count < FrameSocket.corkLimit {
                 if !o.corked { o.corkedAt = ContinuousClock.now }
                 o.corked = true
-                register = onPoller || inBatch
+                register = corker != .reader
                 return false
             }
             o.writing = true
@@ -114,9 +108,28 @@ final class FrameSocket: Sendable {
         }
         if register { PollerCorks.shared.add(self) }
         guard writes else { return true }
-        // The threads that cork never block, past the cork's limit either; nor does a sender
-        // that says it must not (`sendsWithoutBlocking`).
-        return drain(nonBlocking: onReader || onPoller || inBatch || FrameSocket.sendsWithoutBlocking)
+        return drain(nonBlocking: mustNotBlockHere(corker))
+    }
+
+    /// The threads that cork what they send: this socket's reader (until it next blocks), a
+    /// polling thread of the HTTP server (the frames of every request it handles in one pass go
+    /// out together when it next polls, `PollerCorks`), and any thread inside a `SendBatch` (the
+    /// writer answering a group, the delivery engine starting a batch: its frames go out when the
+    /// batch ends).
+    private enum Corker { case reader, poller, batch }
+
+    /// How the calling thread corks, or nil when it does not.
+    private func corkerHere() -> Corker? {
+        if readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) { return .reader }
+        if HTTPServer.onPollingThread { return .poller }
+        return SendBatch.isActive ? .batch : nil
+    }
+
+    /// Whether the calling thread must not wait on a full socket: the threads that cork never
+    /// block, past the cork's limit either; nor does a sender that says it must not
+    /// (`sendsWithoutBlocking`).
+    private func mustNotBlockHere(_ corker: Corker?) -> Bool {
+        corker != nil || FrameSocket.sendsWithoutBlocking
     }
 
     /// Sends what the reader thread corked (called by it before it blocks, and after each frame
@@ -233,10 +246,7 @@ final class FrameSocket: Sendable {
         switch next {
         case .writerWill: break
         case .shutNow: shutdownNow()
-        case .drainFirst:
-            let mustNotBlock = readerThreadID.load(ordering: .relaxed) == UInt(pthread_self()) || HTTPServer.onPollingThread
-                || FrameSocket.sendsWithoutBlocking
-            _ = drain(nonBlocking: mustNotBlock)
+        case .drainFirst: _ = drain(nonBlocking: mustNotBlockHere(corkerHere()))
         }
     }
 
