@@ -17,6 +17,10 @@ public protocol UserRepository: Sendable {
     func revokeRefreshTokens(uid: String) async throws
     /// What token verification checks of a user; nil when there is no such user.
     func tokenState(uid: String) async throws -> UserTokenState?
+    /// `tokenState` read on the calling thread, without suspending, where the repository can (a
+    /// primary-key read of the embedded store): a callable's ID token is then checked on the HTTP
+    /// server's own thread. `.unavailable` where it cannot, or when the read fails: ask `tokenState`.
+    func tokenStateNow(uid: String) -> ImmediateTokenState
 
     func storeOobCode(_ code: OobCode) async throws
     /// The code, without using it up; nil when unknown.
@@ -31,6 +35,16 @@ extension UserRepository {
     public func tokenState(uid: String) async throws -> UserTokenState? {
         try await user(uid: uid).map { UserTokenState(disabled: $0.disabled, tokensValidAfterTime: $0.tokensValidAfterTime) }
     }
+
+    public func tokenStateNow(uid: String) -> ImmediateTokenState { .unavailable }
+}
+
+/// What `UserRepository.tokenStateNow` found.
+public enum ImmediateTokenState: Sendable, Equatable {
+    case user(UserTokenState)
+    case noSuchUser
+    /// Not read here: the repository cannot without suspending, or the read failed.
+    case unavailable
 }
 
 /// A stored refresh token: who it signs in, since when, how, the developer claims it carries, and

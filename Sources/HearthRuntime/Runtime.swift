@@ -280,6 +280,14 @@ public final class Runtime: Sendable {
         return CallerAuth(uid: verified.uid, claims: verified.claims, rawToken: idToken)
     }
 
+    /// `caller(idToken:)` without suspending (`AuthService.verifyIDTokenNow`): nil when it cannot
+    /// be decided on the calling thread.
+    func callerNow(idToken: String) -> Result<CallerAuth, TokenRejection>? {
+        auth.verifyIDTokenNow(idToken).map { result in
+            result.map { CallerAuth(uid: $0.uid, claims: $0.claims, rawToken: idToken) }
+        }
+    }
+
     /// A signed-in caller for local use (`hearth call --as`, `hearth token`): a real ID token for the
     /// user, created first if it does not exist (as a custom-token sign-in would), verified like any other.
     public func caller(asUser uid: String, claims extra: [String: Value] = [:]) async throws -> CallerAuth {

@@ -141,6 +141,51 @@ struct TokenTests {
         #expect(await rejection(app, token) == .userNotFound)
     }
 
+    /// What `verifyIDTokenNow` decided (the uid, or the rejection); nil when it left the token to
+    /// `verifyIDToken`.
+    func decidedNow(_ auth: AuthService, _ token: String) -> Result<String, TokenRejection>? {
+        auth.verifyIDTokenNow(token).map { $0.map(\.uid) }
+    }
+
+    @Test("verifyIDTokenNow decides a token verified before as verifyIDToken does, reading the user's record every time; a token never verified, one past its expiry, or a user only a suspending repository reads is left to verifyIDToken")
+    func verifyWithoutSuspending() async throws {
+        let app = try await app()
+        let auth = app.runtime.auth
+        let user = try await auth.createUser(NewUser(uid: "gus"))
+        let token = try auth.mintIDToken(for: user, signInProvider: "custom")
+        #expect(decidedNow(auth, token) == nil, "never verified: its signature is verifyIDToken's to check")
+        #expect(await rejection(app, token) == nil)
+        #expect(decidedNow(auth, token) == .success("gus"))
+        _ = try await auth.updateUser(uid: "gus", UserUpdate(disabled: true))
+        #expect(decidedNow(auth, token) == .failure(.userDisabled))
+        _ = try await auth.updateUser(uid: "gus", UserUpdate(disabled: false))
+        #expect(decidedNow(auth, token) == .success("gus"))
+        app.clock.advance(by: .seconds(5))
+        try await auth.revokeRefreshTokens(uid: "gus")
+        #expect(decidedNow(auth, token) == .failure(.revoked))
+        #expect(await rejection(app, token) == .revoked, "as verifyIDToken decides it")
+        let fresh = try auth.mintIDToken(for: try await auth.getUser(uid: "gus"), signInProvider: "custom")
+        #expect(await rejection(app, fresh) == nil)
+        #expect(decidedNow(auth, fresh) == .success("gus"))
+        try await auth.deleteUser(uid: "gus")
+        #expect(decidedNow(auth, fresh) == .failure(.userNotFound))
+
+        // Past its expiry and the skew, the cached check no longer counts.
+        let hal = try auth.mintIDToken(for: try await auth.createUser(NewUser(uid: "hal")), signInProvider: "custom")
+        #expect(await rejection(app, hal) == nil)
+        #expect(decidedNow(auth, hal) == .success("hal"))
+        app.clock.advance(by: .seconds(3600 + 301))
+        #expect(decidedNow(auth, hal) == nil)
+        #expect(await rejection(app, hal) != nil, "expired")
+
+        // A repository that reads users only by suspending: verifyIDToken alone decides.
+        let suspending = AuthService(configuration: auth.configuration, users: SuspendingUsers(base: auth.users), keys: auth.keys, clock: app.clock)
+        let ida = try auth.mintIDToken(for: try await auth.createUser(NewUser(uid: "ida")), signInProvider: "custom")
+        #expect(try await suspending.verifyIDToken(ida).uid == "ida")
+        #expect(decidedNow(suspending, ida) == nil)
+        #expect(decidedNow(auth, ida) == nil, "each service keeps its own verified tokens")
+    }
+
     @Test("emulator mode accepts unsigned ID and custom tokens; it is off unless configured")
     func emulatorMode() async throws {
         let claims: [String: Value] = ["iss": "https://securetoken.google.com/demo-x", "aud": "demo-x", "sub": "gus",
@@ -245,3 +290,25 @@ struct TokenTests {
     }
 }
 
+/// A user repository that reads only by suspending (`tokenStateNow` is the protocol's default):
+/// as one over a remote database would.
+struct SuspendingUsers: UserRepository {
+    let base: any UserRepository
+
+    func create(_ user: UserRecord, time: Timestamp) async throws { try await base.create(user, time: time) }
+    func user(uid: String) async throws -> UserRecord? { try await base.user(uid: uid) }
+    func user(email: String) async throws -> UserRecord? { try await base.user(email: email) }
+    func user(phoneNumber: String) async throws -> UserRecord? { try await base.user(phoneNumber: phoneNumber) }
+    func user(provider: String, providerUID: String) async throws -> UserRecord? { try await base.user(provider: provider, providerUID: providerUID) }
+    func update(uid: String, _ change: @escaping @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord { try await base.update(uid: uid, change) }
+    func delete(uid: String, time: Timestamp) async throws -> UserRecord { try await base.delete(uid: uid, time: time) }
+    func list(maxResults: Int, pageToken: String?) async throws -> (users: [UserRecord], nextPageToken: String?) { try await base.list(maxResults: maxResults, pageToken: pageToken) }
+    func storeRefreshToken(hash: [UInt8], _ record: RefreshTokenRecord) async throws { try await base.storeRefreshToken(hash: hash, record) }
+    func refreshToken(hash: [UInt8]) async throws -> RefreshTokenRecord? { try await base.refreshToken(hash: hash) }
+    func revokeRefreshTokens(uid: String) async throws { try await base.revokeRefreshTokens(uid: uid) }
+    func tokenState(uid: String) async throws -> UserTokenState? { try await base.tokenState(uid: uid) }
+    func storeOobCode(_ code: OobCode) async throws { try await base.storeOobCode(code) }
+    func oobCode(_ code: String) async throws -> OobCode? { try await base.oobCode(code) }
+    func takeOobCode(_ code: String) async throws -> OobCode? { try await base.takeOobCode(code) }
+    func oobCodes(limit: Int) async throws -> [OobCode] { try await base.oobCodes(limit: limit) }
+}

@@ -212,6 +212,36 @@ struct SharedDataDirectoryTests {
         #expect(try await server.waitForExit(seconds: 60) == 0)
     }
 
+    @Test("hearth users update --disabled and hearth users delete while hearth serve runs: the next call with the user's ID token, verified and cached by the server, is refused at once")
+    func userChangesReachTheServer() async throws {
+        let dir = TempDir()
+        let (server, base) = try await serve(dir)
+        let client = self.client
+        func caller(_ token: String) async throws -> HTTPClientResponse {
+            try await client.send(HTTPClientRequest(method: "POST", url: base + "/caller",
+                                                    headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")]),
+                                                    body: Array(#"{"data":null}"#.utf8), timeout: .seconds(60)))
+        }
+        func cli(_ args: [String]) async throws {
+            let (status, _, err) = try await hearth(args, in: dir)
+            guard status == 0 else { throw Failure("hearth \(args.joined(separator: " ")): \(status) \(err)") }
+        }
+        let (status, out, err) = try await hearth(["token", "--uid", "kim"], in: dir)
+        #expect(status == 0, "\(err)")
+        let token = out.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The first call verifies the token's signature (in a task); the next are checked on the
+        // server's thread from the cache, the user's record read each time.
+        for _ in 0..<3 { #expect(try await caller(token).status == 200) }
+        try await cli(["users", "update", "kim", "--disabled", "true"])
+        #expect(try await caller(token).status == 401, "disabled by another process")
+        try await cli(["users", "update", "kim", "--disabled", "false"])
+        #expect(try await caller(token).status == 200, "enabled again")
+        try await cli(["users", "delete", "kim"])
+        #expect(try await caller(token).status == 401, "deleted by another process")
+        server.signal(SIGTERM)
+        #expect(try await server.waitForExit(seconds: 60) == 0)
+    }
+
     @Test("hearth import into the data directory of a running hearth serve: the server takes the imported schedule state, and a missed instant fires at once")
     func importReachesTheServersSchedules() async throws {
         let dir = TempDir()

@@ -150,52 +150,82 @@ extension AuthService {
 
     /// Verifies an ID token or a session cookie (they differ in issuer only).
     func verify(_ token: String, issuer: String, checkRevoked: Bool) async throws(TokenRejection) -> VerifiedToken {
-        let now = clock.now()
-        var claims: [String: Value]
-        // A cached verification counts only for the issuer it was made for: the same string may be
-        // offered as an ID token and as a session cookie.
-        if let hit = verified.withLock({ $0[token] }), now < hit.expires + configuration.clockSkew, hit.claims["iss"]?.stringValue == issuer,
-           hit.kid.map(keys.trusts) ?? true {
-            claims = hit.claims
-        } else {
-            let jwt = try JWT.decode(token)
-            try JWT.verifySignature(jwt, keys: keys.verificationKeys(for: jwt.keyID), allowUnsigned: configuration.emulatorMode)
-            claims = jwt.claims
-            guard claims["aud"]?.stringValue == configuration.projectID else { throw .wrongAudience(claims["aud"]?.stringValue ?? "") }
-            guard claims["iss"]?.stringValue == issuer else { throw .wrongIssuer(claims["iss"]?.stringValue ?? "") }
-            guard let sub = claims["sub"]?.stringValue, !sub.isEmpty else { throw .badSubject("missing or empty") }
-            guard sub.utf16.count <= 128 else { throw .badSubject("longer than 128 characters") }
-            if let userID = claims["user_id"], userID.stringValue != sub { throw .badSubject("user_id differs from sub") }
-            try checkTimes(claims, maxLifetime: nil)
-            if let authTime = claims["auth_time"] {
-                let at = try AuthService.numericDate(authTime, "auth_time")
-                if at > now + configuration.clockSkew { throw .issuedInFuture(at: at) }
-            }
-            let expires = Timestamp(seconds: claims["exp"]?.intValue ?? 0)  // bounded by checkTimes
-            let kid = jwt.keyID
-            verified.withLock { cache in
-                if cache.count >= AuthService.cacheLimit { cache.removeAll(keepingCapacity: true) }
-                cache[token] = (claims, expires, kid)
-            }
-        }
+        let claims: [String: Value]
+        if let cached = cachedClaims(token, issuer: issuer) { claims = cached } else { claims = try verifiedClaims(token, issuer: issuer) }
         let uid = claims["sub"]?.stringValue ?? ""
-        if checkRevoked {
-            let user: UserTokenState?
-            do { user = try await users.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
-            // Firebase's emulators accept a well-formed token for a uid that has no account (the
-            // Functions emulator and the Admin SDK pointed at the Auth emulator do not look the
-            // user up); production requires the account.
-            guard let user else {
-                if configuration.emulatorMode { return VerifiedToken(uid: uid, claims: claims) }
-                throw .userNotFound
-            }
-            if user.disabled { throw .userDisabled }
-            // Revoked when the session began before the user's tokens were revoked: `auth_time`,
-            // as firebase-admin for Node checks it (an ID token's `iat` is never earlier; a
-            // session cookie's is when the cookie was made, later than its session began).
-            if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue,
-               min(iat, claims["auth_time"]?.intValue ?? iat) < after.seconds { throw .revoked }
+        guard checkRevoked else { return VerifiedToken(uid: uid, claims: claims) }
+        let user: UserTokenState?
+        do { user = try await users.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
+        return try checkUser(user, uid: uid, claims: claims)
+    }
+
+    /// `verifyIDToken(token, checkRevoked: true)` without suspending, for the HTTP server's own
+    /// thread: nil unless the token's signature and claims were checked before (they are cached
+    /// until it expires) and the user repository reads the user on the calling thread. Everything
+    /// else is checked as `verifyIDToken` checks it, the user's record read now.
+    public func verifyIDTokenNow(_ token: String) -> Result<VerifiedToken, TokenRejection>? {
+        guard let claims = cachedClaims(token, issuer: configuration.issuer) else { return nil }
+        let uid = claims["sub"]?.stringValue ?? ""
+        let user: UserTokenState?
+        switch users.tokenStateNow(uid: uid) {
+        case .unavailable: return nil
+        case .noSuchUser: user = nil
+        case .user(let state): user = state
         }
+        do { return .success(try checkUser(user, uid: uid, claims: claims)) } catch { return .failure(error) }
+    }
+
+    /// The claims of a token verified before for `issuer`, while it has not expired and the key
+    /// that signed it is still trusted; nil otherwise. (A cached verification counts only for the
+    /// issuer it was made for: the same string may be offered as an ID token and as a session
+    /// cookie.)
+    func cachedClaims(_ token: String, issuer: String) -> [String: Value]? {
+        guard let hit = verified.withLock({ $0[token] }), clock.now() < hit.expires + configuration.clockSkew,
+              hit.claims["iss"]?.stringValue == issuer, hit.kid.map(keys.trusts) ?? true else { return nil }
+        return hit.claims
+    }
+
+    /// The token's signature, times, audience, issuer and subject checked, and its claims cached
+    /// until it expires.
+    func verifiedClaims(_ token: String, issuer: String) throws(TokenRejection) -> [String: Value] {
+        let jwt = try JWT.decode(token)
+        try JWT.verifySignature(jwt, keys: keys.verificationKeys(for: jwt.keyID), allowUnsigned: configuration.emulatorMode)
+        let claims = jwt.claims
+        guard claims["aud"]?.stringValue == configuration.projectID else { throw .wrongAudience(claims["aud"]?.stringValue ?? "") }
+        guard claims["iss"]?.stringValue == issuer else { throw .wrongIssuer(claims["iss"]?.stringValue ?? "") }
+        guard let sub = claims["sub"]?.stringValue, !sub.isEmpty else { throw .badSubject("missing or empty") }
+        guard sub.utf16.count <= 128 else { throw .badSubject("longer than 128 characters") }
+        if let userID = claims["user_id"], userID.stringValue != sub { throw .badSubject("user_id differs from sub") }
+        try checkTimes(claims, maxLifetime: nil)
+        if let authTime = claims["auth_time"] {
+            let at = try AuthService.numericDate(authTime, "auth_time")
+            if at > clock.now() + configuration.clockSkew { throw .issuedInFuture(at: at) }
+        }
+        let expires = Timestamp(seconds: claims["exp"]?.intValue ?? 0)  // bounded by checkTimes
+        let kid = jwt.keyID
+        verified.withLock { cache in
+            if cache.count >= AuthService.cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[token] = (claims, expires, kid)
+        }
+        return claims
+    }
+
+    /// The user's part of a check with `checkRevoked`: the account exists (not required in
+    /// emulator mode), is not disabled, and has not revoked tokens since this one's session began.
+    func checkUser(_ user: UserTokenState?, uid: String, claims: [String: Value]) throws(TokenRejection) -> VerifiedToken {
+        // Firebase's emulators accept a well-formed token for a uid that has no account (the
+        // Functions emulator and the Admin SDK pointed at the Auth emulator do not look the
+        // user up); production requires the account.
+        guard let user else {
+            if configuration.emulatorMode { return VerifiedToken(uid: uid, claims: claims) }
+            throw .userNotFound
+        }
+        if user.disabled { throw .userDisabled }
+        // Revoked when the session began before the user's tokens were revoked: `auth_time`,
+        // as firebase-admin for Node checks it (an ID token's `iat` is never earlier; a
+        // session cookie's is when the cookie was made, later than its session began).
+        if let after = user.tokensValidAfterTime, let iat = claims["iat"]?.intValue,
+           min(iat, claims["auth_time"]?.intValue ?? iat) < after.seconds { throw .revoked }
         return VerifiedToken(uid: uid, claims: claims)
     }
 

@@ -19,22 +19,39 @@ extension FrontDoor {
                 do {
                     call.event.auth = try await runtime.caller(idToken: token)
                 } catch {
-                    runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
-                    return call.respond(.error(.unauthenticated, "Unauthenticated"))
+                    return refuse(entry, call, error)
                 }
             }
             return invoke(entry, call)
         }
     }
 
-    /// A callable request with no ID token, whole, on the server's thread (`HTTPServer.ImmediateHandler`):
-    /// nothing in it waits, so it is checked and sent to the unit without a task. Nil when it
-    /// carries a token, which is verified against the user's record in the store.
+    /// A callable request, whole, on the server's thread (`HTTPServer.ImmediateHandler`): it is
+    /// checked and sent to the unit without a task. Nil (the request goes to `callable`, in a
+    /// task) when it carries an ID token that cannot be checked here: one not verified before, or
+    /// a user repository that cannot read the user's record without suspending. A token verified
+    /// before is checked again here against the user's record, read now, as `callable` checks it.
     func callableNow(_ entry: FunctionEntry, _ request: HTTPServerRequest) -> HTTPServerResponse? {
         switch callableCall(entry, request) {
-        case .answered(let response): return response
-        case .ready(let call): return call.idToken == nil ? invoke(entry, call) : nil
+        case .answered(let response):
+            return response
+        case .ready(var call):
+            guard let token = call.idToken else { return invoke(entry, call) }
+            switch runtime.callerNow(idToken: token) {
+            case nil: return nil
+            case .success(let caller)?:
+                call.event.auth = caller
+                return invoke(entry, call)
+            case .failure(let error)?:
+                return refuse(entry, call, error)
+            }
         }
+    }
+
+    /// A call whose ID token was refused: 401 before the function runs, the reason in the log only.
+    func refuse(_ entry: FunctionEntry, _ call: CallableCall, _ error: TokenRejection) -> HTTPServerResponse {
+        runtime.log.warning("callable refused: invalid ID token", ["function": .string(entry.name), "reason": .string(error.description)])
+        return call.respond(.error(.unauthenticated, "Unauthenticated"))
     }
 
     /// A request that passed the protocol's checks: its event (with no caller yet), the ID token

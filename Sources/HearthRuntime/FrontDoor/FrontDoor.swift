@@ -238,13 +238,15 @@ public final class FrontDoor: Sendable {
     static let immediateBodyLimit = 64 * 1024
 
     /// What the server's own thread answers, with no task (`HTTPServer.ImmediateHandler`): calls to
-    /// callables of units in worker processes that carry no ID token, which wait for nothing before
-    /// their message goes to the worker. Everything else (nil) goes through `handle`, in a task: a
-    /// token is verified against the user's record in the store, and a unit loaded in-process
-    /// would start its handler on the calling thread (`Task.immediate`), where a long synchronous
-    /// handler would hold up the server's connections.
+    /// callables of units in worker processes, which wait for nothing before their message goes
+    /// to the worker: those with no ID token, and those whose token was verified before (its
+    /// signature's check is cached) and whose user's record the store reads on this thread (a
+    /// primary-key read; WAL readers do not wait for the writer). Everything else (nil) goes
+    /// through `handle`, in a task: a token seen for the first time is verified there, and a unit
+    /// loaded in-process would start its handler on the calling thread (`Task.immediate`), where a
+    /// long synchronous handler would hold up the server's connections.
     func handleNow(_ request: HTTPServerRequest) -> HTTPServerResponse? {
-        guard request.method == "POST", request.headers["authorization"] == nil, request.body.count <= Self.immediateBodyLimit else { return nil }
+        guard request.method == "POST", request.body.count <= Self.immediateBodyLimit else { return nil }
         let segments = request.path.slashSeparated.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
         guard case .function(let entry) = target(segments), entry.trigger == .callable, entry.unit.isolation == .process else { return nil }
         let started = ContinuousClock.now

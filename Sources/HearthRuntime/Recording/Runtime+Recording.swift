@@ -89,6 +89,7 @@ struct RecordedUsers: UserRepository {
     func refreshToken(hash: [UInt8]) async throws -> RefreshTokenRecord? { try await base.refreshToken(hash: hash) }
     func revokeRefreshTokens(uid: String) async throws { try await base.revokeRefreshTokens(uid: uid) }
     func tokenState(uid: String) async throws -> UserTokenState? { try await base.tokenState(uid: uid) }
+    func tokenStateNow(uid: String) -> ImmediateTokenState { base.tokenStateNow(uid: uid) }
     func storeOobCode(_ code: OobCode) async throws { try await base.storeOobCode(code) }
     func oobCode(_ code: String) async throws -> OobCode? { try await base.oobCode(code) }
     func takeOobCode(_ code: String) async throws -> OobCode? { try await base.takeOobCode(code) }

@@ -46,6 +46,16 @@ public final class UserTable: Sendable {
         }
     }
 
+    /// `tokenState` for `UserRepository.tokenStateNow`: the same read, on the calling thread.
+    public func tokenStateNow(uid: String) -> ImmediateTokenState {
+        do {
+            guard let state = try tokenState(uid: uid) else { return .noSuchUser }
+            return .user(state)
+        } catch {
+            return .unavailable
+        }
+    }
+
     public func get(uid: String) throws -> UserRecord? {
         try readers.withReader { db in try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) }
     }

@@ -134,7 +134,7 @@ struct CallableProtocolTests {
         }
     }
 
-    @Test("calls without an ID token to a unit in a worker are answered on the server's thread; with one, in-process units, bodies over 64 KiB, other methods and other routes go to a task")
+    @Test("calls to a unit in a worker without an ID token, or with one verified before, are answered on the server's thread; a token seen first, in-process units, bodies over 64 KiB, other methods and other routes go to a task")
     func immediateRouting() async throws {
         try await withFrontDoor(configure: { $0.defaultIsolation = .process }) { door in
             func request(_ path: String, method: String = "POST", authorization: String? = nil, body: String = #"{"data":1}"#) -> HTTPServerRequest {
@@ -156,22 +156,78 @@ struct CallableProtocolTests {
             #expect(answer.headers["vary"] == "Origin")
             // Refused on the spot: still no task.
             #expect(door.door.handleNow(request("/echo", body: "{")).map(\.status) == 400)
+            // A token seen for the first time is verified in a task; one verified before (as
+            // `idToken` does) is checked here (the test below).
+            let user = try await door.runtime.auth.createUser(NewUser(uid: "u2"))
+            let unseen = try door.runtime.auth.mintIDToken(for: user, signInProvider: "custom")
+            #expect(door.door.handleNow(request("/echo", authorization: "Bearer " + unseen)) == nil)
             let token = try await door.idToken("u1")
-            #expect(door.door.handleNow(request("/echo", authorization: "Bearer " + token)) == nil)
-            #expect(door.door.handleNow(request("/echo", authorization: "Basic dXNlcjpwYXNz")) == nil)
+            #expect(door.door.handleNow(request("/echo", authorization: "Bearer " + token)) != nil)
+            #expect(door.door.handleNow(request("/echo", authorization: "Basic dXNlcjpwYXNz")).map(\.status) == 401, "refused on the spot")
             #expect(door.door.handleNow(request("/echo", body: #"{"data":""# + String(repeating: "x", count: 65_536) + #""}"#)) == nil)
             #expect(door.door.handleNow(request("/echo", method: "GET")) == nil)
             #expect(door.door.handleNow(request("/echoRequest")) == nil)
             #expect(door.door.handleNow(request("/nope")) == nil)
             #expect(door.door.handleNow(request("/v1/projects/hearth-local/databases/(default)/documents:commit", body: "{}")) == nil)
             // Every one of them answered, through the task where handleNow declined.
-            let r = try await door.call("whoami", .null, headers: [("Authorization", "Bearer " + token)])
-            #expect(r.json?["result"]?["uid"] == "u1", "\(r.text)")
+            let r = try await door.call("whoami", .null, headers: [("Authorization", "Bearer " + unseen)])
+            #expect(r.json?["result"]?["uid"] == "u2", "\(r.text)")
         }
         // A unit loaded in-process would start its handler on the server's thread: a task.
         try await withFrontDoor(configure: { $0.defaultIsolation = .inProcess }) { door in
             let call = HTTPServerRequest(method: "POST", path: "/echo", headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(#"{"data":1}"#.utf8))
             #expect(door.door.handleNow(call) == nil)
+        }
+    }
+
+    @Test("a call whose ID token was verified before is answered on the server's thread with the caller's uid and claims, the user's record read every time: disabled, revoked and deleted users are refused there at once, as in a task")
+    func tokenCheckedOnTheServersThread() async throws {
+        let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
+        try await withFrontDoor(clock: clock, configure: { $0.defaultIsolation = .process }) { door in
+            func request(_ token: String) -> HTTPServerRequest {
+                HTTPServerRequest(method: "POST", path: "/whoami",
+                                  headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer " + token)]),
+                                  body: Array(#"{"data":null}"#.utf8))
+            }
+            /// The answer handleNow gave, awaited when it comes from the unit; nil when it declined.
+            func now(_ token: String) async throws -> (status: Int, json: Value?)? {
+                guard let response = door.door.handleNow(request(token)) else { return nil }
+                var answer = response
+                if case .later(let start) = response.body {
+                    answer = await withCheckedContinuation { (done: CheckedContinuation<HTTPServerResponse, Never>) in start { done.resume(returning: $0) } }
+                }
+                guard case .bytes(let bytes) = answer.body else { throw HTTPSError(.internal, "not a plain answer") }
+                return (answer.status, try? JSONParser.parse(bytes, options: .callable))
+            }
+            let token = try await door.idToken("gus", claims: ["role": "editor"])
+            let first = try #require(try await now(token))
+            #expect(first.status == 200)
+            #expect(first.json?["result"]?["uid"] == "gus")
+            #expect(first.json?["result"]?["claims"]?["role"] == "editor")
+
+            let auth = door.runtime.auth
+            _ = try await auth.updateUser(uid: "gus", UserUpdate(disabled: true))
+            #expect(try await now(token)?.status == 401)
+            #expect(try await now(token)?.json == (try JSONParser.parse(Array(CallableCase.unauthenticated.utf8))))
+            _ = try await auth.updateUser(uid: "gus", UserUpdate(disabled: false))
+            #expect(try await now(token)?.status == 200)
+            clock.advance(by: .seconds(1))
+            try await auth.revokeRefreshTokens(uid: "gus")
+            #expect(try await now(token)?.status == 401)
+            // The same answer through the task, where a token is verified without the cache's help.
+            #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(token)")]).status == 401)
+
+            let fresh = try await door.idToken("gus")
+            #expect(try await now(fresh)?.status == 200)
+            try await auth.deleteUser(uid: "gus")
+            #expect(try await now(fresh)?.status == 401)
+            #expect(door.log.contains("invalid ID token"))
+            // Past the token's expiry the cached check no longer counts: a task verifies it, and refuses it.
+            let late = try await door.idToken("hal")
+            #expect(try await now(late)?.status == 200)
+            clock.advance(by: .seconds(3600 + 301))
+            #expect(try await now(late)?.status == nil, "declined")
+            #expect(try await door.call("whoami", .null, headers: [("Authorization", "Bearer \(late)")]).status == 401)
         }
     }
 
