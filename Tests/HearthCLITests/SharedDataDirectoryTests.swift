@@ -37,6 +37,13 @@ struct SharedDataDirectoryTests {
         return (server, "http://127.0.0.1:\(try await server.servingPort(seconds: 120))")
     }
 
+    /// POSTs a call to DeliveryUnit's `caller` (which answers with its caller's uid) with `token`.
+    func callCaller(_ base: String, _ token: String) async throws -> HTTPClientResponse {
+        try await client.send(HTTPClientRequest(method: "POST", url: base + "/caller",
+                                                headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")]),
+                                                body: Array(#"{"data":null}"#.utf8), timeout: .seconds(60)))
+    }
+
     /// Waits until nothing is pending or running for `functions` (as the server's metrics say).
     func drain(_ base: String, _ functions: [String], seconds: Double = 180) async throws {
         let deadline = Date().addingTimeInterval(seconds)
@@ -164,12 +171,7 @@ struct SharedDataDirectoryTests {
     func keyRotationReachesTheServer() async throws {
         let dir = TempDir()
         let (server, base) = try await serve(dir)
-        let client = self.client
-        func caller(_ token: String) async throws -> HTTPClientResponse {
-            try await client.send(HTTPClientRequest(method: "POST", url: base + "/caller",
-                                                    headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")]),
-                                                    body: Array(#"{"data":null}"#.utf8), timeout: .seconds(60)))
-        }
+        func caller(_ token: String) async throws -> HTTPClientResponse { try await callCaller(base, token) }
         func cli(_ args: [String]) async throws -> String {
             let (status, out, err) = try await hearth(args, in: dir)
             guard status == 0 else { throw Failure("hearth \(args.joined(separator: " ")): \(status) \(err)") }
@@ -216,12 +218,7 @@ struct SharedDataDirectoryTests {
     func userChangesReachTheServer() async throws {
         let dir = TempDir()
         let (server, base) = try await serve(dir)
-        let client = self.client
-        func caller(_ token: String) async throws -> HTTPClientResponse {
-            try await client.send(HTTPClientRequest(method: "POST", url: base + "/caller",
-                                                    headers: HTTPHeaders([("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")]),
-                                                    body: Array(#"{"data":null}"#.utf8), timeout: .seconds(60)))
-        }
+        func caller(_ token: String) async throws -> HTTPClientResponse { try await callCaller(base, token) }
         func cli(_ args: [String]) async throws {
             let (status, _, err) = try await hearth(args, in: dir)
             guard status == 0 else { throw Failure("hearth \(args.joined(separator: " ")): \(status) \(err)") }
