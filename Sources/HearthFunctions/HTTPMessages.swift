@@ -50,8 +50,7 @@ public struct HTTPRequest: HandlerInput {
     /// The bearer token of the `Authorization` header (`Bearer <token>`), if it has one; not
     /// verified (see `verifiedAuth()`).
     public var bearerToken: String? {
-        guard let h = headers["authorization"], h.hasPrefix("Bearer ") else { return nil }
-        let token = h.dropFirst(7)
+        guard let h = headers["authorization"], let token = BearerCredential.token(in: h) else { return nil }
         return token.isEmpty ? nil : String(token)
     }
 

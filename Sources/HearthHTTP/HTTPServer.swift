@@ -60,7 +60,7 @@ public final class HTTPServer: Sendable {
     /// Runs on the server's own thread once a request is whole, before any task is made: the
     /// response it returns answers the request (a `later` one when whoever has it calls back), and
     /// nil hands the request to the handler's task. For requests that never wait before their
-    /// work goes elsewhere (the front door's callables without an ID token: the checks, then a
+    /// work goes elsewhere (the front door's callables to units in workers: the checks, then a
     /// message to the unit's worker): they skip the task and the hop to another thread. It must not
     /// block: every connection of that thread waits for it.
     public typealias ImmediateHandler = @Sendable (HTTPServerRequest) -> HTTPServerResponse?

@@ -25,4 +25,18 @@ import Testing
         }
         #expect(ASCIICase.lower(0x5B) == 0x5B && ASCIICase.lower(0x40) == 0x40 && ASCIICase.lower(0x41) == 0x61)
     }
+
+    @Test("a bearer credential's scheme matches in any ASCII case, followed by one space; the token is the rest, byte for byte")
+    func bearerCredential() {
+        #expect(BearerCredential.token(in: "Bearer abc.def") == "abc.def")
+        #expect(BearerCredential.token(in: "bearer abc") == "abc")
+        #expect(BearerCredential.token(in: "BEARER abc") == "abc")
+        #expect(BearerCredential.token(in: "Bearer ") == "", "an empty token: the caller refuses it")
+        #expect(BearerCredential.token(in: "Bearer  two") == " two", "the rest as sent")
+        // A combining mark after the space belongs to the token, not to the scheme.
+        #expect(BearerCredential.token(in: "Bearer \u{301}x").map { Array($0.utf8) } == Array("\u{301}x".utf8))
+        for other in ["Bearer", "Bearerabc", "Basic dXNlcjpwYXNz", "", "B\u{E9}arer abc", "\u{212A}earer abc", " Bearer abc"] {
+            #expect(BearerCredential.token(in: other) == nil, "\(other)")
+        }
+    }
 }

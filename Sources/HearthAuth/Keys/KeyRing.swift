@@ -89,6 +89,25 @@ public final class KeyRing: Sendable {
         return state.withLock { $0.entries.contains { $0.kid == kid } }
     }
 
+    /// `trusts` for a thread that must not wait: when the recheck interval has passed, it only
+    /// looks at the file's identity, and answers nil (leaving it to `trusts`) when the file
+    /// changed, is gone or cannot be looked at, where a refresh reads it, or writes it again under
+    /// its lock.
+    public func trustsWithoutWaiting(_ kid: String) -> Bool? {
+        if !path.isEmpty, DispatchTime.now().uptimeNanoseconds >= nextCheck.load(ordering: .relaxed) {
+            let known = state.withLock { $0.file?.identity }
+            guard case .success(let identity?) = FileIdentity.of(path), identity == known else { return nil }
+            scheduleNextCheck()
+        }
+        return state.withLock { $0.entries.contains { $0.kid == kid } }
+    }
+
+    private func scheduleNextCheck() {
+        let interval = recheckInterval.components  // at most a day: no overflow
+        nextCheck.store(DispatchTime.now().uptimeNanoseconds + UInt64(interval.seconds) * 1_000_000_000 + UInt64(interval.attoseconds / 1_000_000_000),
+                        ordering: .relaxed)
+    }
+
     public var verificationKeys: [String: Key] { verificationKeys(for: nil) }
 
     /// The keys to verify a token signed with `kid`: if the ring does not know it, it reads the file
@@ -134,8 +153,7 @@ public final class KeyRing: Sendable {
         if !force {
             let now = DispatchTime.now().uptimeNanoseconds
             guard now >= nextCheck.load(ordering: .relaxed) else { return }
-            let interval = recheckInterval.components  // at most a day: no overflow
-            nextCheck.store(now + UInt64(interval.seconds) * 1_000_000_000 + UInt64(interval.attoseconds / 1_000_000_000), ordering: .relaxed)
+            scheduleNextCheck()
         }
         let (known, unreadable) = state.withLock { ($0.file, $0.unreadable) }
         let current: FileIdentity

@@ -159,12 +159,13 @@ extension AuthService {
         return try checkUser(user, uid: uid, claims: claims)
     }
 
-    /// `verifyIDToken(token, checkRevoked: true)` without suspending, for the HTTP server's own
-    /// thread: nil unless the token's signature and claims were checked before (they are cached
-    /// until it expires) and the user repository reads the user on the calling thread. Everything
-    /// else is checked as `verifyIDToken` checks it, the user's record read now.
+    /// `verifyIDToken(token, checkRevoked: true)` without suspending or waiting, for the HTTP
+    /// server's own thread: nil unless the token's signature and claims were checked before (they
+    /// are cached until it expires, plus the clock skew allowed), the key ring need not look at its
+    /// file, and the user repository reads the user on the calling thread without waiting for a
+    /// lock. Everything else is checked as `verifyIDToken` checks it, the user's record read now.
     public func verifyIDTokenNow(_ token: String) -> Result<VerifiedToken, TokenRejection>? {
-        guard let claims = cachedClaims(token, issuer: configuration.issuer) else { return nil }
+        guard let claims = cachedClaims(token, issuer: configuration.issuer, refreshingKeys: false) else { return nil }
         let uid = claims["sub"]?.stringValue ?? ""
         let user: UserTokenState?
         switch users.tokenStateNow(uid: uid) {
@@ -178,10 +179,14 @@ extension AuthService {
     /// The claims of a token verified before for `issuer`, while it has not expired and the key
     /// that signed it is still trusted; nil otherwise. (A cached verification counts only for the
     /// issuer it was made for: the same string may be offered as an ID token and as a session
-    /// cookie.)
-    func cachedClaims(_ token: String, issuer: String) -> [String: Value]? {
+    /// cookie.) Without `refreshingKeys`, also nil when the key ring would have to look at its file.
+    func cachedClaims(_ token: String, issuer: String, refreshingKeys: Bool = true) -> [String: Value]? {
         guard let hit = verified.withLock({ $0[token] }), clock.now() < hit.expires + configuration.clockSkew,
-              hit.claims["iss"]?.stringValue == issuer, hit.kid.map(keys.trusts) ?? true else { return nil }
+              hit.claims["iss"]?.stringValue == issuer else { return nil }
+        if let kid = hit.kid {
+            let trusted = refreshingKeys ? keys.trusts(kid) : keys.trustsWithoutWaiting(kid)
+            guard trusted == true else { return nil }
+        }
         return hit.claims
     }
 

@@ -28,8 +28,8 @@ extension FrontDoor {
     func adminRefusal(_ headers: HTTPHeaders, _ segments: [Substring]) -> HTTPServerResponse? {
         let tokens = [adminToken, segments.first == "units" ? controlToken : nil].compactMap { $0 }
         guard !tokens.isEmpty else { return .error(.notFound, "the admin API is off: no admin token is configured") }
-        guard let header = headers["authorization"], header.hasPrefix("Bearer "),
-              tokens.contains(where: { Crypto.constantTimeEqual(Array(header.dropFirst(7).utf8), Array($0.utf8)) }) else {
+        guard let header = headers["authorization"], let bearer = BearerCredential.token(in: header),
+              tokens.contains(where: { Crypto.constantTimeEqual(Array(bearer.utf8), Array($0.utf8)) }) else {
             return .error(.unauthenticated, "the admin API needs Authorization: Bearer <admin token>")
         }
         return nil

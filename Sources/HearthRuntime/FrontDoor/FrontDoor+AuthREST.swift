@@ -228,8 +228,8 @@ extension FrontDoor {
 
     /// Admin calls carry the admin token, or, in emulator mode, `Bearer owner` as firebase-admin sends.
     func authorizedAsAdmin(_ request: HTTPServerRequest) -> Bool {
-        guard let header = request.headers["authorization"], header.hasPrefix("Bearer ") else { return false }
-        let token = String(header.dropFirst(7))
+        guard let header = request.headers["authorization"], let bearer = BearerCredential.token(in: header) else { return false }
+        let token = String(bearer)
         // The emulator's well-known owner credential, but not from a web page served elsewhere:
         // any site the developer visits could send it (firebase-admin sends no Origin).
         if config.emulatorMode && token == "owner" { return isLocalRequest(request) }

@@ -28,9 +28,10 @@ extension FrontDoor {
 
     /// A callable request, whole, on the server's thread (`HTTPServer.ImmediateHandler`): it is
     /// checked and sent to the unit without a task. Nil (the request goes to `callable`, in a
-    /// task) when it carries an ID token that cannot be checked here: one not verified before, or
-    /// a user repository that cannot read the user's record without suspending. A token verified
-    /// before is checked again here against the user's record, read now, as `callable` checks it.
+    /// task) when it carries an ID token that cannot be checked here without waiting: one not
+    /// verified before, a key file due for a look that changed, or a user's record that cannot be
+    /// read at once (`AuthService.verifyIDTokenNow`). A token verified before is checked again here
+    /// against the user's record, read now, as `callable` checks it.
     func callableNow(_ entry: FunctionEntry, _ request: HTTPServerRequest) -> HTTPServerResponse? {
         switch callableCall(entry, request) {
         case .answered(let response):
@@ -94,11 +95,11 @@ extension FrontDoor {
         guard let data = FrontDoor.callableData(request.body) else { return .answered(FrontDoor.withCORS(cors, FrontDoor.badRequest)) }
         var idToken: String?
         if let authorization = request.headers["authorization"] {
-            guard authorization.hasPrefix("Bearer "), authorization.count > 7 else {
+            guard let token = BearerCredential.token(in: authorization), !token.isEmpty else {
                 runtime.log.warning("callable refused: malformed Authorization header", ["function": .string(entry.name)])
                 return .answered(FrontDoor.withCORS(cors, .error(.unauthenticated, "Unauthenticated")))
             }
-            idToken = String(authorization.dropFirst(7))
+            idToken = String(token)
         }
         var event = Boundary.CallableEvent(data: data)
         event.instanceIDToken = request.headers["firebase-instance-id-token"]

@@ -9,8 +9,8 @@ extension FrontDoor {
             if authorizedAsAdmin(request) {
                 return await documents.handle(request, segments, caller: .admin)
             } else if let authorization = request.headers["authorization"] {
-                if authorization.hasPrefix("Bearer "), authorization.count > 7,
-                   let caller = try? await runtime.caller(idToken: String(authorization.dropFirst(7))) {
+                if let token = BearerCredential.token(in: authorization), !token.isEmpty,
+                   let caller = try? await runtime.caller(idToken: String(token)) {
                     return await documents.handle(request, segments, caller: .client(caller))
                 }
                 return .googleError(HTTPSError(.unauthenticated, "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."))

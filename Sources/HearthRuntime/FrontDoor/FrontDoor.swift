@@ -241,7 +241,8 @@ public final class FrontDoor: Sendable {
     /// callables of units in worker processes, which wait for nothing before their message goes
     /// to the worker: those with no ID token, and those whose token was verified before (its
     /// signature's check is cached) and whose user's record the store reads on this thread (a
-    /// primary-key read; WAL readers do not wait for the writer). Everything else (nil) goes
+    /// primary-key read on a connection already open, which never waits for a lock: when it
+    /// would, or no connection is idle, the call goes to a task). Everything else (nil) goes
     /// through `handle`, in a task: a token seen for the first time is verified there, and a unit
     /// loaded in-process would start its handler on the calling thread (`Task.immediate`), where a
     /// long synchronous handler would hold up the server's connections.

@@ -31,6 +31,19 @@ final class ReaderPool: Sendable {
         return try body(box.connection)
     }
 
+    /// `withReader` for a thread that must not wait: nil when no connection is idle (opening one
+    /// takes a while), and a lock held elsewhere fails `body`'s statements at once (SQLITE_BUSY)
+    /// instead of waiting for it.
+    func withIdleReaderNotWaiting<T>(_ body: (Connection) throws -> T) throws -> T? {
+        guard !closed.load(ordering: .relaxed), let box = idle.withLock({ $0.popLast() }) else { return nil }
+        defer {
+            if !closed.load(ordering: .relaxed) {
+                idle.withLock { pool in if pool.count < capacity { pool.append(box) } }
+            }
+        }
+        return try box.connection.withoutBusyWaits { try body(box.connection) }
+    }
+
     /// Runs `body` in one read transaction, so every statement sees the same snapshot.
     func withSnapshot<T>(_ body: (Connection) throws -> T) throws -> T {
         try withReader { db in

@@ -80,6 +80,14 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
+    /// Runs `body` with SQLite's busy handler off: a lock another connection holds fails the
+    /// statement at once with SQLITE_BUSY instead of waiting up to the busy timeout.
+    func withoutBusyWaits<T>(_ body: () throws -> T) rethrows -> T {
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
+        return try body()
+    }
+
     /// A cached prepared statement for `sql`, reset and ready to bind.
     func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         if let cached = cache[sql] {

@@ -36,24 +36,28 @@ public final class UserTable: Sendable {
     /// What verifying a token needs of a user (disabled, tokens revoked before), read from the stored
     /// record without decoding all of it: every request with an ID token asks.
     public func tokenState(uid: String) throws -> UserTokenState? {
-        try readers.withReader { db in
-            try db.query("SELECT record FROM users WHERE uid = ?", [.text(uid)]) { s in
-                let record = try BinaryValueCodec.decode(s.blob(0))
-                let after: Timestamp?
-                if case .timestamp(let t)? = record["tokensValidAfterTime"] { after = t } else { after = nil }
-                return UserTokenState(disabled: record["disabled"]?.boolValue ?? false, tokensValidAfterTime: after)
-            }.first
-        }
+        try readers.withReader { db in try UserTable.tokenState(db, uid: uid) }
     }
 
-    /// `tokenState` for `UserRepository.tokenStateNow`: the same read, on the calling thread.
+    /// `tokenState` for `UserRepository.tokenStateNow`: the same read, on the calling thread, with
+    /// a connection already open and without waiting for a lock (`.unavailable` when it would).
     public func tokenStateNow(uid: String) -> ImmediateTokenState {
         do {
-            guard let state = try tokenState(uid: uid) else { return .noSuchUser }
+            guard let found = try readers.withIdleReaderNotWaiting({ db in try UserTable.tokenState(db, uid: uid) }) else { return .unavailable }
+            guard let state = found else { return .noSuchUser }
             return .user(state)
         } catch {
             return .unavailable
         }
+    }
+
+    static func tokenState(_ db: Connection, uid: String) throws -> UserTokenState? {
+        try db.query("SELECT record FROM users WHERE uid = ?", [.text(uid)]) { s in
+            let record = try BinaryValueCodec.decode(s.blob(0))
+            let after: Timestamp?
+            if case .timestamp(let t)? = record["tokensValidAfterTime"] { after = t } else { after = nil }
+            return UserTokenState(disabled: record["disabled"]?.boolValue ?? false, tokensValidAfterTime: after)
+        }.first
     }
 
     public func get(uid: String) throws -> UserRecord? {
