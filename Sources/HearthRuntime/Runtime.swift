@@ -358,14 +358,12 @@ public final class Runtime: Sendable {
             .map { (index: $0.offset, unit: $0.element, version: deployed[$0.element.name]) }
         // The libraries' copies are read, hashed and written on a thread of their own: each is
         // megabytes of file I/O, and Swift's pool has one thread per core for everything else.
-        // (`onThread` throws only what its work throws, and this work throws nothing; the
-        // libraries themselves are what `pinnedBuild` falls back to as well.)
-        let paths = (try? await Runtime.onThread { [self] in
+        let paths = await Runtime.onThread { [self] in
             inWorkers.map { item -> String in
                 if let deployed = item.version { pruneBuildCopies(of: item.unit.name, keeping: deployed.version) }
                 return item.version?.path ?? pinnedBuild(of: item.unit)
             }
-        }) ?? inWorkers.map { $0.version?.path ?? config.libraryPath(of: $0.unit) }
+        }
         let started = await withTaskGroup(of: (Int, Result<LoadedUnit, UnitLoadError>).self) { group in
             for (item, path) in zip(inWorkers, paths) {
                 let placement = placement(of: item.unit)

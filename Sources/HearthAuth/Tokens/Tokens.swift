@@ -152,11 +152,10 @@ extension AuthService {
     func verify(_ token: String, issuer: String, checkRevoked: Bool) async throws(TokenRejection) -> VerifiedToken {
         let claims: [String: Value]
         if let cached = cachedClaims(token, issuer: issuer) { claims = cached } else { claims = try verifiedClaims(token, issuer: issuer) }
-        let uid = claims["sub"]?.stringValue ?? ""
-        guard checkRevoked else { return VerifiedToken(uid: uid, claims: claims) }
+        guard checkRevoked else { return VerifiedToken(uid: AuthService.subject(claims), claims: claims) }
         let user: UserTokenState?
-        do { user = try await users.tokenState(uid: uid) } catch { throw .invalidClaim("the user could not be read: \(error)") }
-        return try checkUser(user, uid: uid, claims: claims)
+        do { user = try await users.tokenState(uid: AuthService.subject(claims)) } catch { throw .invalidClaim("the user could not be read: \(error)") }
+        return try checkUser(user, claims: claims)
     }
 
     /// `verifyIDToken(token, checkRevoked: true)` without suspending or waiting, for the HTTP
@@ -166,14 +165,13 @@ extension AuthService {
     /// lock. Everything else is checked as `verifyIDToken` checks it, the user's record read now.
     public func verifyIDTokenNow(_ token: String) -> Result<VerifiedToken, TokenRejection>? {
         guard let claims = cachedClaims(token, issuer: configuration.issuer, refreshingKeys: false) else { return nil }
-        let uid = claims["sub"]?.stringValue ?? ""
         let user: UserTokenState?
-        switch users.tokenStateNow(uid: uid) {
+        switch users.tokenStateNow(uid: AuthService.subject(claims)) {
         case .unavailable: return nil
         case .noSuchUser: user = nil
         case .user(let state): user = state
         }
-        do { return .success(try checkUser(user, uid: uid, claims: claims)) } catch { return .failure(error) }
+        do { return .success(try checkUser(user, claims: claims)) } catch { return .failure(error) }
     }
 
     /// The claims of a token verified before for `issuer`, while it has not expired and the key
@@ -215,9 +213,13 @@ extension AuthService {
         return claims
     }
 
+    /// The uid a verified token names: its `sub` (present and non-empty, checked when it was verified).
+    static func subject(_ claims: [String: Value]) -> String { claims["sub"]?.stringValue ?? "" }
+
     /// The user's part of a check with `checkRevoked`: the account exists (not required in
     /// emulator mode), is not disabled, and has not revoked tokens since this one's session began.
-    func checkUser(_ user: UserTokenState?, uid: String, claims: [String: Value]) throws(TokenRejection) -> VerifiedToken {
+    func checkUser(_ user: UserTokenState?, claims: [String: Value]) throws(TokenRejection) -> VerifiedToken {
+        let uid = AuthService.subject(claims)
         // Firebase's emulators accept a well-formed token for a uid that has no account (the
         // Functions emulator and the Admin SDK pointed at the Auth emulator do not look the
         // user up); production requires the account.

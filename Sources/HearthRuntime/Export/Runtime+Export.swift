@@ -48,14 +48,14 @@ extension Runtime {
 
     /// Runs blocking work (a long read, file I/O) on a thread of its own and awaits its result:
     /// Swift's concurrency has as many threads as cores, and blocking one stalls the others' tasks.
-    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
-            }
+    /// Work that cannot fail needs no `try` (its error type is `Never`).
+    static func onThread<T: Sendable, E: Error>(_ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: Result(catching: work)) }
             thread.stackSize = 4 << 20
             thread.start()
         }
+        return try result.get()
     }
 }
 

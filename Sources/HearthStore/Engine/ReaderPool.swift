@@ -23,12 +23,14 @@ final class ReaderPool: Sendable {
     func withReader<T>(_ body: (Connection) throws -> T) throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw StoreError.closed }
         let box = try idle.withLock { $0.popLast() } ?? Box(Connection(path: path, options: Connection.Options(readOnly: true)))
-        defer {
-            if !closed.load(ordering: .relaxed) {
-                idle.withLock { pool in if pool.count < capacity { pool.append(box) } }
-            }
-        }
+        defer { giveBack(box) }
         return try body(box.connection)
+    }
+
+    /// A lent connection back to the idle ones (closed instead past `capacity`, or once the pool is).
+    private func giveBack(_ box: Box) {
+        guard !closed.load(ordering: .relaxed) else { return }
+        idle.withLock { pool in if pool.count < capacity { pool.append(box) } }
     }
 
     /// `withReader` for a thread that must not wait: nil when no connection is idle (opening one
@@ -36,11 +38,7 @@ final class ReaderPool: Sendable {
     /// instead of waiting for it.
     func withIdleReaderNotWaiting<T>(_ body: (Connection) throws -> T) throws -> T? {
         guard !closed.load(ordering: .relaxed), let box = idle.withLock({ $0.popLast() }) else { return nil }
-        defer {
-            if !closed.load(ordering: .relaxed) {
-                idle.withLock { pool in if pool.count < capacity { pool.append(box) } }
-            }
-        }
+        defer { giveBack(box) }
         return try box.connection.withoutBusyWaits { try body(box.connection) }
     }
 

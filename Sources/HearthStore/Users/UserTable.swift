@@ -33,8 +33,8 @@ public final class UserTable: Sendable {
 
     // MARK: reads
 
-    /// What verifying a token needs of a user (disabled, tokens revoked before), read from the stored
-    /// record without decoding all of it: every request with an ID token asks.
+    /// What verifying a token needs of a user (disabled, tokens revoked before), taken from the
+    /// stored record's map without building a `UserRecord`: every request with an ID token asks.
     public func tokenState(uid: String) throws -> UserTokenState? {
         try readers.withReader { db in try UserTable.tokenState(db, uid: uid) }
     }
