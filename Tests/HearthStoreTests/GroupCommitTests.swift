@@ -294,6 +294,95 @@ struct GroupCommitTests {
         }
     }
 
+    @Test("the store's own work rides in a group of commits: one transaction with the commits beside it; work that throws is undone alone; work in a group written again is committed once, with the second run's answer")
+    func workInAGroup() async throws {
+        try await withStore { store, _ in
+            let engine = store.sqlite
+            let statements = StatementLog()
+            await engine.writer.trace(into: statements)
+            /// Adds one to a consumer's cursor and answers the new value (a cursor row: a real table).
+            @Sendable func bump(_ db: Connection) throws -> Int64 {
+                try db.run("INSERT INTO consumers(name, cursor, updated_time) VALUES ('grouped', 1, 0) ON CONFLICT(name) DO UPDATE SET cursor = cursor + 1")
+                return try db.scalarInt("SELECT cursor FROM consumers WHERE name = 'grouped'") ?? -1
+            }
+            func cursor() throws -> Int64? { try engine.readers.withReader { try $0.scalarInt("SELECT cursor FROM consumers WHERE name = 'grouped'") } }
+            /// Until `count` jobs wait in the queue (at most 10 s).
+            func untilWaiting(_ count: Int) async throws {
+                for _ in 0..<10_000 where engine.commits.queue.waitingCount < count { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            /// Holds the writer's thread while `queue` submits, until `count` jobs wait; then lets the group go.
+            func inOneGroup(_ count: Int, _ queue: () async throws -> Void) async throws {
+                let gate = DispatchSemaphore(value: 0)
+                engine.writer.onWriterThread { _ in gate.wait() }
+                try await queue()
+                try await untilWaiting(count)
+                #expect(engine.commits.queue.waitingCount == count)
+                gate.signal()
+            }
+            func commit(_ path: String, _ outcomes: AsyncStream<Result<Void, any Error>>.Continuation) throws {
+                engine.commit([.create(try doc(path), [:])], validations: [], enqueues: []) { outcomes.yield($0.map { _ in () }) }
+            }
+
+            try await store.commit([.create(try doc("taken/t"), [:])])
+            _ = statements.take()
+
+            // Alone: a group of one.
+            #expect(try await engine.commits.inNextGroup(bump) == 1)
+            #expect(statements.take() == ["BEGIN IMMEDIATE": 1, "COMMIT": 1, "SAVEPOINT": 0, "ROLLBACK TO": 0, "ROLLBACK": 0])
+
+            // Between two commits: all three in one transaction.
+            var answers = AsyncStream<Result<Void, any Error>>.makeStream()
+            var work: Task<Int64, any Error>?
+            try await inOneGroup(3) {
+                try commit("a/1", answers.continuation)
+                work = Task { try await engine.commits.inNextGroup(bump) }
+                try await untilWaiting(2)
+                try commit("a/2", answers.continuation)
+            }
+            #expect(try await work?.value == 2)
+            var landed = 0
+            for await answer in answers.stream { if (try? answer.get()) != nil { landed += 1 }; if landed == 2 { break } }
+            #expect(landed == 2)
+            #expect(statements.take() == ["BEGIN IMMEDIATE": 1, "COMMIT": 1, "SAVEPOINT": 0, "ROLLBACK TO": 0, "ROLLBACK": 0], "one transaction for the commits and the work")
+            #expect(try cursor() == 2)
+
+            // A commit that fails in the work's group: the group is written again (the work runs
+            // twice) and the work's write and answer are the second run's, once.
+            answers = AsyncStream<Result<Void, any Error>>.makeStream()
+            try await inOneGroup(3) {
+                try commit("c/1", answers.continuation)
+                work = Task { try await engine.commits.inNextGroup(bump) }
+                try await untilWaiting(2)
+                try commit("taken/t", answers.continuation)
+            }
+            #expect(try await work?.value == 3)
+            var outcomes: [Bool] = []
+            for await answer in answers.stream { outcomes.append((try? answer.get()) != nil); if outcomes.count == 2 { break } }
+            #expect(outcomes == [true, false], "c/1 landed, taken/t failed (answered in the group's order)")
+            #expect(try cursor() == 3, "written once")
+            let counted = statements.take()
+            #expect(counted["BEGIN IMMEDIATE"] == 2 && counted["COMMIT"] == 1 && counted["SAVEPOINT"] == 3 && counted["ROLLBACK"] == 1,
+                    "written without savepoints and rolled back, then again with one per job: \(counted)")
+
+            // Work that throws after writing (in a careful group now, a savepoint per job): undone alone.
+            answers = AsyncStream<Result<Void, any Error>>.makeStream()
+            try await inOneGroup(3) {
+                try commit("b/1", answers.continuation)
+                work = Task { try await engine.commits.inNextGroup { db in _ = try bump(db); try db.run("INSERT INTO no_such_table VALUES (1)"); return 0 } }
+                try await untilWaiting(2)
+                try commit("b/2", answers.continuation)
+            }
+            await #expect(throws: SQLiteError.self) { try await work?.value }
+            landed = 0
+            for await answer in answers.stream { if (try? answer.get()) != nil { landed += 1 }; if landed == 2 { break } }
+            #expect(landed == 2, "the commits beside the failed work stand")
+            #expect(try cursor() == 3, "the failed work's own write is undone")
+            #expect(statements.take() == ["BEGIN IMMEDIATE": 1, "COMMIT": 1, "SAVEPOINT": 3, "ROLLBACK TO": 1, "ROLLBACK": 0])
+            #expect(try await store.get(try doc("b/1")) != nil)
+            #expect(try await store.get(try doc("b/2")) != nil)
+        }
+    }
+
     @Test("a drain on a caller's thread takes only the small commits at the head, at most maxGroupHere: a batch or a transaction that read a query waits for the writer's thread")
     func callerTakesOnlySmall() throws {
         func waiting(writes n: Int, validations: [ReadValidation] = []) throws -> CommitQueue.Waiting {
