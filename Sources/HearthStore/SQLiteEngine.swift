@@ -31,8 +31,7 @@ public final class SQLiteEngine: StorageEngine {
     let collections = CollectionRegistry()
     let indexes = IndexRegistry()
     let notifier: ChangeNotifier
-    /// Group commit: every commit, and the delivery queue's routing and outcomes, go through it.
-    let commits: GroupCommits
+    let commitQueue = CommitQueue()
     /// This process's last commits' changes, for the feed's readers (see `RecentChanges`).
     let recent = RecentChanges(capacity: 2048, maxBytes: 8 << 20)
     public let activity = WorkSignal()
@@ -60,11 +59,7 @@ public final class SQLiteEngine: StorageEngine {
         }
         readers = ReaderPool(path: path, capacity: options.readers)
         notifier = ChangeNotifier(last: await writer.lastSequence)
-        let (recent, notifier, activity) = (recent, notifier, activity)
-        commits = GroupCommits(writer: writer) { committed in
-            SQLiteEngine.announce(committed, recent: recent, notifier: notifier, activity: activity)
-        }
-        deliveryTables = SQLiteDeliveries(writer: writer, commits: commits, readers: readers, activity: activity)
+        deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
         userTable = UserTable(writer: writer, readers: readers, activity: activity)
         outboxTable = OutboxTable(writer: writer, readers: readers)
         deployTable = DeployTable(writer: writer, readers: readers)
@@ -109,15 +104,43 @@ public final class SQLiteEngine: StorageEngine {
         commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: false, done: done)
     }
 
-    /// Queues `job` for the writer (see `GroupCommits.submit`).
+    /// Queues `job` for the writer; `done` is called after its group's COMMIT (or its failure),
+    /// before the writer starts anything else, on the writer's thread, or with `here` on the
+    /// caller's own when the writer was idle and the job small (`CommitJob.mayRunHere`): the
+    /// commit then ran there, with no thread switch.
+    /// The completion form never commits `here`: its callers are a worker's socket reader, which
+    /// would read that worker's next commit only after this one, and no group would ever form.
     func commit(_ job: Writer.CommitJob, here: Bool, done: @escaping @Sendable (Writer.CommitOutcome) -> Void) {
-        commits.submit(job, here: here, done: done)
+        if commitQueue.submit(CommitQueue.Waiting(job: job, done: done)),
+           !(here && job.mayRunHere && writer.onThisThreadIfIdle({ drainCommits($0, small: true) })) {
+            writer.onWriterThread { [self] in drainCommits($0) }
+        }
+    }
+
+    /// One group of the commits waiting, on the writer's thread (or, `small`, on a caller's: only
+    /// the small commits at the head, `CommitQueue.take`): written in one transaction (a lone
+    /// commit without savepoints), announced, each caller answered; then the next group is queued
+    /// on the writer's thread, behind whatever else the writer has to do.
+    private func drainCommits(_ writer: isolated Writer, small: Bool = false) {
+        let group = commitQueue.take(small: small)
+        let outcomes: [Writer.CommitOutcome]
+        if group.count == 1 {
+            let job = group[0].job
+            outcomes = [Result { try writer.commit(job.writes, validations: job.validations, enqueues: job.enqueues) }]
+        } else {
+            do { outcomes = try writer.commitGroup(group.map(\.job)) } catch {
+                outcomes = Array(repeating: .failure(error), count: group.count)
+            }
+        }
+        announce(zip(group, outcomes).compactMap { waiting, outcome in (try? outcome.get()).map { (waiting.job, $0.1) } })
+        // The group's answers to a unit's worker leave in one write per worker, after the last.
+        SendBatch.run { for (waiting, outcome) in zip(group, outcomes) { waiting.done(outcome) } }
+        if commitQueue.more() { writer.onWriterThread { [self] in drainCommits($0) } }
     }
 
     /// Tells the feed's readers and the delivery engine what commits added: the feed's new end,
     /// and the task queues that gained work (any change may give a trigger work).
-    private static func announce(_ committed: [(job: Writer.CommitJob, changes: [DocumentChange])], recent: RecentChanges,
-                                 notifier: ChangeNotifier, activity: WorkSignal) {
+    private func announce(_ committed: [(job: Writer.CommitJob, changes: [DocumentChange])]) {
         for (_, changes) in committed { recent.append(changes) }
         if let last = committed.compactMap({ $0.changes.last?.sequence }).max() { notifier.committed(upTo: last) }
         guard committed.contains(where: { !$0.changes.isEmpty || !$0.job.enqueues.isEmpty }) else { return }

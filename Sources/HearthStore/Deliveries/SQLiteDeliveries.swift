@@ -7,15 +7,12 @@ import Synchronization
 /// processes sharing the file never run one delivery at once.
 final class SQLiteDeliveries: DeliveryStorage {
     let writer: Writer
-    /// Routing and outcomes, written in the transactions of the store's groups of commits.
-    let commits: GroupCommits
     let readers: ReaderPool
     /// Notified after the database gains deliveries (from this process).
     let activity: WorkSignal
 
-    init(writer: Writer, commits: GroupCommits, readers: ReaderPool, activity: WorkSignal) {
+    init(writer: Writer, readers: ReaderPool, activity: WorkSignal) {
         self.writer = writer
-        self.commits = commits
         self.readers = readers
         self.activity = activity
     }
@@ -44,7 +41,7 @@ final class SQLiteDeliveries: DeliveryStorage {
     }
 
     /// Queues deliveries routed from a feed and moves the routing functions' cursors, in one
-    /// transaction (the next group of commits', `GroupCommits.inNextGroup`) and compare-and-set against the stored cursors: several processes may route the
+    /// transaction and compare-and-set against the stored cursors: several processes may route the
     /// same feed (two servers, or a server and a CLI command on one data directory), and a change
     /// one of them already routed (at or below the stored cursor) is skipped, so it is never queued
     /// twice, nor again after its delivery ran and was deleted. A cursor never moves back.
@@ -62,7 +59,7 @@ final class SQLiteDeliveries: DeliveryStorage {
         // time (`KeyPath._projectReadOnly`, copying each delivery and event on the way), 5% of
         // the delivery engine's samples under write+trigger.
         let payloads = routes.map { route in route.deliveries.map { $0.delivery.event.wireBytes } }
-        let result = try await commits.inNextGroup { db -> RouteResult in
+        let result = try await writer.withTransaction { db -> RouteResult in
             var result = RouteResult()
             var room: [String: Int] = [:]
             for (route, routePayloads) in zip(routes, payloads) {
@@ -304,12 +301,12 @@ final class SQLiteDeliveries: DeliveryStorage {
         }
     }
 
-    /// Records what became of attempts made under `owner`'s lease, in one transaction (the next
-    /// group of commits', as routing is). An outcome for a delivery no longer running that attempt
-    /// under that lease (dropped, or taken over after the lease ended) changes nothing.
+    /// Records what became of attempts made under `owner`'s lease, in one transaction. An outcome
+    /// for a delivery no longer running that attempt under that lease (dropped, or taken over after
+    /// the lease ended) changes nothing.
     func complete(_ outcomes: [DeliveryOutcome], owner: String) async throws {
         guard !outcomes.isEmpty else { return }
-        try await commits.inNextGroup { db in
+        try await writer.withTransaction { db in
             for outcome in outcomes {
                 switch outcome {
                 case .succeeded(let id, let attempt):

@@ -1,20 +1,18 @@
 import HearthModel
 import Synchronization
 
-/// Group commit's queue, which `GroupCommits` drains from the writer's own thread. A caller
-/// submits its commit and waits; the first submission that finds the queue idle starts a drain:
-/// queued on the writer's thread (`Writer.onWriterThread`), or, for a small async commit when the
-/// writer is idle, on the caller's own thread (`Writer.onThisThreadIfIdle`: a lone commit then
-/// costs no thread switch). A drain takes every commit waiting (up to `maxGroup`) into one SQLite
-/// transaction (`Writer.commitGroup`), answers each after the COMMIT, and schedules itself again
-/// while commits keep arriving. A lone commit is written alone, as `Writer.commit`.
+/// Group commit, driven by the writer's own thread. A caller submits its commit and waits; the
+/// first submission that finds the queue idle starts a drain: queued on the writer's thread
+/// (`Writer.onWriterThread`), or, for a small async commit when the writer is idle, on the
+/// caller's own thread (`Writer.onThisThreadIfIdle`: a lone commit then costs no thread switch).
+/// A drain takes every commit waiting (up to `maxGroup`) into one SQLite transaction
+/// (`Writer.commitGroup`), answers each after the COMMIT, and schedules itself again while commits
+/// keep arriving. A lone commit is written alone, as `Writer.commit`.
 ///
 /// The writer never waits for a caller to come back and lead the next group: under load the next
 /// group starts as soon as the last one is answered, with no thread wake-up in between. Each
 /// drain takes one group and then queues itself behind whatever else the writer was asked to do
-/// meanwhile (claims, users, pruning), so a steady stream of commits does not starve them. The
-/// delivery queue's routing and outcomes are not among those: they wait in this queue, and are
-/// written in a group's transaction (`GroupCommits.inNextGroup`).
+/// meanwhile (routing, deliveries, users), so a steady stream of commits does not starve them.
 final class CommitQueue: Sendable {
     struct Waiting {
         let job: Writer.CommitJob
@@ -54,9 +52,6 @@ final class CommitQueue: Sendable {
             return group
         }
     }
-
-    /// How many commits wait (tests).
-    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// After a group: true when more commits wait (the drain goes on); false ends the drain, and
     /// the next submission schedules another.

@@ -178,17 +178,13 @@ actor Writer {
         var writes: [DocumentWrite]
         var validations: [ReadValidation]
         var enqueues: [TaskEnqueue]
-        /// The store's own work instead of a commit (`GroupCommits.inNextGroup`): run with the
-        /// writer's connection in the group's transaction, where this job stands. It takes no
-        /// commit time and adds nothing to the feed.
-        var work: (@Sendable (Connection) throws -> Void)? = nil
 
         /// Small enough to commit on the caller's thread (one of Swift's pool threads) when the
         /// writer is idle: 16 writes, enqueues and document checks at most, and no query to run
         /// again. A larger batch, or a transaction that read a query, goes to the writer's thread
         /// so it never holds the pool for long.
         var mayRunHere: Bool {
-            work == nil && writes.count + enqueues.count + validations.count <= 16
+            writes.count + enqueues.count + validations.count <= 16
                 && !validations.contains { if case .query = $0 { true } else { false } }
         }
     }
@@ -198,12 +194,9 @@ actor Writer {
     /// Applies `writes` atomically after checking `validations`; returns the result and the changes
     /// it appended to the feed (one per document whose contents changed).
     func commit(_ writes: [DocumentWrite], validations: [ReadValidation] = [], enqueues: [TaskEnqueue] = []) throws -> (CommitResult, [DocumentChange]) {
-        try commit(CommitJob(writes: writes, validations: validations, enqueues: enqueues))
-    }
-
-    /// One job in a transaction of its own (a group of one).
-    func commit(_ job: CommitJob) throws -> (CommitResult, [DocumentChange]) {
-        try committing { learnedCollections in try apply(job, learnedCollections: &learnedCollections) }
+        try committing { learnedCollections in
+            try apply(CommitJob(writes: writes, validations: validations, enqueues: enqueues), learnedCollections: &learnedCollections)
+        }
     }
 
     /// Commits several callers' commits in one SQLite transaction (group commit: one BEGIN, one
@@ -285,10 +278,6 @@ actor Writer {
 
     /// One commit inside the open transaction; moves `lastSequence` past its changes.
     private func apply(_ job: CommitJob, learnedCollections: inout LearnedCollections) throws -> (CommitResult, [DocumentChange]) {
-        if let work = job.work {
-            try work(db)
-            return (CommitResult(commitTime: RowEncoding.time(lastCommitMicros), writeResults: []), [])
-        }
         let writes = job.writes, validations = job.validations, enqueues = job.enqueues
         if let problem = Writer.limitProblem(writes) { throw problem }
         var changes: [DocumentChange] = []
