@@ -17,9 +17,10 @@ public protocol UserRepository: Sendable {
     func revokeRefreshTokens(uid: String) async throws
     /// What token verification checks of a user; nil when there is no such user.
     func tokenState(uid: String) async throws -> UserTokenState?
-    /// `tokenState` read on the calling thread, without suspending, where the repository can (a
-    /// primary-key read of the embedded store): a callable's ID token is then checked on the HTTP
-    /// server's own thread. `.unavailable` where it cannot, or when the read fails: ask `tokenState`.
+    /// `tokenState` on the calling thread, without suspending, where the repository can (the
+    /// embedded store: what it read before, or a primary-key read): a callable's ID token is then
+    /// checked on the HTTP server's own thread. `.unavailable` where it cannot, or when the read
+    /// fails: ask `tokenState`.
     func tokenStateNow(uid: String) -> ImmediateTokenState
 
     func storeOobCode(_ code: OobCode) async throws

@@ -60,7 +60,10 @@ public final class SQLiteEngine: StorageEngine {
         readers = ReaderPool(path: path, capacity: options.readers)
         notifier = ChangeNotifier(last: await writer.lastSequence)
         deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
-        userTable = UserTable(writer: writer, readers: readers, activity: activity)
+        // Every process names the file by the directory's real path, however it reached the database.
+        let userChanges = UserChanges(path: (SQLiteEngine.realPath(directory) ?? directory) + "/users.changes")
+        userChanges.prepare()
+        userTable = UserTable(writer: writer, readers: readers, activity: activity, tokenStates: TokenStateCache(changes: userChanges))
         outboxTable = OutboxTable(writer: writer, readers: readers)
         deployTable = DeployTable(writer: writer, readers: readers)
     }
@@ -102,6 +105,13 @@ public final class SQLiteEngine: StorageEngine {
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue],
                        done: @escaping @Sendable (Result<(CommitResult, [DocumentChange]), any Error>) -> Void) {
         commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: false, done: done)
+    }
+
+    /// `path` with every symbolic link resolved; nil when it cannot be.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Queues `job` for the writer; `done` is called after its group's COMMIT (or its failure),

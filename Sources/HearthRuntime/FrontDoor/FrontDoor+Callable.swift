@@ -31,7 +31,8 @@ extension FrontDoor {
     /// task) when it carries an ID token that cannot be checked here without waiting: one not
     /// verified before, a key file due for a look that changed, or a user's record that cannot be
     /// read at once (`AuthService.verifyIDTokenNow`). A token verified before is checked again here
-    /// against the user's record, read now, as `callable` checks it.
+    /// against the user's state, as `callable` checks it (read now, or as read before while no user
+    /// has changed since: `TokenStateCache`).
     func callableNow(_ entry: FunctionEntry, _ request: HTTPServerRequest) -> HTTPServerResponse? {
         switch callableCall(entry, request) {
         case .answered(let response):

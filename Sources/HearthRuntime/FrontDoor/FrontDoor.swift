@@ -240,9 +240,10 @@ public final class FrontDoor: Sendable {
     /// What the server's own thread answers, with no task (`HTTPServer.ImmediateHandler`): calls to
     /// callables of units in worker processes, which wait for nothing before their message goes
     /// to the worker: those with no ID token, and those whose token was verified before (its
-    /// signature's check is cached) and whose user's record the store reads on this thread (a
-    /// primary-key read on a connection already open, which never waits for a lock: when it
-    /// would, or no connection is idle, the call goes to a task). Everything else (nil) goes
+    /// signature's check is cached) and whose user's state the store has on this thread (as read
+    /// before while no user has changed since, or by a primary-key read on a connection already
+    /// open, which never waits for a lock: when it would, or no connection is idle, the call goes
+    /// to a task). Everything else (nil) goes
     /// through `handle`, in a task: a token seen for the first time is verified there, and a unit
     /// loaded in-process would start its handler on the calling thread (`Task.immediate`), where a
     /// long synchronous handler would hold up the server's connections.

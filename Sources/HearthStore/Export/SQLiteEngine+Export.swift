@@ -37,6 +37,7 @@ extension SQLiteEngine {
         }
         // Cached only now that they are committed (see `CollectionRegistry.idCreating`).
         for (path, id) in resolved { collections.remember(path, id: id) }
+        if result.counts[.users, default: 0] > 0 { userTable.tokenStates.changed() }
         if !result.functions.isEmpty || result.counts[.users, default: 0] > 0 { activity.notify(result.functions) }
         return result
     }

@@ -8,16 +8,19 @@ public final class UserTable: Sendable {
     let readers: ReaderPool
     /// Notified when a user event is logged (the delivery engine routes it).
     let activity: WorkSignal
+    /// What tokens' checks read, used again until a user changes (see `TokenStateCache`).
+    let tokenStates: TokenStateCache
 
-    init(writer: Writer, readers: ReaderPool, activity: WorkSignal) {
+    init(writer: Writer, readers: ReaderPool, activity: WorkSignal, tokenStates: TokenStateCache) {
         self.writer = writer
         self.readers = readers
         self.activity = activity
+        self.tokenStates = tokenStates
     }
 
     /// The users of an engine (`engine.users`, as its concrete type, for the store's own tests).
     public convenience init(engine: SQLiteEngine) {
-        self.init(writer: engine.writer, readers: engine.readers, activity: engine.activity)
+        self.init(writer: engine.writer, readers: engine.readers, activity: engine.activity, tokenStates: engine.userTable.tokenStates)
     }
 
     static func encode(_ user: UserRecord) throws -> [UInt8] {
@@ -33,17 +36,29 @@ public final class UserTable: Sendable {
 
     // MARK: reads
 
-    /// What verifying a token needs of a user (disabled, tokens revoked before), taken from the
-    /// stored record's map without building a `UserRecord`: every request with an ID token asks.
+    /// What an ID token's check needs of a user (disabled, tokens revoked before): read from the
+    /// database, or what was read before while no user has changed since (`TokenStateCache`). Every
+    /// change to the users table through Hearth, in any process on the data directory, says so once
+    /// it is committed, so a user disabled, deleted or with tokens revoked is refused from the next
+    /// check on; a signed-in app's calls (a token on every one) then cost an `lstat` instead of a
+    /// read transaction.
     public func tokenState(uid: String) throws -> UserTokenState? {
-        try readers.withReader { db in try UserTable.tokenState(db, uid: uid) }
+        let stamp = tokenStates.stamp(now: writer.clock.now())
+        if let known = tokenStates.state(uid, stamp) { return known }
+        let state = try readers.withReader { db in try UserTable.tokenState(db, uid: uid) }
+        tokenStates.keep(uid, state, stamp)
+        return state
     }
 
-    /// `tokenState` for `UserRepository.tokenStateNow`: the same read, on the calling thread, with
-    /// a connection already open and without waiting for a lock (`.unavailable` when it would).
+    /// `tokenState` for `UserRepository.tokenStateNow`: the same, on the calling thread, reading
+    /// (when it must) with a connection already open and without waiting for a lock
+    /// (`.unavailable` when it would).
     public func tokenStateNow(uid: String) -> ImmediateTokenState {
+        let stamp = tokenStates.stamp(now: writer.clock.now())
+        if let known = tokenStates.state(uid, stamp) { return known.map(ImmediateTokenState.user) ?? .noSuchUser }
         do {
             guard let found = try readers.withIdleReaderNotWaiting({ db in try UserTable.tokenState(db, uid: uid) }) else { return .unavailable }
+            tokenStates.keep(uid, found, stamp)
             guard let state = found else { return .noSuchUser }
             return .user(state)
         } catch {
@@ -51,6 +66,7 @@ public final class UserTable: Sendable {
         }
     }
 
+    /// The read behind both: the stored record's map, without building a `UserRecord`.
     static func tokenState(_ db: Connection, uid: String) throws -> UserTokenState? {
         try db.query("SELECT record FROM users WHERE uid = ?", [.text(uid)]) { s in
             let record = try BinaryValueCodec.decode(s.blob(0))
@@ -110,6 +126,7 @@ public final class UserTable: Sendable {
             try UserTable.insert(db, user, record: record)
             try UserTable.logEvent(db, .created, user, time: time)
         }
+        tokenStates.changed()
         activity.notify()
     }
 
@@ -124,7 +141,7 @@ public final class UserTable: Sendable {
 
     /// Applies `change` to a user atomically and returns the result; `not-found` for an unknown uid.
     public func update(uid: String, _ change: @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord {
-        try await writer.withTransaction { db in
+        let updated = try await writer.withTransaction { db in
             guard var user = try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) else {
                 throw HTTPSError(.notFound, "no user record for uid \(uid)")
             }
@@ -139,13 +156,15 @@ public final class UserTable: Sendable {
             try UserTable.writeProviders(db, user)
             return user
         }
+        tokenStates.changed()
+        return updated
     }
 
     /// Deletes a user with its refresh tokens and logs the deletion (with the record as it was).
     @discardableResult
     public func delete(uid: String, time: Timestamp) async throws -> UserRecord {
         defer { activity.notify() }
-        return try await writer.withTransaction { db in
+        let deleted = try await writer.withTransaction { db in
             guard let user = try UserTable.read(db, "SELECT record FROM users WHERE uid = ?", [.text(uid)]) else {
                 throw HTTPSError(.notFound, "no user record for uid \(uid)")
             }
@@ -160,6 +179,8 @@ public final class UserTable: Sendable {
             try UserTable.logEvent(db, .deleted, user, time: time)
             return user
         }
+        tokenStates.changed()
+        return deleted
     }
 
     static func checkUnique(_ db: Connection, _ user: UserRecord, except uid: String?) throws {
