@@ -60,8 +60,10 @@ public final class SQLiteEngine: StorageEngine {
         readers = ReaderPool(path: path, capacity: options.readers)
         notifier = ChangeNotifier(last: await writer.lastSequence)
         deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
-        // Every process names the file by the directory's real path, however it reached the database.
-        let userChanges = UserChanges(path: (SQLiteEngine.realPath(directory) ?? directory) + "/users.changes")
+        // Beside the database file as SQLite resolves it (it follows symbolic links), so that every
+        // process names the same file however it reached the database.
+        let resolved = SQLiteEngine.realPath(path).map { URL(fileURLWithPath: $0).deletingLastPathComponent().path } ?? directory
+        let userChanges = UserChanges(path: resolved + "/users.changes")
         userChanges.prepare()
         userTable = UserTable(writer: writer, readers: readers, activity: activity, tokenStates: TokenStateCache(changes: userChanges))
         outboxTable = OutboxTable(writer: writer, readers: readers)

@@ -28,7 +28,7 @@ struct TokenStateTests {
         }
     }
 
-    @Test("a user's token state is read once and used again while no user changes: a change through Hearth, in this process or another on the data directory (create, update, delete, import), is seen at the next check; one made behind Hearth's back within a second; with the version file gone, every check reads; not a regular file, nothing is remembered until a change replaces it; a process that cannot change it still sees its own changes at once")
+    @Test("a user's token state is read once and used again while no user changes: a change through Hearth, in this process or another on the data directory (create, update, delete, import), is seen at the next check, also through a symbolic link to the database; one made behind Hearth's back within a second; with the version file gone, every check reads; not a regular file, nothing is remembered until a change replaces it; a process that cannot change it still sees its own changes at once")
     func rememberedUntilUsersChange() async throws {
         let clock = ManualClock()
         try await withStore(clock: clock) { store, _ in
@@ -75,6 +75,19 @@ struct TokenStateTests {
             let imported = try await other.sqlite.importRecords(requireEmpty: false, Self.records([.user(UserRecord(uid: "bob", metadata: .init(creationTime: created)))]))
             #expect(imported.counts[.users] == 1)
             #expect(try await repository.tokenState(uid: "bob") == enabled, "another process's import")
+
+            // A process that reached the database through a symbolic link to the file, from another
+            // directory, names the same file.
+            let link = directory + "-link"
+            try FileManager.default.createDirectory(atPath: link, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: link) }
+            try FileManager.default.createSymbolicLink(atPath: link + "/linked.sqlite", withDestinationPath: engine.path)
+            let linked = try await DocumentStore.open(path: link + "/linked.sqlite", clock: clock)
+            defer { linked.close() }
+            #expect(users.tokenStateNow(uid: "ann") == .user(enabled))
+            _ = try await linked.sqlite.userTable.update(uid: "ann") { $0.disabled = true }
+            #expect(users.tokenStateNow(uid: "ann") == .user(disabled), "a change through the linked path")
+            _ = try await linked.sqlite.userTable.update(uid: "ann") { $0.disabled = false }
 
             // The version file removed: nothing is remembered; the next change through Hearth makes it again.
             try FileManager.default.removeItem(atPath: directory + "/users.changes")
