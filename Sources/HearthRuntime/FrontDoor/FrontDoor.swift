@@ -243,10 +243,10 @@ public final class FrontDoor: Sendable {
     /// signature's check is cached) and whose user's state the store has on this thread (as read
     /// before while no user has changed since, or by a primary-key read on a connection already
     /// open, which never waits for a lock: when it would, or no connection is idle, the call goes
-    /// to a task). Everything else (nil) goes
-    /// through `handle`, in a task: a token seen for the first time is verified there, and a unit
-    /// loaded in-process would start its handler on the calling thread (`Task.immediate`), where a
-    /// long synchronous handler would hold up the server's connections.
+    /// to a task). Everything else (nil) goes through `handle`, in a task: a token seen for the
+    /// first time is verified there, and a unit loaded in-process would start its handler on the
+    /// calling thread (`Task.immediate`), where a long synchronous handler would hold up the
+    /// server's connections.
     func handleNow(_ request: HTTPServerRequest) -> HTTPServerResponse? {
         guard request.method == "POST", request.body.count <= Self.immediateBodyLimit else { return nil }
         let segments = request.path.slashSeparated.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
