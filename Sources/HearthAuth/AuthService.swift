@@ -36,7 +36,9 @@ public struct SignInResult: Sendable, Equatable {
 /// accepts them: ID tokens and custom tokens with `alg: none` and an empty signature.
 public final class AuthService: Sendable {
     public struct Configuration: Sendable {
-        public var projectID: String
+        public var projectID: String { didSet { issuer = Configuration.issuer(of: projectID) } }
+        /// `iss` of the project's ID tokens (kept, not built again for every token checked).
+        public private(set) var issuer: String
         public var emulatorMode: Bool
         public var clockSkew: Duration
         public var idTokenLifetime: Duration
@@ -68,6 +70,7 @@ public final class AuthService: Sendable {
                     failedSignIns: AttemptLimiter.Policy = .init(), identityProviders: [IdentityProvider] = [],
                     verifyEmailLifetime: Duration = .seconds(3 * 86400), passwordResetLifetime: Duration = .seconds(3600)) {
             self.projectID = projectID
+            issuer = Configuration.issuer(of: projectID)
             self.emulatorMode = emulatorMode
             self.clockSkew = clockSkew
             self.idTokenLifetime = idTokenLifetime
@@ -82,7 +85,7 @@ public final class AuthService: Sendable {
             self.passwordResetLifetime = passwordResetLifetime
         }
 
-        public var issuer: String { "https://securetoken.google.com/\(projectID)" }
+        static func issuer(of projectID: String) -> String { "https://securetoken.google.com/\(projectID)" }
         /// The service account that "signs" custom tokens (their `iss` and `sub`).
         public var serviceAccount: String { "firebase-adminsdk-hearth@\(projectID).iam.gserviceaccount.com" }
         public static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"

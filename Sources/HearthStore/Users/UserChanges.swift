@@ -5,33 +5,67 @@ import Synchronization
 /// Tells every process on a data directory that its users changed, cheaply enough to ask on every
 /// call: a file beside the database (`users.changes`) that each committed change to the users
 /// table grows by one byte, appended by the process that committed it once its COMMIT returned.
-/// Its `lstat` (device, inode, size, change time) is the users' version: a reader that saw one
+/// Its `stat` (device, inode, size, change time) is the users' version: a reader that saw one
 /// version before reading a user, and sees the same one later, read what is still stored, as far
 /// as any change made through Hearth goes (this server, the CLI, another server on the directory).
 ///
 /// The file only ever grows (a byte per change: a million changes make a megabyte). A process
 /// that cannot append to it (another OS user's file, say) puts a new, empty file in its place,
-/// whose inode changes the version. A version that cannot be read (no such file, not a regular
-/// file: a symbolic link, a directory) is nil, and nothing is served from memory then. Changes
+/// whose inode changes the version (the file is held open, and one left with no name is opened
+/// again by its path). A version that cannot be read (no such file, not a regular file: a
+/// symbolic link, a directory) is nil, and nothing is served from memory then. Changes
 /// that do not append (the database edited by other means, a Hearth older than this file, a
 /// process that could neither append nor replace it) are seen once what was read expires
 /// (`TokenStateCache.lifetime`).
-struct UserChanges: Sendable {
+final class UserChanges: Sendable {
     let path: String
     /// False only in tests: this process cannot write the file (as for another OS user's file when
     /// the directory is not writable either), which the tests, run as root, cannot arrange.
-    var writable = true
+    let writable: Bool
+    /// The file, open for `fstat` (no path to walk on every call); -1 when not open. Opened again
+    /// when it has no name left (removed, or replaced by a rename: its link count is 0).
+    private let held = Mutex<Int32>(-1)
+
+    init(path: String, writable: Bool = true) {
+        self.path = path
+        self.writable = writable
+    }
+
+    deinit {
+        held.withLock { fd in if fd >= 0 { close(fd) } }
+    }
 
     /// The users' version now; nil when it cannot be known.
     struct Version: Equatable, Sendable {
         let device: UInt64, inode: UInt64, size: Int64, changeSeconds: Int, changeNanoseconds: Int
+
+        init(_ s: stat) {
+            device = UInt64(s.st_dev)
+            inode = UInt64(s.st_ino)
+            size = Int64(s.st_size)
+            changeSeconds = s.st_ctim.tv_sec
+            changeNanoseconds = s.st_ctim.tv_nsec
+        }
     }
 
     func version() -> Version? {
-        var s = stat()
-        guard lstat(path, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Version(device: UInt64(s.st_dev), inode: UInt64(s.st_ino), size: Int64(s.st_size),
-                       changeSeconds: s.st_ctim.tv_sec, changeNanoseconds: s.st_ctim.tv_nsec)
+        held.withLock { fd -> Version? in
+            var s = stat()
+            if fd >= 0 {
+                if fstat(fd, &s) == 0, s.st_nlink > 0 { return Version(s) }
+                close(fd)
+                fd = -1
+            }
+            // Not a symbolic link (O_NOFOLLOW), and never waiting on a FIFO (O_NONBLOCK).
+            let opened = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            guard opened >= 0 else { return nil }
+            guard fstat(opened, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG, s.st_nlink > 0 else {
+                close(opened)
+                return nil
+            }
+            fd = opened
+            return Version(s)
+        }
     }
 
     /// Creates the file when it is missing (the store does on opening), so that the version can be

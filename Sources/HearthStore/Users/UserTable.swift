@@ -40,7 +40,7 @@ public final class UserTable: Sendable {
     /// database, or what was read before while no user has changed since (`TokenStateCache`). Every
     /// change to the users table through Hearth, in any process on the data directory, says so once
     /// it is committed, so a user disabled, deleted or with tokens revoked is refused from the next
-    /// check on; a signed-in app's calls (a token on every one) then cost an `lstat` instead of a
+    /// check on; a signed-in app's calls (a token on every one) then cost an `fstat` instead of a
     /// read transaction.
     public func tokenState(uid: String) throws -> UserTokenState? {
         let stamp = tokenStates.stamp(now: writer.clock.now())
