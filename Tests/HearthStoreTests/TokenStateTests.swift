@@ -28,7 +28,7 @@ struct TokenStateTests {
         }
     }
 
-    @Test("a user's token state is read once and used again while no user changes: a change through Hearth, in this process or another on the data directory (create, update, delete, import), is seen at the next check, also through a symbolic link to the database; one made behind Hearth's back within a second; with the version file gone, every check reads; not a regular file, nothing is remembered until a change replaces it; a process that cannot change it still sees its own changes at once")
+    @Test("a user's token state is read once and used again while no user changes: a change through Hearth, in this process or another on the data directory (create, update, delete, import), is seen at the next check, also through a symbolic link to the database and after the file was renamed away; one made behind Hearth's back within a second; with the version file gone, every check reads; not a regular file, nothing is remembered until a change replaces it; a process that cannot change it still sees its own changes at once")
     func rememberedUntilUsersChange() async throws {
         let clock = ManualClock()
         try await withStore(clock: clock) { store, _ in
@@ -88,6 +88,19 @@ struct TokenStateTests {
             _ = try await linked.sqlite.userTable.update(uid: "ann") { $0.disabled = true }
             #expect(users.tokenStateNow(uid: "ann") == .user(disabled), "a change through the linked path")
             _ = try await linked.sqlite.userTable.update(uid: "ann") { $0.disabled = false }
+
+            // The file renamed away (rotated, say): the next change makes a new one at the name,
+            // and that is the one checked.
+            #expect(users.tokenStateNow(uid: "ann") == .user(enabled))
+            #expect(rename(directory + "/users.changes", directory + "/users.changes.1") == 0)
+            #expect(users.tokenStateNow(uid: "ann") == .user(enabled), "no file at the name: read")
+            _ = try await otherUsers.update(uid: "ann") { $0.disabled = true }
+            #expect(users.tokenStateNow(uid: "ann") == .user(disabled), "another process's change after the rotation")
+            _ = try await otherUsers.update(uid: "ann") { $0.disabled = false }
+            #expect(users.tokenStateNow(uid: "ann") == .user(enabled))
+            _ = try await otherUsers.update(uid: "ann") { $0.disabled = true }
+            #expect(users.tokenStateNow(uid: "ann") == .user(disabled), "and the one after")
+            _ = try await users.update(uid: "ann") { $0.disabled = false }
 
             // The version file removed: nothing is remembered; the next change through Hearth makes it again.
             try FileManager.default.removeItem(atPath: directory + "/users.changes")

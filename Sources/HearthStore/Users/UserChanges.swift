@@ -11,9 +11,8 @@ import Synchronization
 ///
 /// The file only ever grows (a byte per change: a million changes make a megabyte). A process
 /// that cannot append to it (another OS user's file, say) puts a new, empty file in its place,
-/// whose inode changes the version (the file is held open, and one left with no name is opened
-/// again by its path). A version that cannot be read (no such file, not a regular file: a
-/// symbolic link, a directory) is nil, and nothing is served from memory then. Changes
+/// whose inode changes the version. A version that cannot be read (no such file, not a regular
+/// file: a symbolic link, a directory) is nil, and nothing is served from memory then. Changes
 /// that do not append (the database edited by other means, a Hearth older than this file, a
 /// process that could neither append nor replace it) are seen once what was read expires
 /// (`TokenStateCache.lifetime`).
@@ -22,17 +21,23 @@ final class UserChanges: Sendable {
     /// False only in tests: this process cannot write the file (as for another OS user's file when
     /// the directory is not writable either), which the tests, run as root, cannot arrange.
     let writable: Bool
-    /// The file, open for `fstat` (no path to walk on every call); -1 when not open. Opened again
-    /// when it has no name left (removed, or replaced by a rename: its link count is 0).
-    private let held = Mutex<Int32>(-1)
+    /// The file's directory, held open: each version is an `fstatat` of the one name in it (no
+    /// path to walk on every call, and always what is at that name now, whatever became of a file
+    /// that was there before). -1 when it could not be opened: `lstat` of the whole path then.
+    private let directory: Int32
+    private let name: String
 
     init(path: String, writable: Bool = true) {
         self.path = path
         self.writable = writable
+        let slash = path.lastIndex(of: "/")
+        let directoryPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        directory = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 
     deinit {
-        held.withLock { fd in if fd >= 0 { close(fd) } }
+        if directory >= 0 { close(directory) }
     }
 
     /// The users' version now; nil when it cannot be known.
@@ -49,23 +54,10 @@ final class UserChanges: Sendable {
     }
 
     func version() -> Version? {
-        held.withLock { fd -> Version? in
-            var s = stat()
-            if fd >= 0 {
-                if fstat(fd, &s) == 0, s.st_nlink > 0 { return Version(s) }
-                close(fd)
-                fd = -1
-            }
-            // Not a symbolic link (O_NOFOLLOW), and never waiting on a FIFO (O_NONBLOCK).
-            let opened = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-            guard opened >= 0 else { return nil }
-            guard fstat(opened, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG, s.st_nlink > 0 else {
-                close(opened)
-                return nil
-            }
-            fd = opened
-            return Version(s)
-        }
+        var s = stat()
+        let found = directory >= 0 ? fstatat(directory, name, &s, AT_SYMLINK_NOFOLLOW) : lstat(path, &s)
+        guard found == 0, (s.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Version(s)
     }
 
     /// Creates the file when it is missing (the store does on opening), so that the version can be
