@@ -62,8 +62,7 @@ public final class SQLiteEngine: StorageEngine {
         deliveryTables = SQLiteDeliveries(writer: writer, readers: readers, activity: activity)
         // Beside the database file as SQLite resolves it (it follows symbolic links), so that every
         // process names the same file however it reached the database.
-        let resolved = SQLiteEngine.realPath(path).map { URL(fileURLWithPath: $0).deletingLastPathComponent().path } ?? directory
-        let userChanges = UserChanges(path: resolved + "/users.changes")
+        let userChanges = UserChanges(directory: URL(fileURLWithPath: path).resolvingSymlinksInPath().deletingLastPathComponent().path)
         userChanges.prepare()
         userTable = UserTable(writer: writer, readers: readers, activity: activity, tokenStates: TokenStateCache(changes: userChanges))
         outboxTable = OutboxTable(writer: writer, readers: readers)
@@ -107,13 +106,6 @@ public final class SQLiteEngine: StorageEngine {
     public func commit(_ writes: [DocumentWrite], validations: [ReadValidation], enqueues: [TaskEnqueue],
                        done: @escaping @Sendable (Result<(CommitResult, [DocumentChange]), any Error>) -> Void) {
         commit(Writer.CommitJob(writes: writes, validations: validations, enqueues: enqueues), here: false, done: done)
-    }
-
-    /// `path` with every symbolic link resolved; nil when it cannot be.
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Queues `job` for the writer; `done` is called after its group's COMMIT (or its failure),

@@ -130,7 +130,7 @@ struct TokenStateTests {
             // check that read just before the change and keeps its result after; other processes
             // see the change within TokenStateCache.lifetime.
             let stuck = UserTable(writer: engine.writer, readers: engine.readers, activity: engine.activity,
-                                  tokenStates: TokenStateCache(changes: UserChanges(path: directory + "/users.changes", writable: false)))
+                                  tokenStates: TokenStateCache(changes: UserChanges(directory: directory, writable: false)))
             #expect(stuck.tokenStateNow(uid: "ann") == .user(disabled))
             let inFlight = stuck.tokenStates.stamp(now: clock.now())
             _ = try await stuck.update(uid: "ann") { $0.disabled = false }

@@ -17,6 +17,7 @@ import Synchronization
 /// process that could neither append nor replace it) are seen once what was read expires
 /// (`TokenStateCache.lifetime`).
 final class UserChanges: Sendable {
+    static let name = "users.changes"
     let path: String
     /// False only in tests: this process cannot write the file (as for another OS user's file when
     /// the directory is not writable either), which the tests, run as root, cannot arrange.
@@ -25,15 +26,12 @@ final class UserChanges: Sendable {
     /// path to walk on every call, and always what is at that name now, whatever became of a file
     /// that was there before). -1 when it could not be opened: `lstat` of the whole path then.
     private let directory: Int32
-    private let name: String
 
-    init(path: String, writable: Bool = true) {
-        self.path = path
+    /// The file `users.changes` in `directory` (the database's own directory).
+    init(directory: String, writable: Bool = true) {
+        path = directory + "/" + UserChanges.name
         self.writable = writable
-        let slash = path.lastIndex(of: "/")
-        let directoryPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        directory = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        self.directory = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 
     deinit {
@@ -55,7 +53,7 @@ final class UserChanges: Sendable {
 
     func version() -> Version? {
         var s = stat()
-        let found = directory >= 0 ? fstatat(directory, name, &s, AT_SYMLINK_NOFOLLOW) : lstat(path, &s)
+        let found = directory >= 0 ? fstatat(directory, UserChanges.name, &s, AT_SYMLINK_NOFOLLOW) : lstat(path, &s)
         guard found == 0, (s.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Version(s)
     }
