@@ -95,7 +95,7 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthModel"]),
         .testTarget(name: "HearthTOMLTests", dependencies: ["HearthTOML", "HearthRuntime", "HearthModel", "HearthTesting"], exclude: ["Fixtures"]),
-        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthModel", "HearthTesting"]),
+        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthModel", "HearthTesting", "CEpollBatches"]),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthModel", "HearthTesting"]),
         .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthModel"]),
         .testTarget(name: "HearthRuntimeTests", dependencies: ["HearthRuntime", "HearthModel", "HearthTesting", "HearthStore", "HearthHTTP", "HearthAuth", "HearthTOML", "CEpollBatches"]),

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <sys/epoll.h>
 #include "CEpollBatches.h"
+#include "epoll_internal.h"
 
 typedef int (*epoll_wait_function)(int, struct epoll_event *, int, int);
 
@@ -66,7 +67,12 @@ int epoll_wait(int descriptor, struct epoll_event *events, int capacity, int tim
         timeout = 0;
         unblocked_here++;
     }
-    int ready = system_epoll_wait(descriptor, events, capacity, timeout);
-    full_batch_descriptor = ready == capacity ? descriptor : -1;
-    return ready;
+    for (;;) {
+        int ready = system_epoll_wait(descriptor, events, capacity, timeout);
+        full_batch_descriptor = ready == capacity ? descriptor : -1;
+        int kept = hearth_hold_parked_events(events, ready);
+        /* Only events of suspended connections, held back: a call that may block waits again. */
+        if (kept == 0 && ready > 0 && timeout < 0) continue;
+        return kept;
+    }
 }

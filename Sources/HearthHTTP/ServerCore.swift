@@ -131,7 +131,7 @@ final class StreamState: Sendable, HTTPResponseWriter {
             }
             if s.finished || s.closed { return MHD_CONTENT_READER_END_OF_STREAM }
             s.suspended = true
-            MHD_suspend_connection(connection.pointer)
+            suspendConnection(connection.pointer)
             return 0
         }
     }
@@ -214,7 +214,7 @@ final class ServerCore: Sendable {
             s.suspended = true
             s.deadline = ContinuousClock.now + configuration.requestTimeout
             s.phase = .running(nil)
-            MHD_suspend_connection(connection.pointer)
+            suspendConnection(connection.pointer)
         }
         if let immediate, let response = immediate(input) {
             Self.answer(request, with: response)
@@ -565,4 +565,12 @@ func withStackCString<R>(_ text: String, _ body: (UnsafePointer<CChar>) -> R) ->
             return body(base)
         }
     }
+}
+
+/// Suspends a connection on its polling thread, its socket left in the thread's epoll set while
+/// suspended (see Sources/CEpollBatches/parked_sockets.c): two system calls fewer per request.
+func suspendConnection(_ connection: OpaquePointer) {
+    hearth_suspending(1)
+    MHD_suspend_connection(connection)
+    hearth_suspending(0)
 }

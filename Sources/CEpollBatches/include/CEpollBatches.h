@@ -23,4 +23,21 @@ int hearth_is_polling_thread(void);
 /// per pass over its ready connections (nil: none). Work the thread left for the pass's end (frames
 /// corked for a unit's worker) goes out from there, in one write.
 void hearth_set_before_poll(void (*hook)(void));
+
+/// Set (1) around `MHD_suspend_connection` on a polling thread, cleared (0) after: the
+/// `EPOLL_CTL_DEL` libmicrohttpd makes inside it keeps the socket in the epoll set, parked
+/// (parked_sockets.c), and the `EPOLL_CTL_ADD` after the resumption is then not made either.
+void hearth_suspending(int flag);
+
+/// What parking did in this process (for tests and benchmarks).
+struct hearth_parking_counts {
+    unsigned long deletes_spared;  ///< EPOLL_CTL_DEL calls of suspensions not made
+    unsigned long adds_spared;     ///< EPOLL_CTL_ADD calls after resumptions not made
+    unsigned long adds_as_mod;     ///< ... made as EPOLL_CTL_MOD, events having been held back
+    unsigned long events_held;     ///< events of parked sockets held back from libmicrohttpd
+    unsigned long deletes_forced;  ///< parked registrations deleted for real (socket closing, changed)
+    unsigned long deletes_failed;  ///< ... that failed (never expected: the socket is still open)
+    unsigned long parked_now;      ///< sockets parked at this moment
+};
+struct hearth_parking_counts hearth_parking_counts(void);
 #endif

@@ -1,0 +1,8 @@
+#ifndef HEARTH_EPOLL_INTERNAL_H
+#define HEARTH_EPOLL_INTERNAL_H
+#include <sys/epoll.h>
+
+/* Removes from `events` those of parked sockets (parked_sockets.c), recording them as held back;
+ * returns how many are left. */
+int hearth_hold_parked_events(struct epoll_event *events, int count);
+#endif
