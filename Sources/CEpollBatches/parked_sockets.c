@@ -38,6 +38,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "CEpollBatches.h"
 #include "epoll_internal.h"
 
@@ -47,7 +49,7 @@ enum { NONE = 0, REGISTERED = 1, PARKED = 2 };
 enum { TABLE_SIZE = 65536 };
 
 struct registration {
-    unsigned char state;
+    _Atomic unsigned char state;  /* read without the lock by close() */
     int epoll;
     uint32_t events;
     uint32_t held;  /* events held back while parked */
@@ -66,20 +68,22 @@ struct slot { uint64_t data; int socket; };
 static struct slot *slots;
 static size_t slot_capacity, slot_count;
 
+/* glibc's own functions, found when the executable is loaded (so never under the lock). */
 typedef int (*epoll_ctl_function)(int, int, int, struct epoll_event *);
-static _Atomic(epoll_ctl_function) glibc_epoll_ctl;
+typedef int (*close_function)(int);
+static epoll_ctl_function glibc_epoll_ctl;
+static close_function glibc_close;
+
+__attribute__((constructor)) static void find_glibc_functions(void) {
+    glibc_epoll_ctl = (epoll_ctl_function)dlsym(RTLD_NEXT, "epoll_ctl");
+    glibc_close = (close_function)dlsym(RTLD_NEXT, "close");
+}
 
 static int system_epoll_ctl(int epoll, int operation, int socket, struct epoll_event *event) {
-    epoll_ctl_function function = atomic_load_explicit(&glibc_epoll_ctl, memory_order_acquire);
-    if (function == NULL) {
-        function = (epoll_ctl_function)dlsym(RTLD_NEXT, "epoll_ctl");
-        if (function == NULL) {
-            errno = ENOSYS;
-            return -1;
-        }
-        atomic_store_explicit(&glibc_epoll_ctl, function, memory_order_release);
-    }
-    return function(epoll, operation, socket, event);
+    /* A call before the constructor ran (another library's), or without glibc's symbol: the
+     * system call itself. */
+    if (glibc_epoll_ctl == NULL) return (int)syscall(SYS_epoll_ctl, epoll, operation, socket, event);
+    return glibc_epoll_ctl(epoll, operation, socket, event);
 }
 
 static size_t slot_index(uint64_t data) {
@@ -174,21 +178,16 @@ int epoll_ctl(int epoll, int operation, int socket, struct epoll_event *event) {
         pthread_mutex_unlock(&lock);
         return system_epoll_ctl(epoll, operation, socket, event);
     }
-    if (operation == EPOLL_CTL_DEL && suspending && r->epoll == epoll) {
-        /* Parked already when libmicrohttpd found the next request without waiting (no ADD
-         * since the resumption): it stays parked. */
-        int parks = r->state == PARKED;
-        if (!parks && r->state == REGISTERED && r->data != 0 && slots_insert(r->data, socket) == 0) {
-            r->state = PARKED;
-            r->held = 0;
-            atomic_fetch_add_explicit(&parked_now, 1, memory_order_relaxed);
-            parks = 1;
-        }
-        if (parks) {
-            atomic_fetch_add_explicit(&deletes_spared, 1, memory_order_relaxed);
-            pthread_mutex_unlock(&lock);
-            return 0;
-        }
+    /* Edge-triggered registrations only (libmicrohttpd's connections all are): a level-triggered
+     * one would be reported at every wait while parked. */
+    if (operation == EPOLL_CTL_DEL && suspending && r->state == REGISTERED && r->epoll == epoll &&
+        (r->events & EPOLLET) != 0 && r->data != 0 && slots_insert(r->data, socket) == 0) {
+        r->state = PARKED;
+        r->held = 0;
+        atomic_fetch_add_explicit(&parked_now, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&deletes_spared, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&lock);
+        return 0;
     }
     if (r->state == PARKED) {
         uint32_t held = r->held;
@@ -250,36 +249,41 @@ int hearth_hold_parked_events(struct epoll_event *events, int count) {
 
 void hearth_suspending(int flag) { suspending = flag; }
 
-typedef int (*close_function)(int);
-static _Atomic(close_function) glibc_close;
+int hearth_socket_parked(int socket) {
+    struct registration *t = atomic_load_explicit(&table, memory_order_acquire);
+    if (socket < 0 || socket >= TABLE_SIZE || t == NULL) return 0;
+    pthread_mutex_lock(&lock);
+    int answer = t[socket].state != PARKED ? 0 : t[socket].held == 0 ? 1 : 2;
+    pthread_mutex_unlock(&lock);
+    return answer;
+}
 
 /* close(2) for the whole process (the executable's definition is bound ahead of glibc's, as
- * epoll_wait's is): a parked socket's registration is deleted before its descriptor closes. Any
- * other descriptor's record is dropped. */
+ * epoll_wait's is): a parked socket's registration is deleted before its descriptor closes, and
+ * any other record of the descriptor dropped. Only a parked socket takes the lock; it is parked
+ * and closed by its own polling thread, so a close elsewhere (another thread's, a signal
+ * handler's) reads a state no one is changing. */
 int close(int descriptor) {
-    if (descriptor >= 0 && descriptor < TABLE_SIZE && atomic_load_explicit(&table, memory_order_acquire) != NULL) {
-        pthread_mutex_lock(&lock);
-        struct registration *r = &atomic_load_explicit(&table, memory_order_relaxed)[descriptor];
-        if (r->state == PARKED) {
-            if (system_epoll_ctl(r->epoll, EPOLL_CTL_DEL, descriptor, NULL) != 0) {
-                atomic_fetch_add_explicit(&deletes_failed, 1, memory_order_relaxed);
+    struct registration *t = atomic_load_explicit(&table, memory_order_acquire);
+    if (descriptor >= 0 && descriptor < TABLE_SIZE && t != NULL) {
+        struct registration *r = &t[descriptor];
+        if (atomic_load_explicit(&r->state, memory_order_relaxed) == PARKED) {
+            pthread_mutex_lock(&lock);
+            if (r->state == PARKED) {
+                if (system_epoll_ctl(r->epoll, EPOLL_CTL_DEL, descriptor, NULL) != 0) {
+                    atomic_fetch_add_explicit(&deletes_failed, 1, memory_order_relaxed);
+                }
+                unpark(r);
+                atomic_fetch_add_explicit(&deletes_forced, 1, memory_order_relaxed);
             }
-            unpark(r);
-            atomic_fetch_add_explicit(&deletes_forced, 1, memory_order_relaxed);
+            r->state = NONE;
+            pthread_mutex_unlock(&lock);
+        } else if (atomic_load_explicit(&r->state, memory_order_relaxed) != NONE) {
+            atomic_store_explicit(&r->state, NONE, memory_order_relaxed);
         }
-        r->state = NONE;
-        pthread_mutex_unlock(&lock);
     }
-    close_function function = atomic_load_explicit(&glibc_close, memory_order_acquire);
-    if (function == NULL) {
-        function = (close_function)dlsym(RTLD_NEXT, "close");
-        if (function == NULL) {
-            errno = ENOSYS;
-            return -1;
-        }
-        atomic_store_explicit(&glibc_close, function, memory_order_release);
-    }
-    return function(descriptor);
+    if (glibc_close == NULL) return (int)syscall(SYS_close, descriptor);
+    return glibc_close(descriptor);
 }
 
 struct hearth_parking_counts hearth_parking_counts(void) {

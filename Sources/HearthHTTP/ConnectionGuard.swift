@@ -70,6 +70,9 @@ final class ConnectionGuard: Sendable {
 
     var underPressure: Bool { openCount > limits.softLimit }
 
+    /// The open connections' descriptors (for tests).
+    var openDescriptors: [Int32] { records.withLock { $0.all.values.map(\.fd) } }
+
     func opened(fd: Int32) -> ConnectionRecord {
         let record = ConnectionRecord(fd: fd, since: .now)
         records.withLock { $0.all[ObjectIdentifier(record)] = record }

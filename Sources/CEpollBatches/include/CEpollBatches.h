@@ -40,4 +40,8 @@ struct hearth_parking_counts {
     unsigned long parked_now;      ///< sockets parked at this moment
 };
 struct hearth_parking_counts hearth_parking_counts(void);
+
+/// Whether `socket` is parked at this moment (for tests): 0 no, 1 yes, 2 yes and events of it
+/// were held back.
+int hearth_socket_parked(int socket);
 #endif
