@@ -26,6 +26,9 @@
  * get events for a connection it has freed; and a registration recorded as parked after its
  * socket closed would make the next socket given that number look registered when it is not.
  *
+ * A descriptor closed other than by close() (dup2 or dup3 onto it, close_range, glibc's own
+ * internal closes) would leave its record parked; libmicrohttpd closes its sockets with close().
+ *
  * Only a DEL inside MHD_suspend_connection parks, and only libmicrohttpd's polling threads
  * (hearth_mark_polling_thread) have their events held back; every epoll_ctl call of the process
  * is recorded (under one lock) so that parked sockets can be recognized, and is otherwise glibc's.
@@ -71,19 +74,20 @@ static size_t slot_capacity, slot_count;
 /* glibc's own functions, found when the executable is loaded (so never under the lock). */
 typedef int (*epoll_ctl_function)(int, int, int, struct epoll_event *);
 typedef int (*close_function)(int);
-static epoll_ctl_function glibc_epoll_ctl;
-static close_function glibc_close;
+static _Atomic(epoll_ctl_function) glibc_epoll_ctl;
+static _Atomic(close_function) glibc_close;
 
 __attribute__((constructor)) static void find_glibc_functions(void) {
-    glibc_epoll_ctl = (epoll_ctl_function)dlsym(RTLD_NEXT, "epoll_ctl");
-    glibc_close = (close_function)dlsym(RTLD_NEXT, "close");
+    atomic_store_explicit(&glibc_epoll_ctl, (epoll_ctl_function)dlsym(RTLD_NEXT, "epoll_ctl"), memory_order_release);
+    atomic_store_explicit(&glibc_close, (close_function)dlsym(RTLD_NEXT, "close"), memory_order_release);
 }
 
 static int system_epoll_ctl(int epoll, int operation, int socket, struct epoll_event *event) {
     /* A call before the constructor ran (another library's), or without glibc's symbol: the
      * system call itself. */
-    if (glibc_epoll_ctl == NULL) return (int)syscall(SYS_epoll_ctl, epoll, operation, socket, event);
-    return glibc_epoll_ctl(epoll, operation, socket, event);
+    epoll_ctl_function function = atomic_load_explicit(&glibc_epoll_ctl, memory_order_acquire);
+    if (function == NULL) return (int)syscall(SYS_epoll_ctl, epoll, operation, socket, event);
+    return function(epoll, operation, socket, event);
 }
 
 static size_t slot_index(uint64_t data) {
@@ -180,8 +184,10 @@ int epoll_ctl(int epoll, int operation, int socket, struct epoll_event *event) {
     }
     /* Edge-triggered registrations only (libmicrohttpd's connections all are): a level-triggered
      * one would be reported at every wait while parked. */
+    /* And data no parked socket has: an event is matched to its socket by its data. */
     if (operation == EPOLL_CTL_DEL && suspending && r->state == REGISTERED && r->epoll == epoll &&
-        (r->events & EPOLLET) != 0 && r->data != 0 && slots_insert(r->data, socket) == 0) {
+        (r->events & EPOLLET) != 0 && r->data != 0 && slots_find(r->data) < 0 &&
+        slots_insert(r->data, socket) == 0) {
         r->state = PARKED;
         r->held = 0;
         atomic_fetch_add_explicit(&parked_now, 1, memory_order_relaxed);
@@ -278,12 +284,25 @@ int close(int descriptor) {
             }
             r->state = NONE;
             pthread_mutex_unlock(&lock);
-        } else if (atomic_load_explicit(&r->state, memory_order_relaxed) != NONE) {
-            atomic_store_explicit(&r->state, NONE, memory_order_relaxed);
+        } else {
+            /* REGISTERED to NONE unless it was parked meanwhile (never by another thread than
+             * the one closing, but then the lock's path above is the one to take). */
+            unsigned char seen = REGISTERED;
+            if (!atomic_compare_exchange_strong_explicit(&r->state, &seen, NONE, memory_order_relaxed, memory_order_relaxed) &&
+                seen == PARKED) {
+                pthread_mutex_lock(&lock);
+                if (r->state == PARKED) {
+                    system_epoll_ctl(r->epoll, EPOLL_CTL_DEL, descriptor, NULL);
+                    unpark(r);
+                }
+                r->state = NONE;
+                pthread_mutex_unlock(&lock);
+            }
         }
     }
-    if (glibc_close == NULL) return (int)syscall(SYS_close, descriptor);
-    return glibc_close(descriptor);
+    close_function function = atomic_load_explicit(&glibc_close, memory_order_acquire);
+    if (function == NULL) return (int)syscall(SYS_close, descriptor);
+    return function(descriptor);
 }
 
 struct hearth_parking_counts hearth_parking_counts(void) {
