@@ -300,6 +300,7 @@ int close(int descriptor) {
             }
         }
     }
+    hearth_forget_wakeup_channel(descriptor);
     close_function function = atomic_load_explicit(&glibc_close, memory_order_acquire);
     if (function == NULL) return (int)syscall(SYS_close, descriptor);
     return function(descriptor);

@@ -62,7 +62,7 @@ final class RequestState: Sendable {
             s.suspended = false
             return (true, s.connection)
         }
-        if let resume { MHD_resume_connection(resume.pointer) }
+        if let resume { resumeConnection(resume.pointer) }
         return answered
     }
 
@@ -103,7 +103,7 @@ final class StreamState: Sendable, HTTPResponseWriter {
             s.suspended = false
             return (true, resume)
         }
-        if resume { MHD_resume_connection(connection.pointer) }
+        if resume { resumeConnection(connection.pointer) }
         return open
     }
 
@@ -114,7 +114,7 @@ final class StreamState: Sendable, HTTPResponseWriter {
             s.suspended = false
             return resume
         }
-        if resume { MHD_resume_connection(connection.pointer) }
+        if resume { resumeConnection(connection.pointer) }
     }
 
     /// libmicrohttpd asks for the next bytes: give what is there, end the stream, or suspend until
@@ -573,4 +573,12 @@ func suspendConnection(_ connection: OpaquePointer) {
     hearth_suspending(1)
     MHD_suspend_connection(connection)
     hearth_suspending(0)
+}
+
+/// Resumes a suspended connection, its wake-up of the polling thread skipped when an earlier
+/// resumption's is still unread (see Sources/CEpollBatches/coalesced_wakeups.c).
+func resumeConnection(_ connection: OpaquePointer) {
+    hearth_resuming(1)
+    MHD_resume_connection(connection)
+    hearth_resuming(0)
 }

@@ -325,3 +325,97 @@ struct ParkedSocketStepTests {
         #expect(wrong == [])
     }
 }
+
+/// A resumption's wake-up of its polling thread skipped while an earlier one is unread
+/// (Sources/CEpollBatches/coalesced_wakeups.c). What could go wrong is a resumed connection the
+/// polling thread never comes back to: these tests resume many connections at once, round after
+/// round, and check every request is answered, and then drive the channel step by step.
+@Suite("Resumptions' wake-ups coalesced")
+struct CoalescedWakeupTests {
+    @Test("sixty-four requests resumed at once, five rounds: every one answered, and wake-ups skipped")
+    func burstsOfResumptions() async throws {
+        let before = hearth_wakeup_counts()
+        let rounds = 5, width = 64
+        try await withServer({ ParkedSocketTests.patient(&$0, threads: 1) }, handler: { request in
+            if request.path == "/held" { await Self.gates.withLock { $0[request.body.first.map(Int.init) ?? 0] }?.pass() }
+            return .text("\(request.path) \(request.body.count)")
+        }) { server, _ in
+            let port = server.port
+            let wrong = try await onOwnThread { () -> [String] in
+                var wrong: [String] = []
+                let connections = try (0..<width).map { _ in try RawConnection(port: port, timeoutSeconds: 30) }
+                for round in 0..<rounds {
+                    let gate = ParkedSocketTests.Gate()
+                    Self.gates.withLock { $0[round] = gate }
+                    defer { gate.open() }
+                    for c in connections { try c.send(Self.held(round: round)) }
+                    guard gate.waitForArrivals(width) else { return ["round \(round): \(gate.arrived) of \(width) requests reached the handler"] }
+                    // Every handler answers at once: the connections are resumed in a burst.
+                    gate.open()
+                    for (i, c) in connections.enumerated() {
+                        let r = try c.readResponse()
+                        if r.text != "/held 1" { wrong.append("round \(round), connection \(i): \(r.status) \(r.text)") }
+                    }
+                }
+                return wrong
+            }
+            #expect(wrong == [])
+        }
+        let after = hearth_wakeup_counts()
+        // Every resumption went through the coalescing, and some found a wake-up still unread.
+        #expect(after.written + after.skipped - before.written - before.skipped >= UInt(rounds * width))
+        #expect(after.skipped > before.skipped)
+    }
+
+    static let gates = Mutex<[Int: ParkedSocketTests.Gate]>([:])
+
+    /// A held request whose one-byte body names its round.
+    static func held(round: Int) -> String {
+        "POST /held HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: 1\r\n\r\n\(String(UnicodeScalar(UInt8(round))))"
+    }
+
+    static func wake(_ descriptor: Int32) -> Int {
+        var one: UInt64 = 1
+        hearth_resuming(1)
+        defer { hearth_resuming(0) }
+        return write(descriptor, &one, 8)
+    }
+
+    /// The eventfd's counter, read (and so cleared) as libmicrohttpd clears its channel.
+    static func clear(_ descriptor: Int32) -> UInt64 {
+        var value: UInt64 = 0
+        return read(descriptor, &value, 8) == 8 ? value : 0
+    }
+
+    @Test("a wake-up is skipped only while one is unread; other writes, failed ones and a reused descriptor are not")
+    func stepByStep() async throws {
+        let wrong = try await onOwnThread { () -> [String] in
+            var wrong: [String] = []
+            let channel = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+            if Self.wake(channel) != 8 || Self.wake(channel) != 8 || Self.wake(channel) != 8 { wrong.append("a wake-up's write did not answer 8") }
+            if Self.clear(channel) != 1 { wrong.append("three wake-ups before a clear did not write once") }
+            if Self.wake(channel) != 8 || Self.clear(channel) != 1 { wrong.append("the wake-up after a clear was not written") }
+            // Writes outside a resumption, and a second write inside one, always go through.
+            var one: UInt64 = 1
+            _ = Self.wake(channel)
+            _ = write(channel, &one, 8)
+            hearth_resuming(1)
+            _ = write(channel, &one, 8)
+            _ = write(channel, &one, 8)
+            hearth_resuming(0)
+            if Self.clear(channel) != 3 { wrong.append("writes other than a resumption's first were skipped") }
+            // Left pending, then closed: the next descriptor of that number starts afresh.
+            _ = Self.wake(channel)
+            close(channel)
+            let reused = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+            defer { close(reused) }
+            if reused != channel { wrong.append("the descriptor was not reused (\(reused) after \(channel)); the next check proves less") }
+            if Self.wake(reused) != 8 || Self.clear(reused) != 1 { wrong.append("a wake-up of a reused descriptor was skipped") }
+            // A write that fails leaves nothing pending: the next one is tried again.
+            let bad: Int32 = 60_000
+            if Self.wake(bad) != -1 || Self.wake(bad) != -1 { wrong.append("a wake-up to a closed descriptor did not fail") }
+            return wrong
+        }
+        #expect(wrong == [])
+    }
+}

@@ -2,6 +2,7 @@
 #define HEARTH_EPOLL_BATCHES_H
 
 #include <sys/epoll.h>
+#include <sys/eventfd.h>  /* libmicrohttpd's wake-up channels are eventfds (coalesced_wakeups.c) */
 
 /// Marks the calling thread as one of libmicrohttpd's polling threads, whose `epoll_wait` calls
 /// epoll_batches.c corrects. Called from the server's connection callback, which libmicrohttpd
@@ -44,4 +45,15 @@ struct hearth_parking_counts hearth_parking_counts(void);
 /// Whether `socket` is parked at this moment (for tests): 0 no, 1 yes, 2 yes and events of it
 /// were held back.
 int hearth_socket_parked(int socket);
+
+/// Set (1) around `MHD_resume_connection`, cleared (0) after: its write to the polling thread's
+/// wake-up channel is skipped while an earlier resumption's is still unread (coalesced_wakeups.c).
+void hearth_resuming(int flag);
+
+/// What coalescing did in this process (for tests and benchmarks).
+struct hearth_wakeup_counts {
+    unsigned long written;  ///< resumptions' wake-ups written
+    unsigned long skipped;  ///< ... skipped, one being already unread
+};
+struct hearth_wakeup_counts hearth_wakeup_counts(void);
 #endif
