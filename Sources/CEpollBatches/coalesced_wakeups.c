@@ -1,32 +1,41 @@
 /*
  * Resumptions' wake-ups of a libmicrohttpd polling thread coalesced.
  *
- * MHD_resume_connection (libmicrohttpd 0.9.75) marks the connection to resume, then writes to
- * its polling thread's inter-thread channel, an eventfd in that thread's epoll set, so that the
- * thread wakes and resumes it. Every callable's answer resumes a connection, so that is a write
- * system call per request, and most of them are redundant: when the replies of one batch from a
- * unit's worker are answered in a row, the first write has already made the eventfd readable,
- * and the thread, once awake, resumes every connection marked before it next waits (MHD_epoll
- * clears the channel first and resumes after, as its own comment says: "all external conditions
- * will be processed later").
+ * MHD_resume_connection (libmicrohttpd 0.9.75) marks the connection to resume under the daemon's
+ * cleanup mutex, then writes to its polling thread's inter-thread channel, an eventfd in that
+ * thread's epoll set, so that the thread wakes and resumes it. Every callable's answer resumes a
+ * connection, so that is a write system call per request, and most of them are redundant: when
+ * the replies of one batch from a unit's worker are answered in a row, the first write has
+ * already made the eventfd readable.
  *
- * So a resumption's write is skipped when an earlier one's is still pending, that is written and
- * not yet read by the polling thread's clear of the channel. This file defines write(2) and
- * read(2) for the process, as epoll_batches.c defines epoll_wait: a write made inside
- * MHD_resume_connection (hearth_resuming marks the call) of the channel's 8 bytes records the
- * descriptor as a wake-up channel and sets its pending flag, and is skipped when the flag was
- * already set; a read of a recorded channel (the clear) clears the flag after the read.
+ * So a resumption's write is skipped while an earlier one's is pending, that is written and not
+ * yet read by the polling thread. This file defines write(2) and read(2) for the process, as
+ * epoll_batches.c defines epoll_wait: a write made inside MHD_resume_connection (hearth_resuming
+ * marks the call) of the channel's 8 bytes records the descriptor as a wake-up channel and sets
+ * its pending flag, and is skipped when the flag was already set; a read of a recorded channel
+ * (libmicrohttpd's clear of it) clears the flag after the read.
  *
- * Why no resumption is lost: the flag is set only by a resumption that writes (or is about to),
- * and cleared only right after a read of the channel. A resumption that finds it set and skips
- * has marked its connection before; either the write that set the flag has not yet been read, and
- * the thread will wake, read it and then resume every marked connection; or the thread read it
- * and has not yet cleared the flag, and it resumes the marked connections after that read (the
- * clear comes first in MHD_epoll's pass, the resumptions later). Both the set and the clear are
- * atomic exchanges, so the thread's later look at the marks sees the skipped resumption's.
+ * Why no resumption is lost, in 0.9.75's MHD_epoll (read off its machine code): each call first
+ * resumes every marked connection (resume_suspended_connections), waiting without blocking if it
+ * resumed any; then it calls epoll_wait, and again for as long as a call fills its 128 events;
+ * the channel is read (cleared) where its event is handled, in that loop. A resumption skips its
+ * write only while the flag is set, and the flag is cleared only right after the poller's read.
+ * So a skipped resumption, marked before it skipped, either (a) finds a write not yet read: the
+ * channel is readable, the poller's epoll_wait returns, and its next call resumes the connection;
+ * or (b) came between the poller's read and its clear of the flag: the poller is inside the loop,
+ * and its next call resumes the connection first, unless a further epoll_wait of the same loop
+ * blocks. That is the one case this file depends on something else for: a further call is made
+ * only after a full batch of 128 events, and epoll_batches.c makes exactly that call never block
+ * on libmicrohttpd's polling threads. Hence ServerCore turns coalescing on only when that
+ * correction is active and the library is 0.9.75. Both the set and the clear are sequentially
+ * consistent read-modify-writes, so the poller, having read the flag a skipping resumer set, sees
+ * that resumer's marks when it takes the mutex to resume.
  *
- * A descriptor closed with close() is forgotten (parked_sockets.c calls
- * hearth_forget_wakeup_channel); any other write or read is glibc's, after a look at a byte.
+ * A descriptor closed with close() is forgotten after it closes (parked_sockets.c calls
+ * hearth_forget_wakeup_channel), so that a late record of the old channel can only cost a new
+ * descriptor of that number one extra write. Any other write or read is glibc's, after a look at
+ * a byte. A signal handler on a resuming thread that wrote exactly 8 bytes inside the call would
+ * be taken for the channel's write; the process installs none that writes.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -111,6 +120,11 @@ void hearth_forget_wakeup_channel(int descriptor) {
         atomic_load_explicit(&channels[descriptor], memory_order_relaxed) != 0) {
         atomic_store(&channels[descriptor], 0);
     }
+}
+
+int hearth_wakeup_channel_state(int descriptor) {
+    if (descriptor < 0 || descriptor >= CHANNELS) return 0;
+    return atomic_load(&channels[descriptor]);
 }
 
 struct hearth_wakeup_counts hearth_wakeup_counts(void) {

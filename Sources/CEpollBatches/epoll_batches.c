@@ -17,6 +17,9 @@
  * libmicrohttpd's polling threads, a call on the epoll descriptor whose last call on that thread
  * filled its buffer does not block. Every call, marked thread or not, is then glibc's own
  * epoll_wait (found with RTLD_NEXT).
+ *
+ * coalesced_wakeups.c relies on this: a resumption whose wake-up it skips is resumed by
+ * libmicrohttpd's next pass, which a blocking call after a full batch would delay.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

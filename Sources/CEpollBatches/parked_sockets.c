@@ -300,10 +300,12 @@ int close(int descriptor) {
             }
         }
     }
-    hearth_forget_wakeup_channel(descriptor);
     close_function function = atomic_load_explicit(&glibc_close, memory_order_acquire);
-    if (function == NULL) return (int)syscall(SYS_close, descriptor);
-    return function(descriptor);
+    int result = function == NULL ? (int)syscall(SYS_close, descriptor) : function(descriptor);
+    int saved = errno;
+    hearth_forget_wakeup_channel(descriptor);
+    errno = saved;
+    return result;
 }
 
 struct hearth_parking_counts hearth_parking_counts(void) {

@@ -578,7 +578,12 @@ func suspendConnection(_ connection: OpaquePointer) {
 /// Resumes a suspended connection, its wake-up of the polling thread skipped when an earlier
 /// resumption's is still unread (see Sources/CEpollBatches/coalesced_wakeups.c).
 func resumeConnection(_ connection: OpaquePointer) {
+    guard coalescesWakeups else { return MHD_resume_connection(connection) }
     hearth_resuming(1)
     MHD_resume_connection(connection)
     hearth_resuming(0)
 }
+
+/// Whether resumptions' wake-ups are coalesced: why that loses none was worked out for
+/// libmicrohttpd 0.9.75's event loop, and holds only with the `epoll_wait` correction in place.
+let coalescesWakeups = hearth_epoll_correction_active() != 0 && String(cString: MHD_get_version()) == "0.9.75"

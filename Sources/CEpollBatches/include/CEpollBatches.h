@@ -47,7 +47,8 @@ struct hearth_parking_counts hearth_parking_counts(void);
 int hearth_socket_parked(int socket);
 
 /// Set (1) around `MHD_resume_connection`, cleared (0) after: its write to the polling thread's
-/// wake-up channel is skipped while an earlier resumption's is still unread (coalesced_wakeups.c).
+/// wake-up channel is skipped while an earlier resumption's is still unread (coalesced_wakeups.c,
+/// which says why this is sound for libmicrohttpd 0.9.75 with the epoll_wait correction only).
 void hearth_resuming(int flag);
 
 /// What coalescing did in this process (for tests and benchmarks).
@@ -56,4 +57,8 @@ struct hearth_wakeup_counts {
     unsigned long skipped;  ///< ... skipped, one being already unread
 };
 struct hearth_wakeup_counts hearth_wakeup_counts(void);
+
+/// What is recorded of `descriptor` (for tests): 0 nothing, else 1 (a wake-up channel) plus 2
+/// when a resumption's wake-up is unread.
+int hearth_wakeup_channel_state(int descriptor);
 #endif
