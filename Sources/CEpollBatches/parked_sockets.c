@@ -29,6 +29,9 @@
  * A descriptor closed other than by close() (dup2 or dup3 onto it, close_range, glibc's own
  * internal closes) would leave its record parked; libmicrohttpd closes its sockets with close().
  *
+ * ServerCore marks suspensions only with libmicrohttpd 0.9.75, whose behaviour this was worked
+ * out from, and with epoll_batches.c's epoll_wait in place, through which events are held back.
+ *
  * Only a DEL inside MHD_suspend_connection parks, and only libmicrohttpd's polling threads
  * (hearth_mark_polling_thread) have their events held back; every epoll_ctl call of the process
  * is recorded (under one lock) so that parked sockets can be recognized, and is otherwise glibc's.

@@ -570,6 +570,7 @@ func withStackCString<R>(_ text: String, _ body: (UnsafePointer<CChar>) -> R) ->
 /// Suspends a connection on its polling thread, its socket left in the thread's epoll set while
 /// suspended (see Sources/CEpollBatches/parked_sockets.c): two system calls fewer per request.
 func suspendConnection(_ connection: OpaquePointer) {
+    guard knownLibmicrohttpd else { return MHD_suspend_connection(connection) }
     hearth_suspending(1)
     MHD_suspend_connection(connection)
     hearth_suspending(0)
@@ -578,12 +579,15 @@ func suspendConnection(_ connection: OpaquePointer) {
 /// Resumes a suspended connection, its wake-up of the polling thread skipped when an earlier
 /// resumption's is still unread (see Sources/CEpollBatches/coalesced_wakeups.c).
 func resumeConnection(_ connection: OpaquePointer) {
-    guard coalescesWakeups else { return MHD_resume_connection(connection) }
+    guard knownLibmicrohttpd else { return MHD_resume_connection(connection) }
     hearth_resuming(1)
     MHD_resume_connection(connection)
     hearth_resuming(0)
 }
 
-/// Whether resumptions' wake-ups are coalesced: why that loses none was worked out for
-/// libmicrohttpd 0.9.75's event loop, and holds only with the `epoll_wait` correction in place.
-let coalescesWakeups = hearth_epoll_correction_active() != 0 && String(cString: MHD_get_version()) == "0.9.75"
+/// Whether suspended sockets are parked and resumptions' wake-ups coalesced: why both are sound
+/// was worked out from libmicrohttpd 0.9.75's event loop (what it does with a suspended socket,
+/// what a resumption marks, when a pass resumes), and holds only with the `epoll_wait`
+/// correction in place, through which parked sockets' events are held back. With another version
+/// the connections are suspended and resumed as libmicrohttpd alone does it.
+let knownLibmicrohttpd = hearth_epoll_correction_active() != 0 && String(cString: MHD_get_version()) == "0.9.75"

@@ -12,3 +12,13 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T)
         thread.start()
     }
 }
+
+/// Waits on the calling thread (one of the test's own, `onOwnThread`) until `condition` holds,
+/// checking every millisecond for at most `seconds`; returns whether it held.
+public func holdsSoon(seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+    for _ in 0..<max(1, Int(seconds * 1000)) {
+        if condition() { return true }
+        usleep(1000)
+    }
+    return condition()
+}
