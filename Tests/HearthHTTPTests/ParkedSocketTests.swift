@@ -264,6 +264,32 @@ struct ParkedSocketStepTests {
         #expect(wrong == [])
     }
 
+    @Test("a socket suspended again before any add (the next request read straight from it) stays parked with what it held back")
+    func suspendedAgainWhileParked() async throws {
+        let wrong = try await onOwnThread { () -> [String] in
+            hearth_mark_polling_thread()
+            let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+            let pair = try Pair()
+            defer { close(pair.ours); close(pair.peer); close(epoll) }
+            var wrong: [String] = []
+            _ = Self.add(epoll, pair.ours, data: Self.data(pair.ours))
+            _ = Self.park(epoll, pair.ours)
+            pair.poke()
+            if !Self.ready(epoll).isEmpty || hearth_socket_parked(pair.ours) != 2 { wrong.append("the event was not held back") }
+            let before = hearth_parking_counts()
+            if Self.park(epoll, pair.ours) != 0 { wrong.append("the second suspension's delete failed: errno \(errno)") }
+            if hearth_socket_parked(pair.ours) != 2 { wrong.append("the second suspension did not keep the socket parked with its held event") }
+            if hearth_parking_counts().deletes_spared <= before.deletes_spared { wrong.append("the second suspension's delete was made") }
+            pair.poke()
+            if !Self.ready(epoll).isEmpty { wrong.append("an event reached the polling thread while suspended again") }
+            // The add after the last answer makes the kernel report what was held back.
+            if Self.add(epoll, pair.ours, data: Self.data(pair.ours)) != 0 || hearth_socket_parked(pair.ours) != 0 { wrong.append("the add did not unpark") }
+            if Self.ready(epoll) != [Self.data(pair.ours)] { wrong.append("the held-back events were not reported after the add") }
+            return wrong
+        }
+        #expect(wrong == [])
+    }
+
     @Test("closing a parked socket deletes its registration, even while a copy of the descriptor keeps the socket open")
     func closeDeletes() async throws {
         let wrong = try await onOwnThread { () -> [String] in
