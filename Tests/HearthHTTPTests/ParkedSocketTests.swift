@@ -238,13 +238,21 @@ struct ParkedSocketStepTests {
         return n <= 0 ? [] : events[0..<Int(n)].map { $0.data.u64 }
     }
 
-    @Test("a parked socket's events are held back on a polling thread, and the add after makes the kernel report them again")
-    func heldThenReported() async throws {
-        let wrong = try await onOwnThread { () -> [String] in
+    /// Runs `steps` on a thread of its own marked as a polling thread, with an epoll instance and
+    /// a socket pair, all closed after; returns what went wrong.
+    static func onPollingThread(_ steps: @escaping @Sendable (_ epoll: Int32, _ pair: Pair) throws -> [String]) async throws -> [String] {
+        try await onOwnThread {
             hearth_mark_polling_thread()
             let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
             let pair = try Pair()
             defer { close(pair.ours); close(pair.peer); close(epoll) }
+            return try steps(epoll, pair)
+        }
+    }
+
+    @Test("a parked socket's events are held back on a polling thread, and the add after makes the kernel report them again")
+    func heldThenReported() async throws {
+        let wrong = try await Self.onPollingThread { epoll, pair in
             var wrong: [String] = []
             if Self.add(epoll, pair.ours, data: Self.data(pair.ours)) != 0 { wrong.append("add: errno \(errno)") }
             if Self.park(epoll, pair.ours) != 0 || hearth_socket_parked(pair.ours) != 1 { wrong.append("not parked") }
@@ -266,11 +274,7 @@ struct ParkedSocketStepTests {
 
     @Test("a socket suspended again before any add (the next request read straight from it) stays parked with what it held back")
     func suspendedAgainWhileParked() async throws {
-        let wrong = try await onOwnThread { () -> [String] in
-            hearth_mark_polling_thread()
-            let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-            let pair = try Pair()
-            defer { close(pair.ours); close(pair.peer); close(epoll) }
+        let wrong = try await Self.onPollingThread { epoll, pair in
             var wrong: [String] = []
             _ = Self.add(epoll, pair.ours, data: Self.data(pair.ours))
             _ = Self.park(epoll, pair.ours)
