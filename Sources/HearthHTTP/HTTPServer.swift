@@ -106,6 +106,7 @@ public final class HTTPServer: Sendable {
 
     /// Binds the address and starts serving.
     public func start() throws(HTTPServerError) {
+        _ = poolZeroingSkipped
         let fd = try ListenSocket.open(host: configuration.host, port: configuration.port)
         boundPort.store(ListenSocket.port(of: fd), ordering: .relaxed)
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
@@ -117,8 +118,9 @@ public final class HTTPServer: Sendable {
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections + max(0, configuration.reservedConnections)),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeoutSeconds),
             // Room for a head somewhat over the limit, so the server can read it and answer 431 itself;
-            // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes). Not
-            // more: libmicrohttpd clears the pool between the requests of a kept-alive connection.
+            // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes). At most
+            // 32 KiB by default: libmicrohttpd 0.9.75 mallocs such a pool (larger ones are mapped),
+            // and no longer zeroes it between requests (`poolZeroingSkipped`).
             MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, max(configuration.maxHeaderBytes, 4096) + 12 * 1024,
             MHD_OPTION.URI_LOG_CALLBACK.rawValue, unsafeBitCast(uriLogCallback, to: OpaquePointer.self), cls,
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, unsafeBitCast(completedCallback, to: OpaquePointer.self), cls,

@@ -591,3 +591,8 @@ func resumeConnection(_ connection: OpaquePointer) {
 /// correction in place, through which parked sockets' events are held back. With another version
 /// the connections are suspended and resumed as libmicrohttpd alone does it.
 let knownLibmicrohttpd = hearth_epoll_correction_active() != 0 && String(cString: MHD_get_version()) == "0.9.75"
+
+/// Whether libmicrohttpd's zeroing of a connection's memory pool between two requests is skipped
+/// (Sources/CEpollBatches/pool_zeroing.c says why that is sound): only with 0.9.75, whose calls
+/// to memset were read off its machine code. Set up by the first server to start.
+let poolZeroingSkipped = String(cString: MHD_get_version()) == "0.9.75" && hearth_skip_pool_zeroing() != 0

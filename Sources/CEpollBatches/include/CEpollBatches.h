@@ -61,4 +61,12 @@ struct hearth_wakeup_counts hearth_wakeup_counts(void);
 /// What is recorded of `descriptor` (for tests): 0 nothing, else 1 (a wake-up channel) plus 2
 /// when a resumption's wake-up is unread.
 int hearth_wakeup_channel_state(int descriptor);
+
+/// Replaces memset in libmicrohttpd's own global offset table by a function that skips the
+/// zeroing of a connection's memory pool between requests (pool_zeroing.c, which says why that is
+/// sound for 0.9.75). Once per process; 1 when in place, 0 when the slot was not found.
+int hearth_skip_pool_zeroing(void);
+
+/// How many of libmicrohttpd's pool zeroings were skipped in this process (for tests).
+unsigned long hearth_pool_zeroings_skipped(void);
 #endif
