@@ -17,8 +17,17 @@ import Synchronization
 /// Writes combine: a sender that finds another one writing leaves its frame in the outbox and
 /// returns; the writer sends everything queued meanwhile in one `send(2)`. Under load, many frames
 /// go per system call (and per wake-up of the reader on the other side).
+///
+/// A worker connection is two socket pairs, one for each direction (`Ends`): on a single
+/// bidirectional socket, each time one side reads what the other sent, the kernel signals write
+/// space on the sender's socket, and that wakes the sender's reader thread blocked in `read(2)` on
+/// the same socket for nothing (a blocking read does not tell input from write space). Under the
+/// echo callable those were two wake-ups in three of the readers'.
 final class FrameSocket: Sendable {
+    /// The descriptor frames are read from.
     let fd: Int32
+    /// The descriptor frames are written to (`fd` itself for a single bidirectional socket).
+    let writeFD: Int32
     private let closed = Atomic<Bool>(false)
 
     private struct Outbox {
@@ -56,15 +65,17 @@ final class FrameSocket: Sendable {
     private let onWriteFailure: (@Sendable () -> Void)?
 
     /// `sendTimeout`: a write that cannot progress for this long fails (a peer that stopped
-    /// reading must not hold the writing thread forever).
-    init(fd: Int32, sendTimeout: Double? = nil, onWriteFailure: (@Sendable () -> Void)? = nil) {
+    /// reading must not hold the writing thread forever). `writeFD`: frames go out there instead
+    /// of on `fd`; the socket owns and closes both.
+    init(fd: Int32, writeFD: Int32? = nil, sendTimeout: Double? = nil, onWriteFailure: (@Sendable () -> Void)? = nil) {
         self.fd = fd
+        self.writeFD = writeFD ?? fd
         self.onWriteFailure = onWriteFailure
         // Sets `SendBatch`'s flush, without which no batch holds a frame back.
         _ = PollerCorks.shared
         if let sendTimeout {
             var tv = timeval(tv_sec: Int(sendTimeout), tv_usec: Int((sendTimeout - sendTimeout.rounded(.down)) * 1e6))
-            _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            _ = setsockopt(self.writeFD, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         }
     }
 
@@ -75,6 +86,25 @@ final class FrameSocket: Sendable {
             throw ConfigError("socketpair failed: \(String(cString: strerror(errno)))")
         }
         return (fds[0], fds[1])
+    }
+
+    /// One end of a connection made of two socket pairs: it reads from `read` and writes to `write`.
+    struct End {
+        var read: Int32
+        var write: Int32
+    }
+
+    /// Two connected ends, one socket pair for each direction, all close-on-exec.
+    static func ends() throws -> (End, End) {
+        let (aRead, bWrite) = try pair()
+        do {
+            let (bRead, aWrite) = try pair()
+            return (End(read: aRead, write: aWrite), End(read: bRead, write: bWrite))
+        } catch {
+            Glibc.close(aRead)
+            Glibc.close(bWrite)
+            throw error
+        }
     }
 
     var isClosed: Bool { closed.load(ordering: .acquiring) }
@@ -216,7 +246,7 @@ final class FrameSocket: Sendable {
             return bytes.withUnsafeBytes { p in
                 var offset = 0
                 while offset < p.count {
-                    let n = Glibc.send(fd, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL) | (nonBlocking ? Int32(MSG_DONTWAIT) : 0))
+                    let n = Glibc.send(writeFD, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL) | (nonBlocking ? Int32(MSG_DONTWAIT) : 0))
                     if n > 0 { offset += n; continue }
                     if n < 0 && errno == EINTR { continue }
                     if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -251,7 +281,7 @@ final class FrameSocket: Sendable {
     }
 
     private func shutdownNow() {
-        descriptorLock.withLock { _ in if !isClosed { _ = shutdown(fd, Int32(SHUT_WR)) } }
+        descriptorLock.withLock { _ in if !isClosed { _ = shutdown(writeFD, Int32(SHUT_WR)) } }
     }
 
     /// Starts the reader thread. `onFrame` gets each whole frame (a copy, so it may keep it);
@@ -281,6 +311,7 @@ final class FrameSocket: Sendable {
             descriptorLock.withLock { _ in
                 closed.store(true, ordering: .releasing)
                 _ = Glibc.close(fd)
+                if writeFD != fd { _ = Glibc.close(writeFD) }
             }
             onClose(problem)
         }

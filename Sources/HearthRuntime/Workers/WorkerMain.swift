@@ -20,17 +20,22 @@ public enum WorkerMain {
     public struct Options: Sendable {
         public var unit: String
         public var library: String
+        /// The descriptor the host's frames arrive on.
         public var fd: Int32
+        /// The descriptor frames go to the host on (nil: `fd` itself, one bidirectional socket).
+        public var writeFD: Int32?
         public var memoryLimitMB: Int
         public var openFiles: Int
         /// The boundary version the host speaks (nil: not checked).
         public var boundaryVersion: UInt32?
 
-        public init(unit: String, library: String, fd: Int32 = 3, memoryLimitMB: Int = 0, openFiles: Int = 0, boundaryVersion: UInt32? = nil) {
+        public init(unit: String, library: String, fd: Int32 = 3, writeFD: Int32? = nil, memoryLimitMB: Int = 0, openFiles: Int = 0,
+                    boundaryVersion: UInt32? = nil) {
             self.boundaryVersion = boundaryVersion
             self.unit = unit
             self.library = library
             self.fd = fd
+            self.writeFD = writeFD
             self.memoryLimitMB = memoryLimitMB
             self.openFiles = openFiles
         }
@@ -50,7 +55,7 @@ public enum WorkerMain {
         applyLimits(options)
         // Lines reach the host's log as they are written, not when a buffer fills.
         hearth_line_buffer_stdout()
-        let connection = WorkerConnection(socket: FrameSocket(fd: options.fd))
+        let connection = WorkerConnection(socket: FrameSocket(fd: options.fd, writeFD: options.writeFD))
         let exports: UnsafePointer<hearth_unit_exports>
         do { exports = try load(options.library, host: connection.table) } catch {
             FileHandle.standardError.write(Data("hearth worker: unit \(options.unit): \(error)\n".utf8))
@@ -59,6 +64,7 @@ public enum WorkerMain {
         connection.exports = UInt(bitPattern: exports)
         // Nothing the unit starts inherits the connection.
         _ = fcntl(options.fd, F_SETFD, FD_CLOEXEC)
+        if let write = options.writeFD { _ = fcntl(write, F_SETFD, FD_CLOEXEC) }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             connection.socket.startReading(name: "hearth-worker-\(options.unit)", onFrame: { frame in
                 connection.received(frame)

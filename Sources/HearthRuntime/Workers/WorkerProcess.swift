@@ -76,18 +76,23 @@ final class WorkerProcess: Sendable {
         self.launch = launch
         self.log = log
         self.exited = exited
-        let (hostEnd, workerEnd) = try FrameSocket.pair()
+        // A socket pair for each direction (FrameSocket says why).
+        let (hostEnd, workerEnd) = try FrameSocket.ends()
         var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
         guard hearth_pipe_cloexec(&out) == 0, hearth_pipe_cloexec(&err) == 0 else {
             let problem = String(cString: strerror(errno))
-            for fd in [hostEnd, workerEnd] + out + err where fd >= 0 { Glibc.close(fd) }
+            for fd in [hostEnd.read, hostEnd.write, workerEnd.read, workerEnd.write] + out + err where fd >= 0 { Glibc.close(fd) }
             throw ConfigError("pipe2 failed: \(problem)")
         }
-        // Above the standard descriptors, so dup2 onto 3 always makes a copy (clearing close-on-exec).
-        let childSocket = fcntl(workerEnd, F_DUPFD_CLOEXEC, 10)
-        Glibc.close(workerEnd)
+        // Above the standard descriptors, so dup2 onto 3 and 4 always makes a copy (clearing
+        // close-on-exec).
+        let childRead = fcntl(workerEnd.read, F_DUPFD_CLOEXEC, 10)
+        let childWrite = fcntl(workerEnd.write, F_DUPFD_CLOEXEC, 10)
+        Glibc.close(workerEnd.read)
+        Glibc.close(workerEnd.write)
         defer {
-            Glibc.close(childSocket)
+            Glibc.close(childRead)
+            Glibc.close(childWrite)
             Glibc.close(out[1])
             Glibc.close(err[1])
         }
@@ -97,10 +102,11 @@ final class WorkerProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, out[1], 1)
         posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-        posix_spawn_file_actions_adddup2(&actions, childSocket, 3)
+        posix_spawn_file_actions_adddup2(&actions, childRead, 3)
+        posix_spawn_file_actions_adddup2(&actions, childWrite, 4)
         // Nothing else of the host's (its database, its listening socket) reaches the worker.
-        hearth_spawn_closefrom(&actions, 4)
-        let arguments = [launch.executable, "worker", "--unit", launch.unit, "--library", launch.library, "--fd", "3",
+        hearth_spawn_closefrom(&actions, 5)
+        let arguments = [launch.executable, "worker", "--unit", launch.unit, "--library", launch.library, "--fd", "3", "--write-fd", "4",
                          "--memory-limit-mb", String(launch.memoryLimitMB), "--open-files", String(launch.openFiles),
                          "--boundary-version", String(Boundary.version)]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
@@ -116,14 +122,15 @@ final class WorkerProcess: Sendable {
         var child: pid_t = 0
         let status = posix_spawn(&child, launch.executable, &actions, &attributes, &argv, &envp)
         guard status == 0 else {
-            Glibc.close(hostEnd)
+            Glibc.close(hostEnd.read)
+            Glibc.close(hostEnd.write)
             Glibc.close(out[0])
             Glibc.close(err[0])
             throw ConfigError("cannot start a worker (\(launch.executable)): \(String(cString: strerror(status)))")
         }
         pid = child
         let killer = KillSwitch()
-        socket = FrameSocket(fd: hostEnd, sendTimeout: 10, onWriteFailure: { killer.fire() })
+        socket = FrameSocket(fd: hostEnd.read, writeFD: hostEnd.write, sendTimeout: 10, onWriteFailure: { killer.fire() })
         killer.arm { [weak self] in self?.kill(reason: "it stopped reading its socket (a write to it made no progress for 10 s)") }
         readOutput(out[0], stream: "stdout")
         readOutput(err[0], stream: "stderr")
