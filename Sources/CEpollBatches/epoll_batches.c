@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/epoll.h>
 #include "CEpollBatches.h"
 #include "epoll_internal.h"
@@ -36,12 +37,16 @@ static _Thread_local int polling_thread;
 /* The epoll descriptor whose last epoll_wait on this thread filled its buffer, or -1. */
 static _Thread_local int full_batch_descriptor = -1;
 static _Thread_local unsigned long unblocked_here;
+/* How many epoll_wait calls this polling thread made (drained_reads.c). */
+static _Thread_local uint64_t passes;
 
 static _Atomic(void (*)(void)) before_poll;
 
 void hearth_mark_polling_thread(void) { polling_thread = 1; }
 
 int hearth_is_polling_thread(void) { return polling_thread; }
+
+uint64_t hearth_polling_passes(void) { return passes; }
 
 void hearth_set_before_poll(void (*hook)(void)) { atomic_store_explicit(&before_poll, hook, memory_order_release); }
 
@@ -72,6 +77,7 @@ int epoll_wait(int descriptor, struct epoll_event *events, int capacity, int tim
     }
     for (;;) {
         int ready = system_epoll_wait(descriptor, events, capacity, timeout);
+        passes++;
         full_batch_descriptor = ready == capacity ? descriptor : -1;
         int kept = hearth_hold_parked_events(events, ready);
         /* Only events of suspended connections, held back: a call that may block waits again. */

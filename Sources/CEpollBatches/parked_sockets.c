@@ -179,6 +179,7 @@ int epoll_ctl(int epoll, int operation, int socket, struct epoll_event *event) {
     /* Every thread's calls are recorded: a polling thread's first connection is added before
      * the thread is known as one. */
     if (socket < 0 || socket >= TABLE_SIZE) return system_epoll_ctl(epoll, operation, socket, event);
+    if (operation == EPOLL_CTL_DEL && suspending) hearth_drained_suspended(socket);
     pthread_mutex_lock(&lock);
     struct registration *r = entry(socket);
     if (r == NULL) {
@@ -267,6 +268,16 @@ int hearth_hold_parked_events(struct epoll_event *events, int count) {
 
 void hearth_suspending(int flag) { suspending = flag; }
 
+int hearth_parked_quietly(int socket) {
+    struct registration *t = atomic_load_explicit(&table, memory_order_acquire);
+    if (socket < 0 || socket >= TABLE_SIZE || t == NULL) return 0;
+    if (atomic_load_explicit(&t[socket].state, memory_order_relaxed) != PARKED) return 0;
+    pthread_mutex_lock(&lock);
+    int quiet = t[socket].state == PARKED && t[socket].held == 0;
+    pthread_mutex_unlock(&lock);
+    return quiet;
+}
+
 int hearth_socket_parked(int socket) {
     struct registration *t = atomic_load_explicit(&table, memory_order_acquire);
     if (socket < 0 || socket >= TABLE_SIZE || t == NULL) return 0;
@@ -316,6 +327,7 @@ int close(int descriptor) {
     int result = function == NULL ? (int)syscall(SYS_close, descriptor) : function(descriptor);
     int saved = errno;
     hearth_forget_wakeup_channel(descriptor);
+    hearth_forget_drained(descriptor);
     errno = saved;
     return result;
 }

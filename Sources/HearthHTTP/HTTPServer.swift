@@ -107,6 +107,7 @@ public final class HTTPServer: Sendable {
     /// Binds the address and starts serving.
     public func start() throws(HTTPServerError) {
         _ = poolZeroingSkipped
+        _ = drainedReadsSpared
         let fd = try ListenSocket.open(host: configuration.host, port: configuration.port)
         boundPort.store(ListenSocket.port(of: fd), ordering: .relaxed)
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue

@@ -596,3 +596,7 @@ let knownLibmicrohttpd = hearth_epoll_correction_active() != 0 && String(cString
 /// (Sources/CEpollBatches/pool_zeroing.c says why that is sound): only with 0.9.75, whose calls
 /// to memset were read off its machine code. Set up by the first server to start.
 let poolZeroingSkipped = String(cString: MHD_get_version()) == "0.9.75" && hearth_skip_pool_zeroing() != 0
+
+/// Whether libmicrohttpd's read after each answer is answered without a system call when the socket
+/// can only be empty (Sources/CEpollBatches/drained_reads.c): with parking only, which it relies on.
+let drainedReadsSpared = knownLibmicrohttpd && hearth_spare_drained_reads() != 0

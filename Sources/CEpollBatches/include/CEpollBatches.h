@@ -2,6 +2,7 @@
 #define HEARTH_EPOLL_BATCHES_H
 
 #include <sys/epoll.h>
+#include <sys/types.h>
 #include <sys/eventfd.h>  /* libmicrohttpd's wake-up channels are eventfds (coalesced_wakeups.c) */
 
 /// Marks the calling thread as one of libmicrohttpd's polling threads, whose `epoll_wait` calls
@@ -69,4 +70,16 @@ int hearth_skip_pool_zeroing(void);
 
 /// How many of libmicrohttpd's pool zeroings were skipped in this process (for tests).
 unsigned long hearth_pool_zeroings_skipped(void);
+
+/// Replaces recv in libmicrohttpd's own global offset table by a function that answers EAGAIN,
+/// without the system call, a read of a socket that can only be empty: its last read was short,
+/// and it has been parked since, with nothing held back (drained_reads.c says why that is sound
+/// for 0.9.75 with parking). Once per process; 1 when in place.
+int hearth_spare_drained_reads(void);
+
+/// How many reads were answered so in this process (for tests).
+unsigned long hearth_drained_reads_spared(void);
+
+/// What libmicrohttpd's recv now is, callable directly (for step tests).
+ssize_t hearth_libmicrohttpd_recv(int socket, void *buffer, size_t length, int flags);
 #endif
