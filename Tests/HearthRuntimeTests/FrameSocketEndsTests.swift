@@ -125,7 +125,7 @@ struct FrameSocketEndsTests {
 
         // Each read of the peer's woke the single socket's reader (the kernel signals write space
         // to every sleeper on the sender's socket); the split one's slept through all fifty.
-        #expect(singleWakeUps >= 40, "single socket: \(singleWakeUps) wake-ups for 50 reads")
+        #expect(singleWakeUps >= 25, "single socket: \(singleWakeUps) wake-ups for 50 reads")
         #expect(splitWakeUps <= 2, "socket pair per direction: \(splitWakeUps) wake-ups for 50 reads")
     }
 }
