@@ -9,13 +9,17 @@ public struct HTTPServerRequest: Sendable {
     public var query: String
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// What the server's head handler noted of this request (`HTTPRequestHead.note`), nil if none.
+    public var note: (any AnyObject & Sendable)?
 
-    public init(method: String, path: String, query: String = "", headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(method: String, path: String, query: String = "", headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+                note: (any AnyObject & Sendable)? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.note = note
     }
 
     /// The path split into percent-decoded segments (`/a/b%20c` → `["a", "b c"]`).
@@ -38,6 +42,9 @@ public struct HTTPRequestHead: Sendable {
     public var headers: HTTPHeaders
     /// The declared body length; nil for a chunked body (length unknown until it ends).
     public var contentLength: Int?
+    /// Left by the head handler for the handlers, which get it as `HTTPServerRequest.note` (what it
+    /// found about the request, so that they need not find it again).
+    public var note: (any AnyObject & Sendable)?
 
     public var hasBody: Bool { contentLength.map { $0 > 0 } ?? true }
 

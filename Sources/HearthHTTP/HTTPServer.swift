@@ -54,8 +54,9 @@ public final class HTTPServer: Sendable {
 
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
     /// Looks at a head before the body is read; a response it returns is sent instead of reading
-    /// the body and running the handler (routing, authorization).
-    public typealias HeadHandler = @Sendable (HTTPRequestHead) -> HTTPServerResponse?
+    /// the body and running the handler (routing, authorization). What it leaves in the head's
+    /// `note` reaches the handlers as the request's (a route found once, at the head).
+    public typealias HeadHandler = @Sendable (inout HTTPRequestHead) -> HTTPServerResponse?
 
     /// Runs on the server's own thread once a request is whole, before any task is made: the
     /// response it returns answers the request (a `later` one when whoever has it calls back), and

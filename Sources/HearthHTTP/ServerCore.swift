@@ -37,6 +37,8 @@ final class RequestState: Sendable {
         /// What the head check answered, for a request without a body (sent once the request ends,
         /// so the connection stays alive).
         var headAnswer: HTTPServerResponse?
+        /// What the head handler noted, for the request's handlers.
+        var note: (any AnyObject & Sendable)?
         var phase = Phase.receiving
         /// Set while the connection is suspended waiting for the handler (or for stream data).
         var suspended = false
@@ -401,13 +403,17 @@ extension ServerCore {
         if headers["content-length"] != nil && declared == nil {
             return refuse(413, .invalidArgument, "the request body is larger than \(configuration.maxBodyBytes) bytes")  // past Int
         }
-        if let head, let answer = head(HTTPRequestHead(method: method, path: path, query: query, headers: headers, contentLength: declared)) {
-            // Without a body there is nothing to skip: answer at the end, keeping the connection.
-            if declared == 0 {
-                request.state.withLock { $0.headAnswer = answer }
-                return nil
+        if let head {
+            var seen = HTTPRequestHead(method: method, path: path, query: query, headers: headers, contentLength: declared)
+            if let answer = head(&seen) {
+                // Without a body there is nothing to skip: answer at the end, keeping the connection.
+                if declared == 0 {
+                    request.state.withLock { $0.headAnswer = answer }
+                    return nil
+                }
+                return answer
             }
-            return answer
+            if let note = seen.note { request.state.withLock { $0.note = note } }
         }
         if let declared, declared > configuration.maxBodyBytes {
             return refuse(413, .invalidArgument, "the request body is larger than \(configuration.maxBodyBytes) bytes")
@@ -500,7 +506,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, _, method, _, 
                 return .respond(.error(.unavailable, "the server is shutting down"))
             }
             let (path, query) = splitURI(request.rawURI)
-            return .start(HTTPServerRequest(method: s.method, path: path, query: query, headers: s.headers, body: s.body))
+            return .start(HTTPServerRequest(method: s.method, path: path, query: query, headers: s.headers, body: s.body, note: s.note))
         case .running, .responded:
             return .wait
         }

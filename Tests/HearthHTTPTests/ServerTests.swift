@@ -211,6 +211,31 @@ struct ServerTests {
         }
     }
 
+    /// What a head handler notes (a route found once) reaches the immediate handler and the task's.
+    final class Route: Sendable {
+        let name: String
+        init(_ name: String) { self.name = name }
+    }
+
+    @Test("what the head handler leaves in the head's note reaches the immediate handler and the handler's task as the request's; nothing when it leaves none")
+    func headNote() async throws {
+        let head: HTTPServer.HeadHandler = { head in
+            if head.path != "/plain" { head.note = Route("routed " + head.path) }
+            return nil
+        }
+        let seen: @Sendable (HTTPServerRequest, String) -> HTTPServerResponse = { request, by in
+            .text("\(by) \((request.note as? Route)?.name ?? "no note")")
+        }
+        let immediate: HTTPServer.ImmediateHandler = { request in request.path == "/now" ? seen(request, "immediate") : nil }
+        try await withServer(head: head, immediate: immediate, handler: { request in seen(request, "task") }) { _, base in
+            var answers: [String] = []
+            for path in ["/now", "/later", "/plain"] {
+                answers.append(try await client.send(HTTPClientRequest(method: "POST", url: base + path, body: Array("x".utf8), timeout: .seconds(60))).text)
+            }
+            #expect(answers == ["immediate routed /now", "task routed /later", "task no note"])
+        }
+    }
+
     @Test("an immediate handler answers on the server's thread with no task; nil passes the request to the handler's task; its later answers come from any thread, and time out as a handler's do")
     func immediateHandler() async throws {
         let pending = Mutex<[@Sendable (HTTPServerResponse) -> Void]>([])

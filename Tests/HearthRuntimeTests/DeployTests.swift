@@ -1,5 +1,6 @@
 import Foundation
 import HearthModel
+import HearthTesting
 @_spi(Internals) @testable import HearthRuntime
 import Synchronization
 import Testing
@@ -151,6 +152,33 @@ struct DeployTests {
             Issue.record("EchoUnit validates against itself replaced: \(error)")
         }
         await #expect(throws: HTTPSError.self) { _ = try await echo.validate(unit: "Swap", library: Self.library("SwapV1") + ".missing") }
+    }
+
+    @Test("a call whose head came before an activation and its body after is answered by the new version (the head's route is not used once replaced)")
+    func activationBetweenHeadAndBody() async throws {
+        try await withFrontDoor(units: [], configure: { config in
+            config.units = [RuntimeConfig.Unit(name: "Swap", path: Self.library("SwapV1"))]
+            config.defaultIsolation = .process
+        }) { door in
+            let body = JSONWriter.string(["data": .null], options: .callable)
+            let port = door.door.port
+            let connection = try await onOwnThread { () -> RawConnection in
+                let c = try RawConnection(port: port, timeoutSeconds: 60)
+                try c.send("POST /swapVersion HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+                return c
+            }
+            // The head is routed (to v1) as soon as it arrives; a head routed late would reach v2
+            // all the same, and the test would then not exercise the check.
+            try await Task.sleep(for: .milliseconds(200))
+            let v2 = try await record(door.runtime, "SwapV2")
+            _ = try await door.runtime.activate(unit: "Swap", version: v2)
+            let answer = try await onOwnThread { () -> RawConnection.Response in
+                try connection.send(body)
+                return try connection.readResponse()
+            }
+            #expect(answer.status == 200)
+            #expect((try? JSONParser.parse(answer.body, options: .callable))?["result"] == "v2", "\(answer.text)")
+        }
     }
 
     @Test("two activations at once run one after the other")

@@ -92,7 +92,7 @@ public final class FrontDoor: Sendable {
         let longest = runtime.table.entries.compactMap(\.spec.options.timeout).max() ?? FunctionOptions.defaultTimeout
         serverConfig.requestTimeout = max(.seconds(double: config.server.requestTimeoutSeconds), longest + .seconds(5))
         let box = HandlerBox()
-        server = HTTPServer(configuration: serverConfig, head: { head in box.check(head) }, immediate: { request in box.handleNow(request) }) { request in
+        server = HTTPServer(configuration: serverConfig, head: { head in box.check(&head) }, immediate: { request in box.handleNow(request) }) { request in
             await box.handle(request)
         }
         box.door.withLock { $0.door = self }
@@ -216,13 +216,25 @@ public final class FrontDoor: Sendable {
 
     /// What the head alone decides, before any body byte is read: a path that routes nowhere is 404
     /// (with the CORS headers the full answer would have), and the admin API without its token is
-    /// refused. A request with a body answered here is closed unread.
-    func check(_ head: HTTPRequestHead) -> HTTPServerResponse? {
+    /// refused. A request with a body answered here is closed unread. A function's entry is left in
+    /// the head's note, so that the request is not routed again once whole (`routed`).
+    func check(_ head: inout HTTPRequestHead) -> HTTPServerResponse? {
         switch target(head.pathSegments.map { Substring($0) }) {
         case .admin(let rest): return adminRefusal(head.headers, Array(rest))
         case .notFound(let message): return .error(.notFound, message, headers: CORS.headers(policy: nil, origin: head.headers["origin"]))
+        case .function(let entry):
+            head.note = entry
+            return nil
         default: return nil
         }
+    }
+
+    /// The function the head was routed to (`check`), if it is still the one the table has under
+    /// its name: a deploy may have replaced it while the body came, and the request then goes to
+    /// the new one, as if it had come whole after the deploy.
+    func routed(_ request: HTTPServerRequest) -> FunctionEntry? {
+        guard let entry = request.note as? FunctionEntry, runtime.table[entry.name] === entry else { return nil }
+        return entry
     }
 
     func handle(_ request: HTTPServerRequest) async -> HTTPServerResponse {
@@ -249,8 +261,15 @@ public final class FrontDoor: Sendable {
     /// server's connections.
     func handleNow(_ request: HTTPServerRequest) -> HTTPServerResponse? {
         guard request.method == "POST", request.body.count <= Self.immediateBodyLimit else { return nil }
-        let segments = request.path.slashSeparated.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
-        guard case .function(let entry) = target(segments), entry.trigger == .callable, entry.unit.isolation == .process else { return nil }
+        let found: FunctionEntry?
+        if let entry = routed(request) {
+            found = entry
+        } else if case .function(let entry) = target(request.path.slashSeparated.map({ Substring(PercentEncoding.decode($0, plusAsSpace: false)) })) {
+            found = entry
+        } else {
+            found = nil
+        }
+        guard let entry = found, entry.trigger == .callable, entry.unit.isolation == .process else { return nil }
         let started = ContinuousClock.now
         metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
         // A worker's full socket does not stall this thread: a polling thread's frames wait for
@@ -338,8 +357,8 @@ final class HandlerBox: Sendable {
         return await door.handle(request)
     }
 
-    func check(_ head: HTTPRequestHead) -> HTTPServerResponse? {
-        door.withLock { $0.door }?.check(head)
+    func check(_ head: inout HTTPRequestHead) -> HTTPServerResponse? {
+        door.withLock { $0.door }?.check(&head)
     }
 
     func handleNow(_ request: HTTPServerRequest) -> HTTPServerResponse? {
