@@ -204,6 +204,17 @@ public final class FrontDoor: Sendable {
         }
     }
 
+    /// A path's percent-decoded segments (`/a/b%20c` → `["a", "b c"]`), as slices of the path
+    /// itself but for those with an escape: one array for the whole path, where decoding each
+    /// segment into a `String` made one more array and a string each.
+    static func segments(_ path: String) -> [Substring] {
+        var segments = path.slashSeparated
+        for i in segments.indices where segments[i].utf8.contains(UInt8(ascii: "%")) {
+            segments[i] = Substring(PercentEncoding.decode(segments[i], plusAsSpace: false))
+        }
+        return segments
+    }
+
     /// Whether `text` is `name`, compared over their UTF-8 bytes.
     static func same(_ text: Substring, _ name: StaticString) -> Bool {
         // `withUTF8Buffer`, not `utf8Start`: a one-scalar literal is stored without a pointer.
@@ -219,7 +230,7 @@ public final class FrontDoor: Sendable {
     /// refused. A request with a body answered here is closed unread. A function's entry is left in
     /// the head's note, so that the request is not routed again once whole (`routed`).
     func check(_ head: inout HTTPRequestHead) -> HTTPServerResponse? {
-        switch target(head.pathSegments.map { Substring($0) }) {
+        switch target(Self.segments(head.path)) {
         case .admin(let rest): return adminRefusal(head.headers, Array(rest))
         case .notFound(let message): return .error(.notFound, message, headers: CORS.headers(policy: nil, origin: head.headers["origin"]))
         case .function(let entry):
@@ -264,7 +275,7 @@ public final class FrontDoor: Sendable {
         let found: FunctionEntry?
         if let entry = routed(request) {
             found = entry
-        } else if case .function(let entry) = target(request.path.slashSeparated.map({ Substring(PercentEncoding.decode($0, plusAsSpace: false)) })) {
+        } else if case .function(let entry) = target(Self.segments(request.path)) {
             found = entry
         } else {
             found = nil
@@ -292,8 +303,7 @@ public final class FrontDoor: Sendable {
     }
 
     func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {
-        let raw = request.path.slashSeparated
-        let segments = raw.map { Substring(PercentEncoding.decode($0, plusAsSpace: false)) }
+        let segments = Self.segments(request.path)
         switch target(segments) {
         case .health: return ("health", health())
         case .metrics: return ("metrics", metricsResponse())
