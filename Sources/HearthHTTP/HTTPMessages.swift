@@ -23,9 +23,7 @@ public struct HTTPServerRequest: Sendable {
     }
 
     /// The path split into percent-decoded segments (`/a/b%20c` → `["a", "b c"]`).
-    public var pathSegments: [String] {
-        path.slashSeparated.map { PercentEncoding.decode($0, plusAsSpace: false) }
-    }
+    public var pathSegments: [Substring] { PercentEncoding.pathSegments(path) }
 
     /// Query parameters, decoded, in order.
     public var queryItems: [(name: String, value: String)] {
@@ -48,9 +46,8 @@ public struct HTTPRequestHead: Sendable {
 
     public var hasBody: Bool { contentLength.map { $0 > 0 } ?? true }
 
-    public var pathSegments: [String] {
-        path.slashSeparated.map { PercentEncoding.decode($0, plusAsSpace: false) }
-    }
+    /// The path split into percent-decoded segments, as `HTTPServerRequest.pathSegments`.
+    public var pathSegments: [Substring] { PercentEncoding.pathSegments(path) }
 }
 
 /// What a handler answers: a status, headers and a body, either whole or streamed.

@@ -25,6 +25,17 @@ public enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// A path's percent-decoded segments (`/a/b%20c` → `["a", "b c"]`), as slices of the path
+    /// itself but for those with an escape: one array for the whole path, where decoding each
+    /// segment into a `String` made one more array and a string each.
+    public static func pathSegments(_ path: String) -> [Substring] {
+        var segments = path.slashSeparated
+        for i in segments.indices where segments[i].utf8.contains(UInt8(ascii: "%")) {
+            segments[i] = Substring(decode(segments[i], plusAsSpace: false))
+        }
+        return segments
+    }
+
     /// `a=1&b=x+y` → [("a", "1"), ("b", "x y")], in order.
     public static func formItems<S: StringProtocol>(_ text: S) -> [(name: String, value: String)] {
         text.split(separator: "&", omittingEmptySubsequences: true).map { part in

@@ -126,6 +126,8 @@ struct HTTPMessageTests {
         #expect("v1/projects/p/databases/(default)/documents/café/✓".slashSeparated
                 == ["v1", "projects", "p", "databases", "(default)", "documents", "café", "✓"])
         #expect("/é́/x".slashSeparated == ["é́", "x"], "split on bytes: a combining mark does not join a slash")
+        #expect(PercentEncoding.pathSegments("/a/b%20c//d%2Fe/%zz+") == ["a", "b c", "d/e", "%zz+"], "decoded after the split; a bad escape and + stay")
+        #expect(PercentEncoding.pathSegments("").isEmpty && PercentEncoding.pathSegments("/%E2%9C%93") == ["✓"])
     }
 
     @Test("JSON and error responses have the right status, type and body")

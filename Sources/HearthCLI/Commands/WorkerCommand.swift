@@ -8,10 +8,10 @@ struct WorkerCommand: Command {
         usage: hearth worker --unit NAME --library PATH [--fd N] [--write-fd N] [--memory-limit-mb N] [--open-files N] [--boundary-version N]
 
         Loads the unit library and serves the host that started it over the Unix socket on
-        descriptor N (default 3), until the host closes it.
-          --write-fd N         answer on this socket instead (the host gives each direction a
-                               socket pair of its own) `hearth serve` starts one or more
+        descriptor N (default 3), until the host closes it. `hearth serve` starts one or more
         workers per unit in process isolation; a trap in a handler kills the worker, not the host.
+          --write-fd N         answer on this descriptor's socket instead (the host gives each
+                               direction a socket pair of its own)
           --memory-limit-mb N  address-space limit (RLIMIT_AS) in MiB, 0 for none
           --open-files N       open-file limit (RLIMIT_NOFILE), 0 to leave it
           --boundary-version N the host's boundary version: exit 71 if this binary speaks another

@@ -168,6 +168,12 @@ public final class FrontDoor: Sendable {
         case rewrite(Rewrite)
         case function(FunctionEntry)
         case notFound(String)
+
+        /// The function, when the target is one.
+        var function: FunctionEntry? {
+            if case .function(let entry) = self { return entry }
+            return nil
+        }
     }
 
     func target(_ segments: [Substring]) -> Target {
@@ -204,17 +210,6 @@ public final class FrontDoor: Sendable {
         }
     }
 
-    /// A path's percent-decoded segments (`/a/b%20c` → `["a", "b c"]`), as slices of the path
-    /// itself but for those with an escape: one array for the whole path, where decoding each
-    /// segment into a `String` made one more array and a string each.
-    static func segments(_ path: String) -> [Substring] {
-        var segments = path.slashSeparated
-        for i in segments.indices where segments[i].utf8.contains(UInt8(ascii: "%")) {
-            segments[i] = Substring(PercentEncoding.decode(segments[i], plusAsSpace: false))
-        }
-        return segments
-    }
-
     /// Whether `text` is `name`, compared over their UTF-8 bytes.
     static func same(_ text: Substring, _ name: StaticString) -> Bool {
         // `withUTF8Buffer`, not `utf8Start`: a one-scalar literal is stored without a pointer.
@@ -230,7 +225,7 @@ public final class FrontDoor: Sendable {
     /// refused. A request with a body answered here is closed unread. A function's entry is left in
     /// the head's note, so that the request is not routed again once whole (`routed`).
     func check(_ head: inout HTTPRequestHead) -> HTTPServerResponse? {
-        switch target(Self.segments(head.path)) {
+        switch target(head.pathSegments) {
         case .admin(let rest): return adminRefusal(head.headers, Array(rest))
         case .notFound(let message): return .error(.notFound, message, headers: CORS.headers(policy: nil, origin: head.headers["origin"]))
         case .function(let entry):
@@ -272,15 +267,9 @@ public final class FrontDoor: Sendable {
     /// server's connections.
     func handleNow(_ request: HTTPServerRequest) -> HTTPServerResponse? {
         guard request.method == "POST", request.body.count <= Self.immediateBodyLimit else { return nil }
-        let found: FunctionEntry?
-        if let entry = routed(request) {
-            found = entry
-        } else if case .function(let entry) = target(Self.segments(request.path)) {
-            found = entry
-        } else {
-            found = nil
+        guard let entry = routed(request) ?? target(request.pathSegments).function, entry.trigger == .callable, entry.unit.isolation == .process else {
+            return nil
         }
-        guard let entry = found, entry.trigger == .callable, entry.unit.isolation == .process else { return nil }
         let started = ContinuousClock.now
         metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
         // A worker's full socket does not stall this thread: a polling thread's frames wait for
@@ -303,7 +292,7 @@ public final class FrontDoor: Sendable {
     }
 
     func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {
-        let segments = Self.segments(request.path)
+        let segments = request.pathSegments
         switch target(segments) {
         case .health: return ("health", health())
         case .metrics: return ("metrics", metricsResponse())
