@@ -3,6 +3,7 @@
 #include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "CHearthSystem.h"
@@ -40,4 +41,16 @@ int hearth_term_signal(int status) { return WIFSIGNALED(status) ? WTERMSIG(statu
 #include <string.h>
 const void *hearth_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
     return memmem(haystack, haystack_length, needle, needle_length);
+}
+
+int hearth_thread_policy(int tid) {
+    int policy = sched_getscheduler(tid);
+    if (policy < 0) return -1;
+    policy &= ~SCHED_RESET_ON_FORK;
+    return policy == SCHED_BATCH ? 1 : policy == SCHED_OTHER ? 0 : 2;
+}
+
+int hearth_set_thread_policy(int tid, int batch) {
+    struct sched_param parameters = { .sched_priority = 0 };
+    return sched_setscheduler(tid, batch ? SCHED_BATCH : SCHED_OTHER, &parameters);
 }

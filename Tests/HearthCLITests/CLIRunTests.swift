@@ -117,6 +117,7 @@ struct CLIRunTests {
             max_body_bytes = 2048
             max_buffered_bytes = 1024
             head_timeout_seconds = 0
+            scheduling = "fifo"
             [store]
             synchronous = "sometimes"
             [[rewrites]]
@@ -130,6 +131,7 @@ struct CLIRunTests {
         #expect(out.stderr.contains("server.max_buffered_bytes: must be at least max_body_bytes (2048)"))
         #expect(out.stderr.contains("server.head_timeout_seconds"))
         #expect(out.stderr.contains("store.synchronous: must be one of"))
+        #expect(out.stderr.contains(#"server.scheduling: must be one of "batch", "normal" (got "fifo")"#))
         #expect(out.stderr.contains("rewrites[0].function: missing"))
     }
 

@@ -32,4 +32,12 @@ void hearth_line_buffer_stdout(void);
 /// glibc's memmem (a GNU extension the Swift Glibc module does not export).
 const void *hearth_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
 
+/// The scheduling policy of thread `tid` (0: the calling thread): 1 for SCHED_BATCH, 0 for
+/// SCHED_OTHER ("normal"), 2 for any other policy, -1 with errno set when it cannot be read.
+int hearth_thread_policy(int tid);
+
+/// Sets thread `tid` (0: the calling thread) to SCHED_BATCH (`batch` 1) or SCHED_OTHER (0), at
+/// static priority 0, its nice value kept: 0, or -1 with errno set (ESRCH: the thread has ended).
+int hearth_set_thread_policy(int tid, int batch);
+
 #endif

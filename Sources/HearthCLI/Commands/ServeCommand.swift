@@ -46,6 +46,8 @@ struct ServeCommand: Command {
             config.defaultIsolation = .process
             if let host { config.server.host = host }
             if let port { config.server.port = port }
+            // Before the store's threads and the workers start: they inherit it.
+            do { try config.server.scheduling.applyToProcess() } catch { io.err("warning: \(error)") }
         }) else { return ExitCode.failure }
         // Recording starts before the first request or delivery, so it holds the whole run.
         if let options = runtime.config.recordOptions(process: "serve") {

@@ -77,6 +77,8 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var requestTimeoutSeconds = 60.0
         public var shutdownGraceSeconds = 10.0
         public var adminTokenEnv = "HEARTH_ADMIN_TOKEN"
+        /// The scheduling policy `hearth serve` sets for its threads and its workers'.
+        public var scheduling = ThreadScheduling.batch
         public init() {}
     }
 
@@ -310,6 +312,7 @@ public struct RuntimeConfig: Sendable, Equatable {
             if let v = s.seconds("request_timeout_seconds", range: 0.001...3600) { server.requestTimeoutSeconds = v }
             if let v = s.seconds("shutdown_grace_seconds", range: 0...3600) { server.shutdownGraceSeconds = v }
             if let v = s.string("admin_token_env") { server.adminTokenEnv = v }
+            if let v = s.oneOf("scheduling", ThreadScheduling.self) { server.scheduling = v }
             // A body the server accepts must fit its budget, or it would be told to retry forever.
             if server.maxBufferedBytes < server.maxBodyBytes {
                 s.problem("max_buffered_bytes", "must be at least max_body_bytes (\(server.maxBodyBytes))")
@@ -577,7 +580,7 @@ public struct RuntimeConfig: Sendable, Equatable {
                 "max_connections": .int(Int64(server.maxConnections)), "reserved_connections": .int(Int64(server.reservedConnections)),
                 "head_timeout_seconds": .double(server.headTimeoutSeconds), "max_buffered_bytes": .int(Int64(server.maxBufferedBytes)),
                 "request_timeout_seconds": .double(server.requestTimeoutSeconds),
-                "shutdown_grace_seconds": .double(server.shutdownGraceSeconds),
+                "shutdown_grace_seconds": .double(server.shutdownGraceSeconds), "scheduling": .string(server.scheduling.rawValue),
                 "admin_token_env": .string(server.adminTokenEnv),
             ],
             "store": [
