@@ -150,6 +150,11 @@ public actor DeliveryEngine {
     var stopping = false
     var started = false
     var lastPrune: Timestamp?
+    /// The last read of the earliest lease end among running deliveries (`earliestLeaseEnd(now:)`): when,
+    /// by the engine's clock, and what it found.
+    var leaseRead: (at: Timestamp, end: Timestamp?)?
+    /// How many times the engine read it (for tests).
+    public internal(set) var leaseReads = 0
     /// Pruning stopped at its per-pass bound with more to delete: the next pass goes on.
     var pruneBacklog = false
     /// A `runDue` pass is under way (passes never overlap).
@@ -280,7 +285,7 @@ public actor DeliveryEngine {
         }
         if firesSchedules { for state in schedules.values { consider(state.next) } }
         // Leases are taken back only once outcomes waiting to be recorded are (`runDue`).
-        if completionsRetryAt == nil { consider(try? deliveries.nextLeaseEnd()) }
+        if completionsRetryAt == nil { consider(try? earliestLeaseEnd(now: now)) }
         if !completions.isEmpty { consider(completionsRetryAt.map { max($0, now) } ?? now) }
         if pruneBacklog { consider(now) }
         return earliest

@@ -90,6 +90,35 @@ struct DeliveryEdgeTests {
         #expect(try deliveries.delivery(id: d.id) == nil)
     }
 
+    @Test("the earliest lease end is read at most once a second of the engine's clock while none has ended; a lease another process took and let lapse in between is taken back at the first pass after that second")
+    func leaseEndReadsBounded() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let engine = app.runtime.engine
+        await app.settle()
+        let reads = await engine.leaseReads
+        #expect(reads >= 1)
+        // Five commits, each routed, run and recorded in passes of their own, all at one instant.
+        for i in 0..<5 {
+            try await app.write(["items/i\(i)": ["n": .int(Int64(i))]])
+            await app.settle()
+        }
+        #expect(try await app.documents(in: "runs").count == 5)
+        #expect(await engine.leaseReads == reads, "no read again within the second")
+
+        // Another process claims a task with a lease shorter than that second, then dies.
+        let start = app.clock.now()
+        try await app.enqueue("work", ["label": "short"], id: "short-lease")
+        let claimed = try await app.runtime.deliveries.claim([.init(function: "work", limit: 1)], now: start, owner: "node-b") { _ in start + .milliseconds(500) }
+        #expect(claimed.deliveries.count == 1)
+        await app.advance(by: .milliseconds(600))
+        #expect(try app.deliveries(function: "work").map(\.state) == [.running], "lapsed 0.1 s ago, within the second of the last read")
+        #expect(await engine.leaseReads == reads)
+        await app.advance(to: start + .milliseconds(1100))
+        #expect(await engine.leaseReads > reads)
+        #expect(try await app.document("runs/work-short-lease")?.fields["count"] == 1, "taken back and run here")
+        #expect(try app.deliveries(function: "work").isEmpty)
+    }
+
     @Test("routing queues a delivery already claimed while its function has room: never past its concurrency (counting other processes' running deliveries), never ahead of an earlier delivery of its ordering key, never twice")
     func routingClaims() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
