@@ -314,6 +314,16 @@ public final class SQLiteEngine: StorageEngine {
         return read
     }
 
+    /// See `StorageEngine.changesToRoute`. A run from memory needs no check that another process
+    /// pruned it: pruning deletes only what every cursor has passed, and routing skips what its
+    /// stored cursor has passed (`SQLiteDeliveries.route`). Under write load this spares the
+    /// delivery engine a reader transaction at each pass (two statements, with the reader's pages
+    /// read again after every commit).
+    public func changesToRoute(after sequence: Int64, limit: Int) throws -> [DocumentChange] {
+        if let run = recent.after(sequence, limit: limit) { return run }
+        return try changes(after: sequence, limit: limit)
+    }
+
     private static func storedChanges(_ db: Connection, after sequence: Int64, limit: Int) throws -> [DocumentChange] {
         try db.query("SELECT seq, commit_time, path, kind, before, after FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
                      [.integer(sequence), .integer(Int64(limit))]) { s in

@@ -36,6 +36,12 @@ public protocol StorageEngine: Sendable {
     func documents(under path: [String], limit: Int) async throws -> [DocumentPath]
     /// Changes after `sequence`, oldest first.
     func changes(after sequence: Int64, limit: Int) async throws -> [DocumentChange]
+    /// Changes after `sequence` for routing them to triggers, oldest first: this process's own
+    /// last commits alone when they continue the feed right after `sequence` with no gap, without
+    /// a read of the database; else as `changes(after:limit:)`. Other processes' changes that
+    /// follow those come at a later call, from `sequence` past them. What the answer leaves out
+    /// is only ever at its end: routing moves its cursors through the answer's last sequence.
+    func changesToRoute(after sequence: Int64, limit: Int) async throws -> [DocumentChange]
     /// The sequence of the last committed change this process knows of (0 for an empty feed): its
     /// own commits, and other processes' once the feed is read past them.
     var lastSequence: Int64 { get }
@@ -86,6 +92,11 @@ public protocol StorageEngine: Sendable {
 }
 
 extension StorageEngine {
+    /// For an engine that keeps no commits in memory: the feed as the database has it.
+    public func changesToRoute(after sequence: Int64, limit: Int) async throws -> [DocumentChange] {
+        try await changes(after: sequence, limit: limit)
+    }
+
     public func pruneChanges(committedBefore cutoff: Timestamp) async throws -> Int {
         try await pruneChanges(committedBefore: cutoff, limit: Int.max)
     }

@@ -205,6 +205,31 @@ struct SharedFileTests {
             try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
     }
+    @Test("the feed to route: a writer's own last commits from memory when they follow the position with no gap, another writer's later commits at the next call, and anything with a gap or older than memory from the database")
+    func changesToRoute() async throws {
+        try await withStores(2) { stores, _ in
+            let (a, b) = (stores[0], stores[1])
+            try await b.commit([.create(try doc("c/b1"), [:])])  // 1
+            try await a.commit([.create(try doc("c/a1"), [:])])  // 2
+            try await a.commit([.create(try doc("c/a2"), [:])])  // 3
+            // From 0: a's memory starts at 2, so the database answers, whole.
+            #expect(try await a.engine.changesToRoute(after: 0, limit: 10).map(\.sequence) == [1, 2, 3])
+            // From 1, a's own run 2...3 continues the feed: memory alone, even with b's 4 after it.
+            try await b.commit([.create(try doc("c/b2"), [:])])  // 4
+            #expect(try await a.engine.changesToRoute(after: 1, limit: 10).map(\.sequence) == [2, 3], "b's 4 waits for the next call")
+            #expect(try await a.engine.changesToRoute(after: 1, limit: 1).map(\.sequence) == [2], "a limit cuts a run from memory")
+            #expect(try await a.engine.changes(after: 1, limit: 10).map(\.sequence) == [2, 3, 4], "reading the feed still sees it")
+            // The next call, from where routing left off: nothing in memory after 3, the database has 4.
+            #expect(try await a.engine.changesToRoute(after: 3, limit: 10).map(\.path.id) == ["b2"])
+            // a's memory now has a gap at 4: past it, the database answers.
+            try await a.commit([.create(try doc("c/a3"), [:]), .create(try doc("c/a4"), [:])])  // 5, 6
+            #expect(try await a.engine.changesToRoute(after: 4, limit: 10).map(\.sequence) == [5, 6])
+            // b has no memory of a's commits: always the database; the same changes either way.
+            #expect(try await b.engine.changesToRoute(after: 1, limit: 10).map(\.sequence) == [2, 3, 4, 5, 6])
+            #expect(try await a.engine.changesToRoute(after: 1, limit: 2) == (try await b.engine.changes(after: 1, limit: 2)))
+        }
+    }
+
     @Test("the feed a writer reads back from its own last commits (kept in memory) is exactly the database's, and any gap another writer left is read from the database")
     func recentChangesMatchTheDatabase() async throws {
         try await withStores(2) { stores, clock in

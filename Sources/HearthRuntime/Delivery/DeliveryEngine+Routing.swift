@@ -54,7 +54,7 @@ extension DeliveryEngine {
     /// Queues deliveries for one batch of document changes; true when there may be more.
     func routeDocuments(now: Timestamp) async throws -> Bool {
         guard let floor = documentRoutes.map(\.cursor).min() else { return false }
-        let changes = try await feed.changes(after: floor, limit: configuration.routeBatch)
+        let changes = try await feed.changesToRoute(after: floor, limit: configuration.routeBatch)
         guard let last = changes.last else { return false }
         var routes: [FeedRoute] = []
         for route in documentRoutes where route.cursor < last.sequence {
