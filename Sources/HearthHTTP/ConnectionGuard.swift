@@ -67,6 +67,8 @@ final class ConnectionGuard: Sendable {
 
     /// Open connections.
     var openCount: Int { count.load(ordering: .relaxed) }
+    /// Connections libmicrohttpd has started since the server did (none ever leaves this count).
+    let startedCount = Atomic<Int>(0)
 
     var underPressure: Bool { openCount > limits.softLimit }
 
@@ -77,6 +79,7 @@ final class ConnectionGuard: Sendable {
         let record = ConnectionRecord(fd: fd, since: .now)
         records.withLock { $0.all[ObjectIdentifier(record)] = record }
         count.wrappingAdd(1, ordering: .relaxed)
+        startedCount.wrappingAdd(1, ordering: .releasing)
         return record
     }
 

@@ -71,6 +71,8 @@ public final class HTTPServer: Sendable {
     /// The daemon's handle (as an address: handles are not Sendable), 0 when stopped.
     private let daemon = Mutex<UInt>(0)
     private let boundPort = Atomic<Int>(0)
+    /// Accepts connections for the daemon (set by `start`).
+    private let acceptor = Mutex<Acceptor?>(nil)
 
     public init(configuration: Configuration, head: HeadHandler? = nil, immediate: ImmediateHandler? = nil, handler: @escaping Handler) {
         self.configuration = configuration
@@ -111,10 +113,12 @@ public final class HTTPServer: Sendable {
         _ = drainedReadsSpared
         let fd = try ListenSocket.open(host: configuration.host, port: configuration.port)
         boundPort.store(ListenSocket.port(of: fd), ordering: .relaxed)
+        // The listening socket is the acceptor's (`Acceptor`), which spreads connections evenly
+        // over the polling threads.
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_NO_LISTEN_SOCKET.rawValue
         let cls = OpaquePointer(Unmanaged.passUnretained(core).toOpaque())
         let options: [CVarArg] = [
-            MHD_OPTION.LISTEN_SOCKET.rawValue, fd,
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(max(1, configuration.threads)),
             // The hard limit holds the reserve; the soft one (maxConnections) is the guard's.
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections + max(0, configuration.reservedConnections)),
@@ -137,16 +141,18 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(port)")
         }
         daemon.withLock { $0 = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(started))) }
+        let acceptor = Acceptor(listening: fd, daemon: started, capacity: configuration.maxConnections + max(0, configuration.reservedConnections),
+                                connections: core.connections)
+        self.acceptor.withLock { $0 = acceptor }
+        acceptor.start()
         core.startWatchdog()
     }
 
     /// Stops accepting connections, waits up to `grace` for in-flight requests, cancels what is
     /// left (answering 503), then stops the daemon. Safe to call more than once.
     public func shutdown(grace: Duration) async {
-        let address = daemon.withLock { d in d }
-        guard address != 0, let current = OpaquePointer(bitPattern: address) else { return }
-        let listen = MHD_quiesce_daemon(current)
-        if listen >= 0 { close(listen) }
+        guard daemon.withLock({ $0 }) != 0 else { return }
+        acceptor.withLock { $0 }?.stop()
         core.stopAccepting()
         let clock = ContinuousClock()
         let deadline = clock.now + grace
@@ -178,6 +184,7 @@ public final class HTTPServer: Sendable {
             return d
         }
         guard running != 0, let handle = OpaquePointer(bitPattern: running) else { return }
+        acceptor.withLock { $0 }?.stop()
         // Handlers still running are answered 503 now, so none touches its connection later.
         core.abandonInFlight()
         core.stopWatchdog()
