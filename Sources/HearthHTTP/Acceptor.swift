@@ -97,7 +97,7 @@ final class Acceptor: Sendable {
     /// the listening socket is closed. Safe to call more than once.
     func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        shutdown(listening, Int32(SHUT_RDWR))  // a blocked accept() returns EINVAL
+        shutdown(listening, Int32(Glibc.SHUT_RDWR))  // a blocked accept() returns EINVAL
         exited.wait()
         close(listening)
     }

@@ -137,7 +137,7 @@ final class ConnectionGuard: Sendable {
                 record.closing = true
                 // A second guard besides the lock: the socket must still be this connection's.
                 guard ConnectionRecord.peerAddress(record.fd) == record.peer, !record.peer.isEmpty else { continue }
-                shutdown(record.fd, Int32(SHUT_RDWR))
+                shutdown(record.fd, Int32(Glibc.SHUT_RDWR))
                 closed += 1
             }
             return closed
