@@ -115,13 +115,16 @@ public final class HTTPServer: Sendable {
         boundPort.store(ListenSocket.port(of: fd), ordering: .relaxed)
         // The listening socket is the acceptor's (`Acceptor`), which spreads connections evenly
         // over the polling threads.
+        let capacity = configuration.maxConnections + max(0, configuration.reservedConnections)
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | MHD_USE_NO_LISTEN_SOCKET.rawValue
         let cls = OpaquePointer(Unmanaged.passUnretained(core).toOpaque())
         let options: [CVarArg] = [
             MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(max(1, configuration.threads)),
-            // The hard limit holds the reserve; the soft one (maxConnections) is the guard's.
-            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.maxConnections + max(0, configuration.reservedConnections)),
+            // The hard limit (maxConnections and the reserve) is the acceptor's, the soft one
+            // (maxConnections) the guard's. libmicrohttpd's, split between its threads, is set so
+            // that each thread's share holds them all: it never refuses what the acceptor hands it.
+            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: (capacity + 1) * max(1, configuration.threads)),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeoutSeconds),
             // Room for a head somewhat over the limit, so the server can read it and answer 431 itself;
             // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes). At most
@@ -141,8 +144,7 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError("libmicrohttpd could not start on \(configuration.host):\(port)")
         }
         daemon.withLock { $0 = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(started))) }
-        let acceptor = Acceptor(listening: fd, daemon: started, capacity: configuration.maxConnections + max(0, configuration.reservedConnections),
-                                connections: core.connections)
+        let acceptor = Acceptor(listening: fd, daemon: started, capacity: capacity, connections: core.connections)
         self.acceptor.withLock { $0 = acceptor }
         acceptor.start()
         core.startWatchdog()

@@ -230,6 +230,48 @@ struct ConnectionTests {
         }
     }
 
+    @Test("at the connection limit and its reserve, with two polling threads, a new client waits unaccepted (not reset) until a connection closes, and is then served")
+    func waitsAtTheHardLimit() async throws {
+        try await withServer({
+            $0.maxConnections = 8; $0.reservedConnections = 4; $0.threads = 2
+            $0.pressureHeadTimeout = .seconds(20); $0.headTimeout = .seconds(120); $0.connectionTimeoutSeconds = 120
+        }, handler: echo) { server, _ in
+            let port = server.port
+            let (held, waitedFor, status) = try await onOwnThread { () -> ([Int], String, Int) in
+                // Eight kept-alive clients fill the limit, four silent connections the reserve.
+                let held = try (0..<8).map { _ in try RawConnection(port: port) }
+                var statuses: [Int] = []
+                for c in held {
+                    try c.send(Self.request("/held"))
+                    statuses.append(try c.readResponse().status)
+                }
+                let silent = try (0..<4).map { _ in try RawConnection(port: port) }
+                var open = 0
+                for _ in 0..<400 where open < 12 {  // the reserve's connections reach the server
+                    open = server.openConnections
+                    usleep(5_000)
+                }
+                guard open == 12 else { throw RawConnection.Failure("\(open) connections open, not 12") }
+                // The thirteenth: connected (the kernel's backlog) but not accepted, so unanswered.
+                let waiting = try RawConnection(port: port)
+                waiting.setReadTimeout(milliseconds: 300)
+                try waiting.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                var waitedFor = ""
+                do { _ = try waiting.readResponse() } catch { waitedFor = "\(error)" }
+                // A held client leaves: the waiting one is accepted and, under pressure, /healthz served.
+                withExtendedLifetime(held[0]) {}
+                Glibc.shutdown(held[0].fd, Int32(SHUT_RDWR))
+                waiting.setReadTimeout(milliseconds: 30_000)
+                let status = try waiting.readResponse().status
+                withExtendedLifetime(silent) {}
+                return (statuses, waitedFor, status)
+            }
+            #expect(held == Array(repeating: 200, count: 8))
+            #expect(waitedFor == "read timed out", "unanswered, not closed: \(waitedFor)")
+            #expect(status == 200)
+        }
+    }
+
     @Test("slowloris: connections trickling a head byte by byte are closed at the head deadline, and past the limit at once, so /healthz gets through")
     func slowloris() async throws {
         try await withServer({

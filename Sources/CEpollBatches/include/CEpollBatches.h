@@ -3,7 +3,8 @@
 
 #include <sys/epoll.h>
 #include <sys/types.h>
-#include <sys/eventfd.h>  /* libmicrohttpd's wake-up channels are eventfds (coalesced_wakeups.c) */
+#include <sys/eventfd.h>
+#include <sys/socket.h>  /* libmicrohttpd's wake-up channels are eventfds (coalesced_wakeups.c) */
 
 /// Marks the calling thread as one of libmicrohttpd's polling threads, whose `epoll_wait` calls
 /// epoll_batches.c corrects. Called from the server's connection callback, which libmicrohttpd
@@ -82,4 +83,9 @@ unsigned long hearth_drained_reads_spared(void);
 
 /// What libmicrohttpd's recv now is, callable directly (for step tests).
 ssize_t hearth_libmicrohttpd_recv(int socket, void *buffer, size_t length, int flags);
+
+/// accept4(listening, address, length, SOCK_CLOEXEC | SOCK_NONBLOCK): a connection that is never
+/// inherited by a process the server spawns, not even for an instant.
+int hearth_accept_cloexec(int listening, struct sockaddr *address, socklen_t *length);
+
 #endif

@@ -25,8 +25,11 @@ extension DeliveryEngine {
     /// come thousands of times a second, each read a reader transaction of its own (about 1% of
     /// the CPU of write+trigger, `Scripts/bench/peers`). A claim's lease runs for at least the
     /// longest dispatch deadline (`leaseEnd(_:now:)`, 30 minutes), so a lease taken after a read
-    /// ends long after the interval: what the last read did not see can lapse at most that much
-    /// later than it is noticed, and only a lease shorter than the interval could.
+    /// ends long after the interval: only a lease shorter than the interval could lapse before
+    /// the next read. One case waits longer: an engine that goes idle right after a read does not
+    /// see a lease another process took in that second until it wakes, at the latest at its next
+    /// poll (`Configuration.pollInterval`, a second by default), which is also when it would see
+    /// that process's new deliveries.
     func earliestLeaseEnd(now: Timestamp) throws -> Timestamp? {
         if let last = leaseRead, now >= last.at, now - last.at < DeliveryEngine.leaseReadInterval,
            last.end.map({ $0 > now }) ?? true {

@@ -31,22 +31,28 @@ public enum ThreadScheduling: String, Sendable, CaseIterable {
     /// the thread that starts them, and child processes from the thread that spawns them (the
     /// units' workers: `WorkerProcess` spawns without POSIX_SPAWN_SETSCHEDULER). A thread started
     /// by a thread not yet set could be missed by one pass over the threads, so passes repeat
-    /// until one finds every thread already set (at most `passes`). Returns how many threads were
-    /// changed.
+    /// until one finds every thread already set (at most `passes`). A thread that cannot be set
+    /// (one under a real-time policy, say) does not stop the others; the first such refusal is
+    /// thrown once every thread was tried. Returns how many threads were changed.
     @discardableResult
     public func applyToProcess() throws(Failure) -> Int {
         var changed = 0
+        var refused: [Int32: Int32] = [:]  // thread id: errno
         for _ in 0..<Self.passes {
             var changedThisPass = 0
-            for tid in Self.threadIDs() where Self.current(thread: tid) != self {
+            for tid in Self.threadIDs() where refused[tid] == nil && Self.current(thread: tid) != self {
                 if hearth_set_thread_policy(tid, self == .batch ? 1 : 0) == 0 {
                     changedThisPass += 1
-                } else if errno != ESRCH {  // a thread that ended meanwhile needs nothing
-                    throw Failure(description: "cannot set thread \(tid) to the \(rawValue) scheduling policy: \(String(cString: strerror(errno)))")
+                } else {
+                    let error = errno
+                    if error != ESRCH { refused[tid] = error }  // a thread that ended meanwhile needs nothing
                 }
             }
             changed += changedThisPass
-            if changedThisPass == 0 { return changed }
+            if changedThisPass == 0 { break }
+        }
+        if let (tid, error) = refused.min(by: { $0.key < $1.key }) {
+            throw Failure(description: "cannot set thread \(tid) (and \(refused.count - 1) more) to the \(rawValue) scheduling policy: \(String(cString: strerror(error)))")
         }
         return changed
     }
