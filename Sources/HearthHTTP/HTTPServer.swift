@@ -115,16 +115,20 @@ public final class HTTPServer: Sendable {
         boundPort.store(ListenSocket.port(of: fd), ordering: .relaxed)
         // The listening socket is the acceptor's (`Acceptor`), which spreads connections evenly
         // over the polling threads.
-        let capacity = configuration.maxConnections + max(0, configuration.reservedConnections)
+        // Saturating: nothing bounds a configuration's numbers (the runtime's config file does).
+        let reserve = max(0, configuration.reservedConnections)
+        let capacity = configuration.maxConnections > Int.max - reserve ? Int.max : max(1, configuration.maxConnections + reserve)
+        let threads = max(1, configuration.threads)
+        let (limit, overflow) = (capacity == Int.max ? capacity : capacity + 1).multipliedReportingOverflow(by: threads)
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | MHD_USE_NO_LISTEN_SOCKET.rawValue
         let cls = OpaquePointer(Unmanaged.passUnretained(core).toOpaque())
         let options: [CVarArg] = [
-            MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(max(1, configuration.threads)),
+            MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(clamping: threads),
             // The hard limit (maxConnections and the reserve) is the acceptor's, the soft one
             // (maxConnections) the guard's. libmicrohttpd's, split between its threads, is set so
             // that each thread's share holds them all: it never refuses what the acceptor hands it.
-            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: (capacity + 1) * max(1, configuration.threads)),
+            MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: overflow ? Int.max : limit),
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeoutSeconds),
             // Room for a head somewhat over the limit, so the server can read it and answer 431 itself;
             // heads far beyond it exhaust the pool and libmicrohttpd answers 431 (or closes). At most

@@ -10,10 +10,9 @@ import Testing
 @Suite("hearth serve's connections spread over its polling threads")
 struct AcceptorTests {
     /// Voluntary context switches of each of `pid`'s libmicrohttpd polling threads, by thread id.
-    static func pollingThreadSwitches(_ pid: pid_t) -> [String: Int] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        var found: [String: Int] = [:]
-        for tid in tasks {
+    static func pollingThreadSwitches(_ pid: pid_t) -> [Int32: Int] {
+        var found: [Int32: Int] = [:]
+        for tid in threadIDs(of: pid) {
             let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8)) ?? ""
             guard comm.hasPrefix("MHD-worker"),
                   let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8),
@@ -32,7 +31,7 @@ struct AcceptorTests {
         let port = try await child.servingPort()
         let pid = child.process.pid
         let body = #"{"data":"spread"}"#
-        let (before, after) = try await onOwnThread { () -> ([String: Int], [String: Int]) in
+        let (before, after) = try await onOwnThread { () -> ([Int32: Int], [Int32: Int]) in
             let connections = try (0..<32).map { _ in try RawConnection(port: port, timeoutSeconds: 60) }
             // One request on each first: every connection has reached its polling thread.
             func round() throws {

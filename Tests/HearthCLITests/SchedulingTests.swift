@@ -11,9 +11,8 @@ struct SchedulingTests {
     /// The policy of every thread of `pid`, by thread id (a thread that ended between the listing
     /// and the reading is left out; one under another policy is there as nil).
     func policies(of pid: pid_t) -> [Int32: ThreadScheduling?] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         var found: [Int32: ThreadScheduling?] = [:]
-        for tid in tasks.compactMap({ Int32($0) }) {
+        for tid in threadIDs(of: pid) {
             let policy = ThreadScheduling.current(thread: tid)
             if policy == nil, !FileManager.default.fileExists(atPath: "/proc/\(pid)/task/\(tid)") { continue }
             found[tid] = policy

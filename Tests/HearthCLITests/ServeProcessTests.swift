@@ -47,14 +47,18 @@ final class ChildProcess: Sendable {
     /// The process's worker processes (its children), from /proc/<pid>/task/*/children.
     var workers: [pid_t] {
         let pid = process.pid
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.flatMap { task -> [pid_t] in
+        return threadIDs(of: pid).flatMap { task -> [pid_t] in
             let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
             return text.split(separator: " ").compactMap { pid_t($0) }
         }
     }
 
     deinit { process.signal(SIGKILL) }
+}
+
+/// The ids of `pid`'s threads now (/proc/<pid>/task).
+func threadIDs(of pid: pid_t) -> [Int32] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap { Int32($0) }
 }
 
 struct Failure: Error, CustomStringConvertible {

@@ -272,6 +272,19 @@ struct ConnectionTests {
         }
     }
 
+    @Test("connection limits at Int.max (maxConnections and the reserve) start a server that answers, with no overflow")
+    func extremeConnectionLimits() async throws {
+        try await withServer({ $0.maxConnections = .max; $0.reservedConnections = .max }, handler: echo) { server, _ in
+            let port = server.port
+            let status = try await onOwnThread { () -> Int in
+                let c = try RawConnection(port: port)
+                try c.send(Self.request("/limits"))
+                return try c.readResponse().status
+            }
+            #expect(status == 200)
+        }
+    }
+
     @Test("slowloris: connections trickling a head byte by byte are closed at the head deadline, and past the limit at once, so /healthz gets through")
     func slowloris() async throws {
         try await withServer({

@@ -3,8 +3,8 @@
 
 #include <sys/epoll.h>
 #include <sys/types.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>  /* libmicrohttpd's wake-up channels are eventfds (coalesced_wakeups.c) */
+#include <sys/eventfd.h>  /* libmicrohttpd's wake-up channels are eventfds (coalesced_wakeups.c) */
+#include <sys/socket.h>   /* hearth_accept_cloexec */
 
 /// Marks the calling thread as one of libmicrohttpd's polling threads, whose `epoll_wait` calls
 /// epoll_batches.c corrects. Called from the server's connection callback, which libmicrohttpd
