@@ -16,6 +16,14 @@ struct ConnectionTests {
         "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
     }
 
+    @Test("the listening socket is closed on exec: a process the server starts does not keep its port")
+    func listeningSocketClosedOnExec() throws {
+        let fd = try ListenSocket.open(host: "127.0.0.1", port: 0)
+        defer { close(fd) }
+        #expect(ListenSocket.port(of: fd) > 0)
+        #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
+    }
+
     @Test("300 keep-alive connections each carry three requests and get their own answers")
     func manyKeepAliveConnections() async throws {
         // Deadlines are other tests' subject. With the whole suite beside it, this one once took

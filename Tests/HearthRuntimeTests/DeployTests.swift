@@ -181,6 +181,24 @@ struct DeployTests {
         }
     }
 
+    @Test("a build runs with standard input, output and error only: descriptors the server opened without close-on-exec stay behind")
+    func buildInheritsNoDescriptors() async throws {
+        // A pipe opened the way a C library might open a descriptor: without close-on-exec.
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        #expect(fcntl(ends[0], F_GETFD) & FD_CLOEXEC == 0)
+        let directory = NSTemporaryDirectory() + "hearth-spawn-" + SystemRandom().autoID()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The shell lists its own descriptors (`ls` runs in a child with only its output redirected).
+        let status = try await Deployer.run("/bin/sh", ["-c", "ls /proc/$$/fd > descriptors"], in: directory)
+        #expect(status == 0)
+        let listed = Set(try String(contentsOfFile: directory + "/descriptors", encoding: .utf8).split(separator: "\n").compactMap { Int32($0) })
+        #expect(listed.isSuperset(of: [0, 1, 2]), "\(listed.sorted())")
+        #expect(!listed.contains(ends[0]) && !listed.contains(ends[1]), "the build held the pipe \(ends): \(listed.sorted())")
+    }
+
     @Test("two activations at once run one after the other")
     func activationsSerialized() async throws {
         let runtime = try await swapRuntime()
