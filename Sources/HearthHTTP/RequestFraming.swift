@@ -71,7 +71,11 @@ enum RequestFraming {
 }
 
 extension String {
+    /// The string without the spaces and tabs around it: itself, with nothing copied, when it has
+    /// none (a Content-Length value of every request comes through here).
     var trimmingASCIISpaces: String {
+        let isSpace = { (b: UInt8) in b == 0x20 || b == 0x09 }
+        guard let first = utf8.first, let last = utf8.last, isSpace(first) || isSpace(last) else { return self }
         var s = Substring(self)
         while s.first == " " || s.first == "\t" { s.removeFirst() }
         while s.last == " " || s.last == "\t" { s.removeLast() }

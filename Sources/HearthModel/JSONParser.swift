@@ -68,6 +68,20 @@ public enum JSONParser {
     public static func parse(_ buffer: UnsafeRawBufferPointer, options: JSONReadOptions = .plain) throws(JSONError) -> Value {
         try parse(buffer.bindMemory(to: UInt8.self), options: options)
     }
+
+    /// The value of `key` when the document is an object with that member and no other (`{"data":
+    /// …}`, a callable's envelope; a repeated `key`: the last one wins), else nil. The answer of
+    /// `parse` followed by a look-up in a map of one member, without building that map; a document
+    /// that is not such an object is not read past the point where that shows, so it is nil even
+    /// when the rest is not JSON. Errors before that point, and in the member's value, throw as
+    /// `parse` does. Not for tagged reading (whose one-member objects can be tags): `key` must not
+    /// start with `$` there.
+    public static func onlyMember(_ key: String, of bytes: [UInt8], options: JSONReadOptions = .plain) throws(JSONError) -> Value? {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONError) -> Value? in
+            var reader = JSONReader(buffer, options: options)
+            return try reader.parseOnlyMember(key)
+        }
+    }
 }
 
 struct JSONReader {
@@ -104,6 +118,44 @@ struct JSONReader {
         skipWhitespace()
         if i < end { throw fail("unexpected trailing content") }
         return value
+    }
+
+    /// See `JSONParser.onlyMember(_:of:options:)`.
+    mutating func parseOnlyMember(_ key: String) throws(JSONError) -> Value? {
+        precondition(!(options.tagged && key.utf8.first == UInt8(ascii: "$")), "a tag's key read as an envelope")
+        skipWhitespace()
+        if i >= end { throw fail(end == 0 ? "empty input" : "expected a value, found end of input") }
+        guard byte(i) == UInt8(ascii: "{") else { return nil }
+        try enter()
+        i += 1
+        skipWhitespace()
+        var found: Value?
+        if i < end && byte(i) == UInt8(ascii: "}") {
+            i += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard i < end else { throw fail("unterminated object") }
+                guard byte(i) == UInt8(ascii: "\"") else { throw fail("expected a string key in object") }
+                guard try parseString() == key else { return nil }
+                skipWhitespace()
+                guard i < end, byte(i) == UInt8(ascii: ":") else { throw fail("expected ':' after object key") }
+                i += 1
+                skipWhitespace()
+                found = try parseValue()
+                skipWhitespace()
+                guard i < end else { throw fail("unterminated object") }
+                let c = byte(i)
+                i += 1
+                if c == UInt8(ascii: ",") { continue }
+                if c == UInt8(ascii: "}") { break }
+                throw fail("expected ',' or '}' in object", at: i - 1)
+            }
+        }
+        depth -= 1
+        skipWhitespace()
+        if i < end { throw fail("unexpected trailing content") }
+        return found
     }
 
     @inline(__always) mutating func skipWhitespace() {

@@ -58,4 +58,11 @@ import Testing
         #expect(Self.problem([("Transfer-Encoding", "gzip")]) == 501)
         #expect(Self.problem([("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")]) == 501)
     }
+
+    @Test("spaces and tabs around a value are trimmed, inner ones kept; a value with none comes back as it is")
+    func trimming() {
+        let cases = [("12", "12"), (" 12", "12"), ("12 ", "12"), ("\t12\t ", "12"), ("1 2", "1 2"), (" 1\t2 ", "1\t2"),
+                     ("", ""), (" ", ""), ("\t \t", ""), ("é", "é"), (" é ", "é")]
+        for (raw, trimmed) in cases { #expect(raw.trimmingASCIISpaces == trimmed, "\(Array(raw.utf8))") }
+    }
 }

@@ -397,4 +397,69 @@ struct JSONParserTests {
         #expect(error.offset == c.offset)
         #expect(error.message == c.message)
     }
+
+    // MARK: a one-member envelope read without its map
+
+    /// What `onlyMember` must answer: the whole document parsed, then its one member looked up.
+    static func envelopeByParsing(_ bytes: [UInt8], options: JSONReadOptions) -> Value? {
+        guard case .map(let m)? = try? JSONParser.parse(bytes, options: options), m.count == 1 else { return nil }
+        return m["data"]
+    }
+
+    static func envelopeDirect(_ bytes: [UInt8], options: JSONReadOptions) -> Value? {
+        (try? JSONParser.onlyMember("data", of: bytes, options: options)) ?? nil
+    }
+
+    @Test("a callable envelope read directly answers as parsing it whole and looking up its member", arguments: [
+        #"{"data":{"title":"buy milk","n":7}}"#, #" { "data" : [1, 2.5, null, true] } "#, #"{"data":1,"data":2}"#,
+        #"{"d\u0061ta":"escaped key"}"#, #"{"data":1,"x":2}"#, #"{"x":1,"data":2}"#, #"{}"#, #"[]"#, #""data""#, "",
+        "   ", #"{"data":1} x"#, #"{"data":1"#, #"{"data"}"#, #"{"data":}"#, #"{"data":1,}"#, #"{data:1}"#,
+        #"{"data":{"@type":"type.googleapis.com/google.protobuf.Int64Value","value":"12345678901234567"}}"#,
+        #"{"@type":"type.googleapis.com/google.protobuf.Int64Value","value":"5"}"#,
+        #"{"data":{"@type":"type.googleapis.com/google.protobuf.Int64Value","value":"x"}}"#,
+        #"{"data":"\ud800"}"#, #"{"dat\u0061":1,"data":2}"#, #"{"data":1}{"#, "{\"data\":\"\u{0}\"}",
+    ])
+    func envelopeDirect(_ text: String) {
+        let bytes = Array(text.utf8)
+        #expect(Self.envelopeDirect(bytes, options: .callable) == Self.envelopeByParsing(bytes, options: .callable))
+        #expect(Self.envelopeDirect(bytes, options: .plain) == Self.envelopeByParsing(bytes, options: .plain))
+    }
+
+    @Test("the direct envelope agrees with the whole parse on 10,000 envelopes with up to two bytes changed")
+    func envelopeDirectMutated() {
+        let seeds = [#"{"data":{"a":[1,{"b":null}],"c":"d"}}"#, #"{ "data" : 12 , "data" : -0.5e3 }"#, #"{"data":"x","y":1}"#]
+        let alphabet = Array(#"{}[]:,"\ datxy01.-e"#.utf8) + [0x80, 0xFF, 0x00]
+        var rng = SplitMix64(seed: 0xE4_7E10)
+        var agreed = 0, found = 0
+        for _ in 0..<10_000 {
+            var bytes = Array(seeds[Int(rng.next() % UInt64(seeds.count))].utf8)
+            for _ in 0..<Int(rng.next() % 3) {
+                let at = Int(rng.next() % UInt64(bytes.count + 1))
+                let b = alphabet[Int(rng.next() % UInt64(alphabet.count))]
+                switch rng.next() % 3 {
+                case 0: bytes.insert(b, at: at)
+                case 1: if at < bytes.count { bytes.remove(at: at) }
+                default: if at < bytes.count { bytes[at] = b }
+                }
+            }
+            let direct = Self.envelopeDirect(bytes, options: .callable)
+            if direct == Self.envelopeByParsing(bytes, options: .callable) { agreed += 1 } else {
+                Issue.record("disagree on \(String(decoding: bytes, as: UTF8.self))")
+            }
+            if direct != nil { found += 1 }
+        }
+        #expect(agreed == 10_000)
+        // Many envelopes stay valid and many do not: both answers are exercised.
+        #expect(found > 1_000 && found < 9_000, "\(found) envelopes found")
+    }
+
+    @Test("a too deep value in the envelope is refused as parsing refuses it")
+    func envelopeDirectDepth() {
+        let depth = ValueLimits.maxDepth
+        let deepest = #"{"data":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
+        let deeper = #"{"data":"# + String(repeating: "[", count: depth + 1) + String(repeating: "]", count: depth + 1) + "}"
+        #expect(Self.envelopeDirect(Array(deepest.utf8), options: .callable) != nil)
+        #expect(Self.envelopeDirect(Array(deeper.utf8), options: .callable) == nil)
+        #expect(throws: JSONError.self) { try JSONParser.onlyMember("data", of: Array(deeper.utf8), options: .callable) }
+    }
 }

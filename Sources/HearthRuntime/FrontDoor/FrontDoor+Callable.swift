@@ -217,7 +217,8 @@ extension FrontDoor {
     /// limits and Int64Value wrappers), or nil if `body` is not exactly that: Firebase answers 400.
     /// Task queue functions take the same envelope.
     static func callableData(_ body: [UInt8]) -> Value? {
-        (try? JSONParser.parse(body, options: .callable)).flatMap(envelopeData)
+        // Read without building the envelope's map: what `envelopeData` would answer for it.
+        (try? JSONParser.onlyMember("data", of: body, options: .callable)) ?? nil
     }
 
     /// The `data` of an envelope `{"data": …}` already parsed, or nil if it is anything else.
