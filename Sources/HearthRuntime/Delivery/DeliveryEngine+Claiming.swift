@@ -220,16 +220,11 @@ extension DeliveryEngine {
     }
 
     func flushCompletions() async {
-        guard !completions.isEmpty else { return }
-        if let at = completionsRetryAt, clock.now() < at { return }
-        let batch = completions
-        completions = []
+        let batch = takeCompletions()
+        guard !batch.isEmpty else { return }
         do {
             try await deliveries.complete(batch.map(\.outcome), owner: node.id)
-            completionsRetryAt = nil
-            // What the lanes read from the store before this was recorded is out of date: a retry is
-            // pending again at its new due time, a success lets the next change of its document go.
-            for function in Set(batch.map(\.function)) { markDirty(function, due: nil) }
+            completionsRecorded(batch)
         } catch {
             // Kept, ahead of what ended meanwhile, and recorded again after a pause. Dropped, the
             // rows would stay running until their lease ended, and an attempt that succeeded would
@@ -240,5 +235,22 @@ extension DeliveryEngine {
             completionsRetryAt = clock.now() + DeliveryEngine.completionsRetryDelay
             log.error("recording delivery outcomes failed; trying again in 1 s", ["count": .int(Int64(batch.count)), "error": .string("\(error)")])
         }
+    }
+
+    /// The outcomes waiting to be recorded, now taken to record (none while a failed recording's
+    /// pause lasts). A caller that fails to record them puts them back ahead of later ones.
+    func takeCompletions() -> [(function: String, outcome: DeliveryOutcome)] {
+        if let at = completionsRetryAt, clock.now() < at { return [] }
+        defer { completions = [] }
+        return completions
+    }
+
+    /// After `batch` was recorded.
+    func completionsRecorded(_ batch: [(function: String, outcome: DeliveryOutcome)]) {
+        guard !batch.isEmpty else { return }
+        completionsRetryAt = nil
+        // What the lanes read from the store before this was recorded is out of date: a retry is
+        // pending again at its new due time, a success lets the next change of its document go.
+        for function in Set(batch.map(\.function)) { markDirty(function, due: nil) }
     }
 }

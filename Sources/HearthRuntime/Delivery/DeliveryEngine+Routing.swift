@@ -51,8 +51,10 @@ extension DeliveryEngine {
         }
     }
 
-    /// Queues deliveries for one batch of document changes; true when there may be more.
-    func routeDocuments(now: Timestamp) async throws -> Bool {
+    /// Queues deliveries for one batch of document changes, recording the outcomes that wait in
+    /// the same transaction; true when there may be more. Sets `routed` when it ran a routing
+    /// transaction.
+    func routeDocuments(now: Timestamp, routed: inout Bool) async throws -> Bool {
         guard let floor = documentRoutes.map(\.cursor).min() else { return false }
         let changes = try await feed.changesToRoute(after: floor, limit: configuration.routeBatch)
         guard let last = changes.last else { return false }
@@ -67,7 +69,20 @@ extension DeliveryEngine {
             }
             routes.append(FeedRoute(feed: .changes, cursor: DeliveryEngine.documentCursor(route.function), through: last.sequence, deliveries: deliveries))
         }
-        let result = try await deliveries.route(routes, claiming: routeClaim(for: routes, now: now))
+        // The outcomes waiting to be recorded go in the same transaction (fewer transactions under
+        // load; a finished delivery then holds back no routed delivery of its ordering key).
+        let outcomes = takeCompletions()
+        let result: RouteResult
+        do {
+            result = try await deliveries.route(routes, claiming: routeClaim(for: routes, now: now), completing: outcomes.map(\.outcome), owner: node.id)
+        } catch {
+            // Back ahead of what ended meanwhile, for `runDue` to record alone: a routing that
+            // fails holds up no outcome.
+            completions.insert(contentsOf: outcomes, at: 0)
+            throw error
+        }
+        completionsRecorded(outcomes)
+        routed = true
         // Only now that the deliveries and cursors are committed do the cursors move here: to where
         // the database has them, which another process may have taken further.
         for i in documentRoutes.indices {

@@ -300,11 +300,18 @@ public actor DeliveryEngine {
         passGoneHorizon = nextGoneID
         defer { inPass = false }
         absorbWork()
-        await flushCompletions()
         // The routes of these cursors are gone already: routing goes on if deleting them fails.
         await removeGoneCursors()
         do {
-            while try await routeDocuments(now: now) {}
+            // The first routing transaction records the outcomes that wait (`routeDocuments`).
+            // With nothing to route they are recorded here, before anything else, as they were
+            // before routing; what ends during a routing waits for the flush before the claim.
+            var routed = false
+            do { while try await routeDocuments(now: now, routed: &routed) {} } catch {
+                await flushCompletions()
+                throw error
+            }
+            if !routed { await flushCompletions() }
             while try await routeUserEvents(now: now) {}
             if firesSchedules { try await fireSchedules(now: now) }
             // Not while outcomes of this node wait to be recorded: recovery could take back a lease

@@ -19,6 +19,11 @@ public protocol DeliveryStorage: Sendable {
     /// by processes routing the same feed. With `claiming`, a delivery whose function has room is
     /// queued already claimed (see `RouteClaim`). Returns what was queued and every cursor's position.
     func route(_ routes: [FeedRoute], claiming: RouteClaim?) async throws -> RouteResult
+    /// The same, with `outcomes` of attempts made under `owner`'s lease recorded first, as
+    /// `complete` records them, in the same transaction: a delivery that finished no longer
+    /// counts against its function's room, nor holds back a routed delivery of its ordering key.
+    /// Nothing of either is recorded when it fails.
+    func route(_ routes: [FeedRoute], claiming: RouteClaim?, completing outcomes: [DeliveryOutcome], owner: String) async throws -> RouteResult
     /// Adds tasks in one transaction (all or none); an id used in its queue within its dedupe
     /// window, or still queued, is `already-exists`.
     func enqueue(_ tasks: [TaskEnqueue]) async throws

@@ -52,7 +52,17 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// key is pending or running: what `claim` checks, in the same transaction. The rest are
     /// inserted pending, for a claim.
     func route(_ routes: [FeedRoute], claiming: RouteClaim?) async throws -> RouteResult {
-        guard !routes.isEmpty else { return RouteResult() }
+        try await route(routes, claiming: claiming, completing: [], owner: claiming?.owner ?? "")
+    }
+
+    /// Under write+trigger the engine has outcomes to record at nearly every pass: in the routing
+    /// transaction they cost no BEGIN and COMMIT of their own, and the deliveries' pages their
+    /// deletes and the routing's inserts change are written to the WAL once.
+    func route(_ routes: [FeedRoute], claiming: RouteClaim?, completing outcomes: [DeliveryOutcome], owner: String) async throws -> RouteResult {
+        guard !routes.isEmpty else {
+            try await complete(outcomes, owner: owner)
+            return RouteResult()
+        }
         let now = RowEncoding.micros(writer.clock.now())
         // Encoded here, on the caller's thread: the writer's thread is the one every commit waits for.
         // Closures, not key paths: a key path through the computed `wireBytes` was projected at run
@@ -60,6 +70,7 @@ final class SQLiteDeliveries: DeliveryStorage {
         // the delivery engine's samples under write+trigger.
         let payloads = routes.map { route in route.deliveries.map { $0.delivery.event.wireBytes } }
         let result = try await writer.withTransaction { db -> RouteResult in
+            try SQLiteDeliveries.record(outcomes, owner: owner, in: db)
             var result = RouteResult()
             var room: [String: Int] = [:]
             for (route, routePayloads) in zip(routes, payloads) {
@@ -306,19 +317,22 @@ final class SQLiteDeliveries: DeliveryStorage {
     /// the lease ended) changes nothing.
     func complete(_ outcomes: [DeliveryOutcome], owner: String) async throws {
         guard !outcomes.isEmpty else { return }
-        try await writer.withTransaction { db in
-            for outcome in outcomes {
-                switch outcome {
-                case .succeeded(let id, let attempt):
-                    try db.run(OutcomeSQL.succeeded, [.integer(id), .text(owner), .integer(Int64(attempt))])
-                case .retry(let id, let attempt, let due, let error, let status):
-                    try db.run(OutcomeSQL.retry, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(Self.executed(status)),
-                                                  .integer(id), .text(owner), .integer(Int64(attempt))])
-                case .dead(let id, let attempt, let error, let status):
-                    try db.run(OutcomeSQL.dead, [.text(error), .integer(Int64(status)), .integer(Self.executed(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
-                case .released(let id, let attempt):
-                    try db.run(OutcomeSQL.released, [.integer(id), .text(owner), .integer(Int64(attempt))])
-                }
+        try await writer.withTransaction { db in try SQLiteDeliveries.record(outcomes, owner: owner, in: db) }
+    }
+
+    /// `complete`'s writes, inside a transaction the caller holds.
+    static func record(_ outcomes: [DeliveryOutcome], owner: String, in db: Connection) throws {
+        for outcome in outcomes {
+            switch outcome {
+            case .succeeded(let id, let attempt):
+                try db.run(OutcomeSQL.succeeded, [.integer(id), .text(owner), .integer(Int64(attempt))])
+            case .retry(let id, let attempt, let due, let error, let status):
+                try db.run(OutcomeSQL.retry, [.integer(RowEncoding.micros(due)), .text(error), .integer(Int64(status)), .integer(Self.executed(status)),
+                                              .integer(id), .text(owner), .integer(Int64(attempt))])
+            case .dead(let id, let attempt, let error, let status):
+                try db.run(OutcomeSQL.dead, [.text(error), .integer(Int64(status)), .integer(Self.executed(status)), .integer(id), .text(owner), .integer(Int64(attempt))])
+            case .released(let id, let attempt):
+                try db.run(OutcomeSQL.released, [.integer(id), .text(owner), .integer(Int64(attempt))])
             }
         }
     }

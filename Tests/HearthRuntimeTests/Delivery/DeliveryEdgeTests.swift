@@ -167,6 +167,52 @@ struct DeliveryEdgeTests {
         #expect(recovered.pending == 3)
     }
 
+    @Test("routing records the outcomes handed to it first, in its own transaction: a finished delivery no longer holds back its ordering key; a routing that fails records none of them")
+    func routingRecordsOutcomes() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        let deliveries = app.runtime.deliveries
+        let now = app.clock.now()
+        func routed(_ id: String, key: String) -> NewDelivery {
+            var d = TaskEnqueue(queue: "routed", id: id, data: [:], scheduleTime: now).delivery
+            d.orderingKey = key
+            return d
+        }
+        func route(_ sequence: Int64, _ id: String, key: String, completing outcomes: [DeliveryOutcome]? = nil) async throws -> RouteResult {
+            let routes = [FeedRoute(feed: .changes, cursor: "trigger:routed", through: sequence, deliveries: [(sequence, routed(id, key: key))])]
+            let claiming = RouteClaim(owner: "node-a", now: now, functions: ["routed": (limit: 10, concurrency: 10, leaseUntil: now + .seconds(60))])
+            guard let outcomes else { return try await deliveries.route(routes, claiming: claiming) }
+            return try await deliveries.route(routes, claiming: claiming, completing: outcomes, owner: "node-a")
+        }
+        let e1 = try #require(try await route(1, "e1", key: "a").claimed.first).delivery
+        #expect(try await route(2, "f1", key: "b").claimed.count == 1)
+        // With e1's outcome, e1 is gone before e2 of its key is looked at, and e2 is claimed in the
+        // same transaction; without f1's, f2 waits behind it.
+        let e2 = try await route(3, "e2", key: "a", completing: [.succeeded(id: e1.id, attempt: 1)])
+        #expect(try deliveries.delivery(id: e1.id) == nil)
+        #expect(e2.claimed.map(\.delivery.eventID) == ["e2"])
+        let f2 = try await route(4, "f2", key: "b", completing: [])
+        #expect(f2.claimed.isEmpty && f2.added.map(\.eventID) == ["f2"], "behind f1, still running")
+        // An outcome under another owner's lease changes nothing, as `complete` has it.
+        let e2ID = try #require(e2.claimed.first).delivery.id
+        _ = try await deliveries.route([], claiming: nil, completing: [.succeeded(id: e2ID, attempt: 1)], owner: "node-b")
+        #expect(try deliveries.delivery(id: e2ID)?.state == .running)
+
+        // Another process's trigger refuses the next insert: the routing fails, and e2's outcome,
+        // recorded in the same transaction, is rolled back with it; the cursor stays.
+        let other = try Connection(path: app.directory + "/store.sqlite", options: Connection.Options())
+        try other.execute("CREATE TRIGGER refuse_e4 BEFORE INSERT ON deliveries WHEN NEW.event_id = 'e4' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        await #expect(throws: (any Error).self) { _ = try await route(5, "e4", key: "c", completing: [.succeeded(id: e2ID, attempt: 1)]) }
+        #expect(try deliveries.delivery(id: e2ID)?.state == .running, "not recorded")
+        #expect(try await deliveries.cursor("trigger:routed", in: .changes) == 4)
+        try other.execute("DROP TRIGGER refuse_e4")
+
+        // Nothing to route: the outcomes are recorded alone.
+        let alone = try await deliveries.route([], claiming: nil, completing: [.succeeded(id: e2ID, attempt: 1)], owner: "node-a")
+        #expect(alone.claimed.isEmpty && alone.added.isEmpty)
+        #expect(try deliveries.delivery(id: e2ID) == nil)
+        #expect(try deliveries.list(function: "routed", state: .pending, limit: 10).map(\.eventID) == ["f2"])
+    }
+
     @Test("routing claims nothing while a delivery of its function is pending and due, whichever process queued it; a released claim is pending again with its attempt not counted")
     func routingLeavesDueWorkFirst() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
