@@ -213,6 +213,25 @@ struct DeliveryEdgeTests {
         #expect(try deliveries.list(function: "routed", state: .pending, limit: 10).map(\.eventID) == ["f2"])
     }
 
+    @Test("an outcome that waits while routing fails is recorded alone at that pass, not held up by the routing", .timeLimit(.minutes(1)))
+    func outcomeRecordedWhenRoutingFails() async throws {
+        let app = try await TestRuntime(units: ["DeliveryUnit"])
+        try await app.write(["items/a": ["n": 1]])
+        // Another process's trigger refuses to move the feed cursor past items/a's change: the
+        // change is routed, and every routing after it (of the handler's own writes) fails.
+        let other = try Connection(path: app.directory + "/store.sqlite", options: Connection.Options())
+        let routedThrough = try #require(try other.scalarInt("SELECT max(seq) FROM changes"))
+        try other.execute("CREATE TRIGGER refuse_cursor BEFORE UPDATE ON consumers WHEN NEW.cursor > \(routedThrough) BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        await app.settle()
+        #expect(try app.deliveries(function: "recordWrite").isEmpty, "the attempt's outcome recorded, though every routing since fails")
+        #expect(try other.scalarInt("SELECT cursor FROM consumers WHERE name = 'trigger:recordWrite'") == routedThrough)
+        try other.execute("DROP TRIGGER refuse_cursor")
+        try await app.write(["items/a": ["n": 2]])
+        await app.settle()
+        #expect(try await app.document("orderLog/a")?.fields["seen"] == [1, 2])
+        #expect(try app.deliveries(function: "recordWrite").isEmpty)
+    }
+
     @Test("routing claims nothing while a delivery of its function is pending and due, whichever process queued it; a released claim is pending again with its attempt not counted")
     func routingLeavesDueWorkFirst() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
