@@ -133,24 +133,10 @@ struct JSONReader {
         if i < end && byte(i) == UInt8(ascii: "}") {
             i += 1
         } else {
-            while true {
-                skipWhitespace()
-                guard i < end else { throw fail("unterminated object") }
-                guard byte(i) == UInt8(ascii: "\"") else { throw fail("expected a string key in object") }
-                guard try parseString() == key else { return nil }
-                skipWhitespace()
-                guard i < end, byte(i) == UInt8(ascii: ":") else { throw fail("expected ':' after object key") }
-                i += 1
-                skipWhitespace()
+            repeat {
+                guard try parseMemberKey() == key else { return nil }
                 found = try parseValue()
-                skipWhitespace()
-                guard i < end else { throw fail("unterminated object") }
-                let c = byte(i)
-                i += 1
-                if c == UInt8(ascii: ",") { continue }
-                if c == UInt8(ascii: "}") { break }
-                throw fail("expected ',' or '}' in object", at: i - 1)
-            }
+            } while try !parseMemberEnd()
         }
         depth -= 1
         skipWhitespace()
@@ -227,6 +213,30 @@ struct JSONReader {
         return .array(items)
     }
 
+    /// An object member's key and the colon after it, whitespace around skipped.
+    mutating func parseMemberKey() throws(JSONError) -> String {
+        skipWhitespace()
+        guard i < end else { throw fail("unterminated object") }
+        guard byte(i) == UInt8(ascii: "\"") else { throw fail("expected a string key in object") }
+        let key = try parseString()
+        skipWhitespace()
+        guard i < end, byte(i) == UInt8(ascii: ":") else { throw fail("expected ':' after object key") }
+        i += 1
+        skipWhitespace()
+        return key
+    }
+
+    /// After a member's value: true at the object's closing brace, false at a comma.
+    mutating func parseMemberEnd() throws(JSONError) -> Bool {
+        skipWhitespace()
+        guard i < end else { throw fail("unterminated object") }
+        let c = byte(i)
+        i += 1
+        if c == UInt8(ascii: ",") { return false }
+        if c == UInt8(ascii: "}") { return true }
+        throw fail("expected ',' or '}' in object", at: i - 1)
+    }
+
     mutating func parseObject() throws(JSONError) -> Value {
         try enter()
         let suppressTag = suppressTagOnce
@@ -241,15 +251,8 @@ struct JSONReader {
         }
         let base = memberStack.count
         var escapedIndex: Int?
-        while true {
-            skipWhitespace()
-            guard i < end else { throw fail("unterminated object") }
-            guard byte(i) == UInt8(ascii: "\"") else { throw fail("expected a string key in object") }
-            let key = try parseString()
-            skipWhitespace()
-            guard i < end, byte(i) == UInt8(ascii: ":") else { throw fail("expected ':' after object key") }
-            i += 1
-            skipWhitespace()
+        repeat {
+            let key = try parseMemberKey()
             if options.tagged && key == "$map" && memberStack.count == base && i < end && byte(i) == UInt8(ascii: "{") {
                 escapedIndex = memberStack.count
                 suppressTagOnce = true
@@ -257,14 +260,7 @@ struct JSONReader {
             let member = try parseValue()
             suppressTagOnce = false
             memberStack.append((key, member))
-            skipWhitespace()
-            guard i < end else { throw fail("unterminated object") }
-            let c = byte(i)
-            i += 1
-            if c == UInt8(ascii: ",") { continue }
-            if c == UInt8(ascii: "}") { break }
-            throw fail("expected ',' or '}' in object", at: i - 1)
-        }
+        } while try !parseMemberEnd()
         depth -= 1
         if let k = escapedIndex, memberStack.count - base > 1, case .map(let inner) = memberStack[k].1,
            let special = try decodeSpecial(inner, at: start) {

@@ -10,6 +10,13 @@ import Testing
 /// stale leases, cursors and pruning, schedule catch-up.
 @Suite("Delivery engine edge cases")
 struct DeliveryEdgeTests {
+    /// A delivery of the "routed" task function with an ordering key, as routing queues one.
+    static func routed(_ id: String, key: String, at now: Timestamp, data: Value = .map([:])) -> NewDelivery {
+        var d = TaskEnqueue(queue: "routed", id: id, data: data, scheduleTime: now).delivery
+        d.orderingKey = key
+        return d
+    }
+
     @Test("a retrying change holds back later changes to its document, not other documents, and then they run in order")
     func orderWithRetry() async throws {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
@@ -124,11 +131,7 @@ struct DeliveryEdgeTests {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
         let deliveries = app.runtime.deliveries
         let now = app.clock.now()
-        func routed(_ id: String, key: String) -> NewDelivery {
-            var d = TaskEnqueue(queue: "routed", id: id, data: ["id": .string(id)], scheduleTime: now).delivery
-            d.orderingKey = key
-            return d
-        }
+        func routed(_ id: String, key: String) -> NewDelivery { Self.routed(id, key: key, at: now, data: ["id": .string(id)]) }
         let lease = now + .seconds(60)
         let claiming = RouteClaim(owner: "node-a", now: now, functions: ["routed": (limit: 10, concurrency: 3, leaseUntil: lease)])
         // Another process already runs one delivery of the function.
@@ -172,13 +175,8 @@ struct DeliveryEdgeTests {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
         let deliveries = app.runtime.deliveries
         let now = app.clock.now()
-        func routed(_ id: String, key: String) -> NewDelivery {
-            var d = TaskEnqueue(queue: "routed", id: id, data: [:], scheduleTime: now).delivery
-            d.orderingKey = key
-            return d
-        }
         func route(_ sequence: Int64, _ id: String, key: String, completing outcomes: [DeliveryOutcome]? = nil) async throws -> RouteResult {
-            let routes = [FeedRoute(feed: .changes, cursor: "trigger:routed", through: sequence, deliveries: [(sequence, routed(id, key: key))])]
+            let routes = [FeedRoute(feed: .changes, cursor: "trigger:routed", through: sequence, deliveries: [(sequence, Self.routed(id, key: key, at: now))])]
             let claiming = RouteClaim(owner: "node-a", now: now, functions: ["routed": (limit: 10, concurrency: 10, leaseUntil: now + .seconds(60))])
             guard let outcomes else { return try await deliveries.route(routes, claiming: claiming) }
             return try await deliveries.route(routes, claiming: claiming, completing: outcomes, owner: "node-a")
@@ -237,11 +235,7 @@ struct DeliveryEdgeTests {
         let app = try await TestRuntime(units: ["DeliveryUnit"])
         let deliveries = app.runtime.deliveries
         let now = app.clock.now()
-        func routed(_ id: String) -> NewDelivery {
-            var d = TaskEnqueue(queue: "routed", id: id, data: [:], scheduleTime: now).delivery
-            d.orderingKey = id
-            return d
-        }
+        func routed(_ id: String) -> NewDelivery { Self.routed(id, key: id, at: now) }
         let lease = now + .seconds(60)
         let claiming = RouteClaim(owner: "node-a", now: now, functions: ["routed": (limit: 10, concurrency: 10, leaseUntil: lease)])
         // Another process queued one, pending and due: it runs first, so routing claims nothing.
