@@ -207,8 +207,9 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 // MARK: the listening socket
 
 enum ListenSocket {
-    /// A listening TCP socket on `host:port`, closed on exec: a child the server starts (the
-    /// `swift build` of a deploy) must not hold the server's port open after the server stops.
+    /// A listening TCP socket on `host:port`, closed on exec: no child of the process holds the
+    /// port open after the server stops (workers are spawned with every other descriptor closed
+    /// anyway; this covers any other child, as for the sockets the acceptor accepts).
     static func open(host: String, port: Int) throws(HTTPServerError) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPServerError("socket(): \(String(cString: strerror(errno)))") }

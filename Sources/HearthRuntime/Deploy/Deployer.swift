@@ -77,9 +77,9 @@ public struct Deployer: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         guard hearth_spawn_chdir(&actions, directory) == 0 else { throw HTTPSError(.internal, "cannot start \(executable) in \(directory)") }
-        // Standard input, output and error only: a build must not hold the server's sockets, its
-        // workers' pipes or its files open (a descriptor some library opened without close-on-exec
-        // would otherwise live as long as the build, the listening port among them).
+        // Standard input, output and error only: a build, which can run for minutes, must not hold
+        // open what this process has open (its store, locks and sockets), even a descriptor some
+        // library opened without close-on-exec.
         guard hearth_spawn_closefrom(&actions, 3) == 0 else { throw HTTPSError(.internal, "cannot start \(executable): posix_spawn_file_actions_addclosefrom_np failed") }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
