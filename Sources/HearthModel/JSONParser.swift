@@ -74,8 +74,9 @@ public enum JSONParser {
     /// `parse` followed by a look-up in a map of one member, without building that map; a document
     /// that is not such an object is not read past the point where that shows, so it is nil even
     /// when the rest is not JSON. Errors before that point, and in the member's value, throw as
-    /// `parse` does. Not for tagged reading (whose one-member objects can be tags): `key` must not
-    /// start with `$` there.
+    /// `parse` does (two forms of `key` that differ only in Unicode normalization included). With
+    /// tagged reading, whose one-member objects can be tags or the `$map` escape, the document is
+    /// parsed whole and the member looked up.
     public static func onlyMember(_ key: String, of bytes: [UInt8], options: JSONReadOptions = .plain) throws(JSONError) -> Value? {
         try bytes.withUnsafeBufferPointer { (buffer) throws(JSONError) -> Value? in
             var reader = JSONReader(buffer, options: options)
@@ -122,26 +123,42 @@ struct JSONReader {
 
     /// See `JSONParser.onlyMember(_:of:options:)`.
     mutating func parseOnlyMember(_ key: String) throws(JSONError) -> Value? {
-        precondition(!(options.tagged && key.utf8.first == UInt8(ascii: "$")), "a tag's key read as an envelope")
+        if options.tagged {
+            guard case .map(let members) = try parseDocument(), members.count == 1 else { return nil }
+            return members[key]
+        }
         skipWhitespace()
         if i >= end { throw fail(end == 0 ? "empty input" : "expected a value, found end of input") }
         guard byte(i) == UInt8(ascii: "{") else { return nil }
+        let start = i
         try enter()
         i += 1
         skipWhitespace()
         var found: Value?
+        // The first form of `key` met, as a map keeps it, and a later form that differs from it
+        // only in Unicode normalization: `parseObject` refuses that object once it is read.
+        var kept: String?
+        var clash: String?
         if i < end && byte(i) == UInt8(ascii: "}") {
             i += 1
         } else {
             repeat {
-                guard try parseMemberKey() == key else { return nil }
+                let name = try parseMemberKey()
+                guard name == key else { return nil }
+                if let kept, clash == nil, !UTF8Key.equal(kept, name) { clash = name }
+                kept = kept ?? name
                 found = try parseValue()
             } while try !parseMemberEnd()
         }
         depth -= 1
+        if let kept, let clash { throw normalizationClash(kept, clash, at: start) }
         skipWhitespace()
         if i < end { throw fail("unexpected trailing content") }
         return found
+    }
+
+    func normalizationClash(_ kept: String, _ other: String, at offset: Int) -> JSONError {
+        fail("the keys \(Printable.quoted(kept, limit: 40)) and \(Printable.quoted(other, limit: 40)) differ only in Unicode normalization; Hearth cannot keep both (use one form)", at: offset)
     }
 
     @inline(__always) mutating func skipWhitespace() {
@@ -274,7 +291,7 @@ struct JSONReader {
             // equivalent, "é" and "e\u{301}") but Firestore keeps apart cannot both be kept:
             // refused, rather than one silently lost.
             if members.updateValue(member, forKey: key) != nil, let kept = members.index(forKey: key), !UTF8Key.equal(members[kept].key, key) {
-                throw fail("the keys \(Printable.quoted(members[kept].key, limit: 40)) and \(Printable.quoted(key, limit: 40)) differ only in Unicode normalization; Hearth cannot keep both (use one form)", at: start)
+                throw normalizationClash(members[kept].key, key, at: start)
             }
         }
         memberStack.removeSubrange(base...)

@@ -453,6 +453,35 @@ struct JSONParserTests {
         #expect(found > 1_000 && found < 9_000, "\(found) envelopes found")
     }
 
+    @Test("with tagged reading, and with a key in two Unicode forms, the direct read still answers as the whole parse")
+    func envelopeDirectTaggedAndNormalization() throws {
+        func byParsing(_ text: String, _ key: String, _ options: JSONReadOptions) -> Result<Value?, JSONError> {
+            Result { () throws(JSONError) -> Value? in
+                guard case .map(let m) = try JSONParser.parse(text, options: options), m.count == 1 else { return nil }
+                return m[key]
+            }
+        }
+        func direct(_ text: String, _ key: String, _ options: JSONReadOptions) -> Result<Value?, JSONError> {
+            Result { () throws(JSONError) -> Value? in try JSONParser.onlyMember(key, of: Array(text.utf8), options: options) }
+        }
+        // The `$map` escape and a tag are one-member objects only to a whole parse.
+        for text in [#"{"$map":{"data":1}}"#, #"{"$timestamp":"2020-01-01T00:00:00Z"}"#, #"{"data":{"$bytes":"AQI="}}"#, #"{"$map":{"data":1},"x":2}"#] {
+            #expect(direct(text, "data", .tagged) == byParsing(text, "data", .tagged), "\(text)")
+            #expect(direct(text, "$timestamp", .tagged) == byParsing(text, "$timestamp", .tagged), "\(text)")
+        }
+        #expect(try direct(#"{"$map":{"data":1}}"#, "data", .tagged).get() == 1)
+        // "é" precomposed and decomposed: one form alone is found by the other; both in one object
+        // are refused, with the same message and offset.
+        let composed = "\u{E9}", decomposed = "e\u{301}"
+        for text in ["{\"\(composed)\":1}", "{\"\(decomposed)\":1}", "{\"\(composed)\":1,\"\(decomposed)\":2}",
+                     "{\"\(decomposed)\":1,\"\(composed)\":2} ", "{\"\(composed)\":1,\"\(composed)\":2}"] {
+            for key in [composed, decomposed] {
+                #expect(direct(text, key, .plain) == byParsing(text, key, .plain), "\(Array(text.utf8)) by \(Array(key.utf8))")
+            }
+        }
+        #expect(throws: JSONError.self) { try JSONParser.onlyMember(composed, of: Array("{\"\(composed)\":1,\"\(decomposed)\":2}".utf8)) }
+    }
+
     @Test("a too deep value in the envelope is refused as parsing refuses it")
     func envelopeDirectDepth() {
         let depth = ValueLimits.maxDepth
