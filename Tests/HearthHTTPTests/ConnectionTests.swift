@@ -202,10 +202,20 @@ struct ConnectionTests {
         }
     }
 
+    /// The connection-limit tests' server: 8 connections and 4 in reserve, with generous windows
+    /// for a head under pressure and for idle connections (the suite runs loaded).
+    static func eightAndFourInReserve(_ c: inout HTTPServer.Configuration, threads: Int) {
+        c.maxConnections = 8
+        c.reservedConnections = 4
+        c.threads = threads
+        c.pressureHeadTimeout = .seconds(20)
+        c.headTimeout = .seconds(120)
+        c.connectionTimeoutSeconds = 120
+    }
+
     @Test("past the connection limit: new connections get 503 with Retry-After, /healthz and kept-alive clients are still served")
     func connectionLimitReserve() async throws {
-        // A generous window for a new connection's head under pressure: the suite runs loaded.
-        try await withServer({ $0.maxConnections = 8; $0.reservedConnections = 4; $0.threads = 1; $0.pressureHeadTimeout = .seconds(20); $0.headTimeout = .seconds(120); $0.connectionTimeoutSeconds = 120 }, handler: echo) { server, _ in
+        try await withServer({ Self.eightAndFourInReserve(&$0, threads: 1) }, handler: echo) { server, _ in
             let port = server.port
             let (statuses, extra, health, keptAlive) = try await onOwnThread { () -> ([Int], RawConnection.Response, Int, Int) in
                 let start = Date()
@@ -240,10 +250,7 @@ struct ConnectionTests {
 
     @Test("at the connection limit and its reserve, with two polling threads, a new client waits unaccepted (not reset) until a connection closes, and is then served")
     func waitsAtTheHardLimit() async throws {
-        try await withServer({
-            $0.maxConnections = 8; $0.reservedConnections = 4; $0.threads = 2
-            $0.pressureHeadTimeout = .seconds(20); $0.headTimeout = .seconds(120); $0.connectionTimeoutSeconds = 120
-        }, handler: echo) { server, _ in
+        try await withServer({ Self.eightAndFourInReserve(&$0, threads: 2) }, handler: echo) { server, _ in
             let port = server.port
             let (held, waitedFor, status) = try await onOwnThread { () -> ([Int], String, Int) in
                 // Eight kept-alive clients fill the limit, four silent connections the reserve.
