@@ -48,3 +48,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
         for f in fields { hasher.combine(f.name); hasher.combine(f.value) }
     }
 }
+
+extension HTTPHeaders: ExpressibleByDictionaryLiteral {
+    /// The fields in the literal's order: `["Accept": "*/*", "User-Agent": "app/1"]`.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements.map { (name: $0.0, value: $0.1) })
+    }
+}

@@ -453,7 +453,7 @@ public final class Runtime: Sendable {
     func placement(of unit: RuntimeConfig.Unit) -> UnitPlacement { config.placement(of: unit) }
 
     /// Runs a callable in-process, as the HTTP front door would after verifying the caller.
-    public func call(_ name: String, data: Value, auth: CallerAuth? = nil, headers: [String: String] = [:]) async -> InvocationOutcome {
+    public func call(_ name: String, data: Value, auth: CallerAuth? = nil, headers: HTTPHeaders = HTTPHeaders()) async -> InvocationOutcome {
         guard let entry = table[name] else {
             return InvocationOutcome(id: 0, result: .failure(RemoteError(code: .notFound, message: "no function named '\(name)'")), duration: .zero)
         }

@@ -97,6 +97,28 @@ struct BoundaryTests {
         }
     }
 
+    @Test("a callable event's headers keep their order, case and repeats, and read the string-map layout they had before (older recordings)")
+    func callableHeaders() throws {
+        let headers: HTTPHeaders = ["User-Agent": "app/1", "X-Trace": "a", "x-trace": "b"]
+        let event = try Boundary.Event(wireBytes: Boundary.Event.callable(.init(data: 1, headers: headers)).wireBytes)
+        guard case .callable(let decoded) = event else { Issue.record("not a callable: \(event)"); return }
+        #expect(decoded.headers == headers)
+        #expect(decoded.headers["user-agent"] == "app/1")
+        #expect(decoded.headers.values("X-TRACE") == ["a", "b"])
+
+        // Written as a [String: String] map was: a count, then names and values.
+        var w = WireWriter()
+        w.value(1)
+        w.write(Optional<CallerAuth>.none)
+        w.write(Optional<AppCheckClaims>.none)
+        w.write(Optional<String>.none)
+        w.stringMap(["accept": "*/*"])
+        w.bool(true)
+        let old = try Boundary.CallableEvent(wireBytes: w.finish())
+        #expect(old == Boundary.CallableEvent(data: 1, headers: ["accept": "*/*"], acceptsStreaming: true))
+        #expect(old.headers["Accept"] == "*/*")
+    }
+
     @Test("an invocation carrying its event's stored encoding frames those bytes, decodes to the same message, and drops them when its event is replaced")
     func invokeWithEncodedEvent() throws {
         let seed = RandomSeed(high: 3, low: 4)

@@ -56,13 +56,13 @@ extension Boundary {
         public var app: AppCheckClaims?
         /// The `Firebase-Instance-ID-Token` header.
         public var instanceIDToken: String?
-        /// Request headers, names lower-cased.
-        public var headers: [String: String]
+        /// The request's headers as received: in order, repeats kept; lookups ignore case.
+        public var headers: HTTPHeaders
         /// The client asked for a streamed response (`Accept: text/event-stream`).
         public var acceptsStreaming: Bool
 
         public init(data: Value, auth: CallerAuth? = nil, app: AppCheckClaims? = nil, instanceIDToken: String? = nil,
-                    headers: [String: String] = [:], acceptsStreaming: Bool = false) {
+                    headers: HTTPHeaders = HTTPHeaders(), acceptsStreaming: Bool = false) {
             self.data = data
             self.auth = auth
             self.app = app
@@ -303,13 +303,13 @@ extension Boundary.CallableEvent: WireCodable {
         w.write(auth)
         w.write(app)
         w.write(instanceIDToken)
-        w.stringMap(headers)
+        w.write(headers)  // the layout of a string map, which it was before: older recordings still read
         w.bool(acceptsStreaming)
     }
 
     public init(from r: inout WireReader) throws(WireError) {
         self.init(data: try r.value(), auth: try r.optional(), app: try r.optional(), instanceIDToken: try r.optional(),
-                  headers: try r.stringMap(), acceptsStreaming: try r.bool())
+                  headers: try r.read(), acceptsStreaming: try r.bool())
     }
 }
 

@@ -104,8 +104,7 @@ extension FrontDoor {
         }
         var event = Boundary.CallableEvent(data: data)
         event.instanceIDToken = request.headers["firebase-instance-id-token"]
-        event.headers = [String: String](minimumCapacity: request.headers.fields.count)  // not `reserveCapacity` (see BinaryReader)
-        for (name, value) in request.headers { event.headers[HTTPHeaders.lowercasedName(name)] = value }
+        event.headers = request.headers
         event.acceptsStreaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
         return .ready(CallableCall(event: event, idToken: idToken, appCheckToken: request.headers["x-firebase-appcheck"], cors: cors))
     }

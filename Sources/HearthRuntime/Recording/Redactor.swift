@@ -271,9 +271,7 @@ public struct Redactor: Sendable {
                 c.auth = auth
             }
             if c.instanceIDToken != nil { c.instanceIDToken = Redactor.placeholder("instanceIdToken") }
-            var headers: [String: String] = [:]
-            for (k, v) in c.headers { headers[k] = header(k, v) }
-            c.headers = headers
+            c.headers = headers(c.headers)
             return .callable(c)
         case .request(var r):
             r.headers = self.headers(r.headers)

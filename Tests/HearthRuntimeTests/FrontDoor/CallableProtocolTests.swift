@@ -297,8 +297,10 @@ struct CallableProtocolTests {
     @Test("App Check, instance id and request headers reach the function")
     func contextHeaders() async throws {
         try await withFrontDoor { door in
-            let r = try await door.call("headers", .null, headers: [("Firebase-Instance-ID-Token", "fcm-123"), ("User-Agent", "HearthTest/1.0")])
-            #expect(r.json?["result"] == ["instanceIdToken": "fcm-123", "appId": .null, "userAgent": "HearthTest/1.0"])
+            let r = try await door.call("headers", .null, headers: [("Firebase-Instance-ID-Token", "fcm-123"), ("User-Agent", "HearthTest/1.0"),
+                                                                     ("x-trace", "first"), ("X-TRACE", "second")])
+            // Lookups ignore the names' case; a repeated header keeps every value, in order.
+            #expect(r.json?["result"] == ["instanceIdToken": "fcm-123", "appId": .null, "userAgent": "HearthTest/1.0", "traces": ["first", "second"]])
         }
     }
 
