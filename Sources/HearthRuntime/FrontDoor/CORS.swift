@@ -19,12 +19,17 @@ enum CORS {
         case .origins(let allowed):
             allowedOrigin = origin.flatMap { origin in allowed.contains(where: { matches($0, origin) }) ? origin : nil }
         }
-        var h = HTTPHeaders(capacity: 2)
-        if let allowedOrigin { h.add("Access-Control-Allow-Origin", allowedOrigin) }
         // The answer depends on the Origin: caches are told so, whatever it was (or its absence).
+        guard let allowedOrigin else { return varyOnly }
+        var h = HTTPHeaders(capacity: 2)
+        h.add("Access-Control-Allow-Origin", allowedOrigin)
         h.add("Vary", "Origin")
         return h
     }
+
+    /// The headers of an answer without an allowed origin (most calls, from apps rather than
+    /// browsers): one shared array, not a new one per request.
+    static let varyOnly: HTTPHeaders = ["Vary": "Origin"]
 
     /// A preflight answer: the request headers asked for are allowed, methods are POST. Unlike the
     /// `cors` package, which firebase-functions configures without a maximum age or a list of
