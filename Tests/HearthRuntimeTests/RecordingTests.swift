@@ -28,6 +28,16 @@ struct RecordingTests {
         #expect(r.header("Authorization", "Basic dXNlcjpwYXNz") == "Basic <redacted:authorization>")
         #expect(r.header("X-Api-Key", "k") == "<redacted:x-api-key>")
         #expect(r.header("Stripe-Signature", "t=1,v1=abc") == "<redacted:stripe-signature>")
+        // A message whose only credential is a header named for one is looked into, not recorded
+        // as it is: every word the header rule redacts for makes the quick search look.
+        for word in Redactor.credentialHeaderWords {
+            let name = "X-\(word.capitalized)-Id"
+            let call = Boundary.Event.callable(.init(data: 1, headers: [name.lowercased(): "v-987654"]))
+            let invoke = Boundary.Invoke(function: "f", event: call, now: Timestamp(seconds: 0), seed: RandomSeed(high: 1, low: 2))
+            #expect(r.mightHold(invoke.wireBytes), "\(name)")
+            guard case .callable(let redacted) = r.event(call) else { Issue.record("not a callable"); continue }
+            #expect(redacted.headers[name] == "<redacted:\(name.lowercased())>")
+        }
         #expect(r.url("https://api.example/v1?access_token=at-1&page=2&key=AIza") == "https://api.example/v1?access_token=<redacted:access_token>&page=2&key=<redacted:key>")
         #expect(r.fields(["code": 400, "secret": ["inner": "x"]]) == ["code": 400, "secret": ["inner": "x"]], "only strings are credentials: other values keep their type")
         #expect(r.header("Authorization", "k-123456789 sig") == "<redacted:authorization>", "only a known scheme is kept")

@@ -39,8 +39,10 @@ public struct Redactor: Sendable {
         var whole: [String: String] = [:]
         for (name, value) in secrets where !value.isEmpty { whole[value] = name }
         self.whole = whole
+        // Every word `isSensitive(header:)` redacts a header for is one: a message whose only
+        // credential is an `X-Session-Id` header is looked into too.
         needles = (["token", "password", "secret", "code", "assertion", "authoriz", "apikey", "api_key", "api-key", "private", "cookie", "appcheck", "eyj"]
-                   + self.secrets.map { $0.value.lowercased() } + whole.keys.filter { $0.count < 4 }.map { $0.lowercased() }).map { Array($0.utf8) }
+                   + Redactor.credentialHeaderWords + self.secrets.map { $0.value.lowercased() } + whole.keys.filter { $0.count < 4 }.map { $0.lowercased() }).map { Array($0.utf8) }
     }
 
     /// Whether an encoded message might hold something to redact; when not (most messages), it
@@ -63,8 +65,11 @@ public struct Redactor: Sendable {
     /// (`X-Api-Key`, `X-Auth-Token`, `Stripe-Signature`, `X-Session-Id`…).
     static func isSensitive(header name: String) -> Bool {
         let n = name.lowercased()
-        return sensitiveHeaders.contains(n) || ["token", "key", "secret", "auth", "signature", "cookie", "session", "password", "credential"].contains { n.contains($0) }
+        return sensitiveHeaders.contains(n) || credentialHeaderWords.contains { n.contains($0) }
     }
+
+    /// Words that make a header name a credential's wherever they appear in it.
+    @_spi(Internals) public static let credentialHeaderWords = ["token", "key", "secret", "auth", "signature", "cookie", "session", "password", "credential"]
 
     /// Whether a field or key names a credential.
     static func isSensitive(key: String) -> Bool {
@@ -261,7 +266,7 @@ public struct Redactor: Sendable {
 
     // MARK: messages
 
-    func event(_ e: Boundary.Event) -> Boundary.Event {
+    @_spi(Internals) public func event(_ e: Boundary.Event) -> Boundary.Event {
         switch e {
         case .callable(var c):
             c.data = value(c.data)
