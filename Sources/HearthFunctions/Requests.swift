@@ -58,8 +58,8 @@ public struct CallableRequest<T: Sendable>: HandlerInput {
     public let app: AppCheckData?
     /// The `Firebase-Instance-ID-Token` header (FCM registration token), when sent.
     public let instanceIdToken: String?
-    /// The request's headers as received: in order, repeats kept; lookups ignore case
-    /// (`headers["user-agent"]`, `headers.values("accept")`), as `HTTPRequest.headers`.
+    /// The request's headers, names lower-cased: in order, repeats kept; lookups ignore case
+    /// (`headers["User-Agent"]`, `headers.values("accept")`), as for `HTTPRequest.headers`.
     public let headers: HTTPHeaders
     /// True when the client asked for a streamed response (`Accept: text/event-stream`).
     public let acceptsStreaming: Bool

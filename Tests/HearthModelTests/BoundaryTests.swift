@@ -117,6 +117,26 @@ struct BoundaryTests {
         let old = try Boundary.CallableEvent(wireBytes: w.finish())
         #expect(old == Boundary.CallableEvent(data: 1, headers: ["accept": "*/*"], acceptsStreaming: true))
         #expect(old.headers["Accept"] == "*/*")
+
+        // And the other way: a unit built against an SDK that read them into a string map reads
+        // the new encoding (repeats: the last wins there).
+        let bytes = Boundary.CallableEvent(data: 1, headers: ["user-agent": "app/1", "x-trace": "a", "x-trace": "b"], acceptsStreaming: true).wireBytes
+        let read = bytes.withUnsafeBytes { p -> Result<([String: String], Bool), WireError> in
+            var r = WireReader(p)
+            return Result { () throws(WireError) in
+                _ = try r.value()
+                let _: CallerAuth? = try r.optional()
+                let _: AppCheckClaims? = try r.optional()
+                let _: String? = try r.optional()
+                let map = try r.stringMap()
+                let streaming = try r.bool()
+                try r.end()
+                return (map, streaming)
+            }
+        }
+        let (map, streaming) = try read.get()
+        #expect(map == ["user-agent": "app/1", "x-trace": "b"])
+        #expect(streaming)
     }
 
     @Test("an invocation carrying its event's stored encoding frames those bytes, decodes to the same message, and drops them when its event is replaced")

@@ -56,7 +56,8 @@ extension Boundary {
         public var app: AppCheckClaims?
         /// The `Firebase-Instance-ID-Token` header.
         public var instanceIDToken: String?
-        /// The request's headers as received: in order, repeats kept; lookups ignore case.
+        /// The request's headers: names lower-cased (units built against an SDK that reads them
+        /// into a `[String: String]` look them up so), in order, repeats kept; lookups ignore case.
         public var headers: HTTPHeaders
         /// The client asked for a streamed response (`Accept: text/event-stream`).
         public var acceptsStreaming: Bool

@@ -104,7 +104,11 @@ extension FrontDoor {
         }
         var event = Boundary.CallableEvent(data: data)
         event.instanceIDToken = request.headers["firebase-instance-id-token"]
-        event.headers = request.headers
+        // Names lower-cased, as the boundary has always given them: a unit built against an SDK
+        // that keeps them in a `[String: String]` looks them up by lower-case name.
+        var headers = HTTPHeaders(capacity: request.headers.fields.count)
+        for (name, value) in request.headers { headers.add(HTTPHeaders.lowercasedName(name), value) }
+        event.headers = headers
         event.acceptsStreaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
         return .ready(CallableCall(event: event, idToken: idToken, appCheckToken: request.headers["x-firebase-appcheck"], cors: cors))
     }

@@ -89,7 +89,8 @@ public enum EchoUnit: FunctionModule {
         fn.onCall("headers") { (req: CallableRequest<Value>) -> Value in
             ["instanceIdToken": req.instanceIdToken.map { .string($0) } ?? .null, "appId": req.app.map { .string($0.appId) } ?? .null,
              "userAgent": req.headers["user-agent"].map { .string($0) } ?? .null,
-             "traces": .array(req.headers.values("X-Trace").map { .string($0) })]
+             "traces": .array(req.headers.values("X-Trace").map { .string($0) }),
+             "namesLowerCased": .bool(req.headers.allSatisfy { $0.name == $0.name.lowercased() })]
         }
 
         fn.onCall("restricted", .init(cors: .origins(["https://app.example.com", "https://*.example.org"]))) { (_: CallableRequest<Value>) in "ok" }

@@ -299,8 +299,10 @@ struct CallableProtocolTests {
         try await withFrontDoor { door in
             let r = try await door.call("headers", .null, headers: [("Firebase-Instance-ID-Token", "fcm-123"), ("User-Agent", "HearthTest/1.0"),
                                                                      ("x-trace", "first"), ("X-TRACE", "second")])
-            // Lookups ignore the names' case; a repeated header keeps every value, in order.
-            #expect(r.json?["result"] == ["instanceIdToken": "fcm-123", "appId": .null, "userAgent": "HearthTest/1.0", "traces": ["first", "second"]])
+            // Names arrive lower-cased (as a unit built against an SDK that read them into a
+            // [String: String] looks them up); a repeated header keeps every value, in order.
+            #expect(r.json?["result"] == ["instanceIdToken": "fcm-123", "appId": .null, "userAgent": "HearthTest/1.0", "traces": ["first", "second"],
+                                          "namesLowerCased": true])
         }
     }
 
