@@ -461,7 +461,9 @@ public final class Runtime: Sendable {
             return InvocationOutcome(id: 0, result: .failure(RemoteError(code: .failedPrecondition,
                 message: "'\(name)' is a \(entry.trigger.kindName) function, not a callable")), duration: .zero)
         }
-        return await invokeCallable(entry, Boundary.CallableEvent(data: data, auth: auth, headers: headers))
+        // Names lower-cased, as the front door gives them (`FrontDoor.callableCall`).
+        let lowerCased = HTTPHeaders(headers.fields.map { (name: HTTPHeaders.lowercasedName($0.name), value: $0.value) })
+        return await invokeCallable(entry, Boundary.CallableEvent(data: data, auth: auth, headers: lowerCased))
     }
 
     /// Runs a callable with its event (from the front door or `call`), within the function's timeout.

@@ -26,6 +26,13 @@ struct InvocationTests {
         #expect(await runtime.call("add", data: ["a": 2, "b": 40]).value == ["sum": 42])
     }
 
+    @Test("headers given to a call in-process reach the handler as the front door gives them: names lower-cased, in order, repeats kept")
+    func callHeaders() async throws {
+        let runtime = try await startRuntime(units: ["EchoUnit"])
+        let outcome = await runtime.call("headers", data: .null, headers: HTTPHeaders([("User-Agent", "cli/2"), ("X-Trace", "1"), ("x-TRACE", "2")]))
+        #expect(outcome.value == ["instanceIdToken": .null, "appId": .null, "userAgent": "cli/2", "traces": ["1", "2"], "namesLowerCased": true])
+    }
+
     @Test("input that does not fit the handler's type is invalid-argument naming the field")
     func badInput() async throws {
         let runtime = try await startRuntime(units: ["EchoUnit"])
