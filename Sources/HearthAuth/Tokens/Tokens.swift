@@ -59,7 +59,7 @@ extension AuthService {
     public func signInWithCustomToken(_ token: String) async throws -> SignInResult {
         let uid: String
         let developerClaims: [String: Value]
-        do {
+        do throws(TokenRejection) {
             if configuration.emulatorMode, token.hasPrefix("{") {
                 // The Auth emulator's fake custom token: `{"uid": …, "claims": {…}}` as JSON (the
                 // JS SDK's own emulator tests sign in so).
@@ -67,8 +67,8 @@ extension AuthService {
             } else {
                 (uid, developerClaims) = try customTokenClaims(token)
             }
-        } catch let rejection as TokenRejection {
-            log("custom token refused: \(rejection)")
+        } catch {
+            log("custom token refused: \(error)")
             throw AuthFailure("INVALID_CUSTOM_TOKEN")
         }
         try requireMethod("custom")
