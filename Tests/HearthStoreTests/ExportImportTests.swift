@@ -95,7 +95,7 @@ struct StoreExportImportTests {
             let clash = ExportRecord.user(UserRecord(uid: "third", email: "OLD@example.com", metadata: .init(creationTime: clock.now())))
             let taken = await #expect(throws: ImportError.self) { try await importing([clash], into: target, requireEmpty: false) }
             #expect(taken?.message == "field 'email': OLD@example.com is already the address of user 'old'")
-            #expect(try await users.count() == 2)
+            #expect(try users.count() == 2)
         }
     }
 }
