@@ -26,6 +26,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence {
     /// ASCII tokens); the same string when it has none upper-case, as most clients send them.
     public static func lowercasedName(_ name: String) -> String { ASCIICase.lowercased(name) }
 
+    /// The same fields, in order, with their names lower-cased (as a callable's event carries them).
+    public var withLowercasedNames: HTTPHeaders {
+        var out = HTTPHeaders(capacity: fields.count)
+        for (name, value) in fields { out.add(HTTPHeaders.lowercasedName(name), value) }
+        return out
+    }
+
     /// Header names compare ASCII case-insensitively (names are tokens: ASCII only), without
     /// allocating lower-cased copies on every lookup.
     public static func sameName(_ a: String, _ b: String) -> Bool { ASCIICase.equal(a, b) }

@@ -462,8 +462,7 @@ public final class Runtime: Sendable {
                 message: "'\(name)' is a \(entry.trigger.kindName) function, not a callable")), duration: .zero)
         }
         // Names lower-cased, as the front door gives them (`FrontDoor.callableCall`).
-        let lowerCased = HTTPHeaders(headers.fields.map { (name: HTTPHeaders.lowercasedName($0.name), value: $0.value) })
-        return await invokeCallable(entry, Boundary.CallableEvent(data: data, auth: auth, headers: lowerCased))
+        return await invokeCallable(entry, Boundary.CallableEvent(data: data, auth: auth, headers: headers.withLowercasedNames))
     }
 
     /// Runs a callable with its event (from the front door or `call`), within the function's timeout.

@@ -137,6 +137,20 @@ struct BoundaryTests {
         let (map, streaming) = try read.get()
         #expect(map == ["user-agent": "app/1", "x-trace": "b"])
         #expect(streaming)
+
+        // A count of headers the bytes cannot hold is refused, not reserved for.
+        for claim: UInt64 in [2, 1 << 40, .max] {
+            var bad = WireWriter()
+            bad.value(1)
+            bad.write(Optional<CallerAuth>.none)
+            bad.write(Optional<AppCheckClaims>.none)
+            bad.write(Optional<String>.none)
+            bad.varint(claim)
+            bad.string("accept")
+            bad.string("*/*")
+            bad.bool(false)
+            #expect(throws: WireError.self, "a count of \(claim)") { try Boundary.CallableEvent(wireBytes: bad.finish()) }
+        }
     }
 
     @Test("an invocation carrying its event's stored encoding frames those bytes, decodes to the same message, and drops them when its event is replaced")

@@ -106,9 +106,7 @@ extension FrontDoor {
         event.instanceIDToken = request.headers["firebase-instance-id-token"]
         // Names lower-cased, as the boundary has always given them: a unit built against an SDK
         // that keeps them in a `[String: String]` looks them up by lower-case name.
-        var headers = HTTPHeaders(capacity: request.headers.fields.count)
-        for (name, value) in request.headers { headers.add(HTTPHeaders.lowercasedName(name), value) }
-        event.headers = headers
+        event.headers = request.headers.withLowercasedNames
         event.acceptsStreaming = request.headers["accept"]?.lowercased().contains("text/event-stream") == true
         return .ready(CallableCall(event: event, idToken: idToken, appCheckToken: request.headers["x-firebase-appcheck"], cors: cors))
     }
