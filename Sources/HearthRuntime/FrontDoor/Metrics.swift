@@ -6,35 +6,47 @@ public final class Metrics: Sendable {
     /// Latency bucket bounds, seconds.
     static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+    /// Counts per latency bucket, each observation counted in its own bucket only (one increment
+    /// per request); the exposition's cumulative counts are summed when it is rendered.
     struct Histogram {
-        var counts = [Int](repeating: 0, count: Metrics.buckets.count)
+        /// `counts[i]` observations at most `buckets[i]` and above `buckets[i - 1]`; the last, above
+        /// every bound (`+Inf` only).
+        var counts = [Int](repeating: 0, count: Metrics.buckets.count + 1)
         var total = 0
         var sum = 0.0
 
         mutating func observe(_ seconds: Double) {
-            for (i, bound) in Metrics.buckets.enumerated() where seconds <= bound { counts[i] += 1 }
+            var i = 0
+            while i < Metrics.buckets.count, seconds > Metrics.buckets[i] { i += 1 }
+            counts[i] += 1
             total += 1
             sum += seconds
         }
+
+        /// The exposition's `le` counts: observations at most each bound.
+        var cumulative: [Int] {
+            var running = 0
+            return Metrics.buckets.indices.map { running += counts[$0]; return running }
+        }
     }
 
-    /// Counters' keys as fields, not joined into one string: no string is built per request.
-    struct RequestKey: Hashable {
-        var route: String
-        var status: Int
+    /// A route's counters: one lookup by its name per request, then its status (an integer).
+    struct RouteCounters {
+        var statuses: [Int: Int] = [:]
+        var latency = Histogram()
     }
 
-    struct InvocationKey: Hashable {
-        var function: String
-        var outcome: String
-        var code: String
+    /// A function's counters: one lookup by its name per invocation; successes need no other key.
+    struct FunctionCounters {
+        var ok = 0
+        /// Failures by error code (the outcome "error").
+        var errors: [String: Int] = [:]
+        var latency = Histogram()
     }
 
     struct State {
-        var requests: [RequestKey: Int] = [:]
-        var invocations: [InvocationKey: Int] = [:]
-        var latency: [String: Histogram] = [:]     // function
-        var requestLatency: [String: Histogram] = [:]  // route
+        var routes: [String: RouteCounters] = [:]
+        var functions: [String: FunctionCounters] = [:]
     }
 
     private let state = Mutex(State())
@@ -45,21 +57,27 @@ public final class Metrics: Sendable {
 
     func request(route: String, status: Int, seconds: Double) {
         state.withLock { s in
-            s.requests[RequestKey(route: route, status: status), default: 0] += 1
-            s.requestLatency[route, default: Histogram()].observe(seconds)
+            s.routes[route, default: RouteCounters()].count(status: status, seconds: seconds)
         }
     }
 
-    func invocation(function: String, outcome: String, code: String, seconds: Double) {
+    /// An invocation of `function` that succeeded (`error` nil) or failed with `error`'s code.
+    func invocation(function: String, error: FunctionsErrorCode?, seconds: Double) {
         state.withLock { s in
-            s.invocations[InvocationKey(function: function, outcome: outcome, code: code), default: 0] += 1
-            s.latency[function, default: Histogram()].observe(seconds)
+            s.functions[function, default: FunctionCounters()].count(error: error, seconds: seconds)
         }
     }
 
-    /// Counts of invocations of `function` by outcome (for tests and the admin API).
+    /// Counts of invocations of `function` by outcome, "ok" or "error" (for tests and the admin API).
     public func invocationCount(function: String, outcome: String) -> Int {
-        state.withLock { s in s.invocations.filter { $0.key.function == function && $0.key.outcome == outcome }.values.reduce(0, +) }
+        state.withLock { s in
+            guard let f = s.functions[function] else { return 0 }
+            switch outcome {
+            case "ok": return f.ok
+            case "error": return f.errors.values.reduce(0, +)
+            default: return 0
+            }
+        }
     }
 
     static func label(_ s: String) -> String {
@@ -74,20 +92,28 @@ public final class Metrics: Sendable {
         func number(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v) }
 
         header("hearth_http_requests_total", "HTTP requests by route and status.", "counter")
-        for (key, n) in s.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
-            out += "hearth_http_requests_total{route=\"\(Metrics.label(key.route))\",status=\"\(key.status)\"} \(n)\n"
+        for (route, counters) in s.routes.sorted(by: { $0.key < $1.key }) {
+            for (status, n) in counters.statuses.sorted(by: { $0.key < $1.key }) {
+                out += "hearth_http_requests_total{route=\"\(Metrics.label(route))\",status=\"\(status)\"} \(n)\n"
+            }
         }
         header("hearth_http_requests_in_flight", "HTTP requests being handled.", "gauge")
         out += "hearth_http_requests_in_flight \(httpInFlight.load(ordering: .relaxed))\n"
-        histogram(&out, "hearth_http_request_duration_seconds", "HTTP request latency by route.", "route", s.requestLatency)
+        histogram(&out, "hearth_http_request_duration_seconds", "HTTP request latency by route.", "route", s.routes.mapValues(\.latency))
 
         header("hearth_invocations_total", "Function invocations by function, outcome and error code.", "counter")
-        for (key, n) in s.invocations.sorted(by: { ($0.key.function, $0.key.outcome, $0.key.code) < ($1.key.function, $1.key.outcome, $1.key.code) }) {
-            out += "hearth_invocations_total{function=\"\(Metrics.label(key.function))\",outcome=\"\(key.outcome)\",code=\"\(key.code)\"} \(n)\n"
+        for (function, counters) in s.functions.sorted(by: { $0.key < $1.key }) {
+            // "error" sorts before "ok", as the outcomes were always listed.
+            for (code, n) in counters.errors.sorted(by: { $0.key < $1.key }) {
+                out += "hearth_invocations_total{function=\"\(Metrics.label(function))\",outcome=\"error\",code=\"\(code)\"} \(n)\n"
+            }
+            if counters.ok > 0 {
+                out += "hearth_invocations_total{function=\"\(Metrics.label(function))\",outcome=\"ok\",code=\"ok\"} \(counters.ok)\n"
+            }
         }
         header("hearth_invocations_in_flight", "Function invocations running.", "gauge")
         out += "hearth_invocations_in_flight \(invocationsInFlight.load(ordering: .relaxed))\n"
-        histogram(&out, "hearth_invocation_duration_seconds", "Function invocation latency.", "function", s.latency)
+        histogram(&out, "hearth_invocation_duration_seconds", "Function invocation latency.", "function", s.functions.mapValues(\.latency))
 
         for metric in extra {
             header(metric.name, metric.help, metric.type)
@@ -100,11 +126,25 @@ public final class Metrics: Sendable {
         out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         for (key, h) in histograms.sorted(by: { $0.key < $1.key }) {
             let l = "\(labelName)=\"\(Metrics.label(key))\""
-            for (bound, count) in zip(Metrics.buckets, h.counts) { out += "\(name)_bucket{\(l),le=\"\(bound)\"} \(count)\n" }
+            for (bound, count) in zip(Metrics.buckets, h.cumulative) { out += "\(name)_bucket{\(l),le=\"\(bound)\"} \(count)\n" }
             out += "\(name)_bucket{\(l),le=\"+Inf\"} \(h.total)\n"
             out += "\(name)_sum{\(l)} \(h.sum)\n"
             out += "\(name)_count{\(l)} \(h.total)\n"
         }
+    }
+}
+
+extension Metrics.RouteCounters {
+    mutating func count(status: Int, seconds: Double) {
+        statuses[status, default: 0] += 1
+        latency.observe(seconds)
+    }
+}
+
+extension Metrics.FunctionCounters {
+    mutating func count(error: FunctionsErrorCode?, seconds: Double) {
+        if let error { errors[error.rawValue, default: 0] += 1 } else { ok += 1 }
+        latency.observe(seconds)
     }
 }
 
