@@ -144,6 +144,42 @@ struct InvocationTests {
         #expect(try await runtime.store.get(try DocumentPath("late/a")) == nil)
     }
 
+    @Test("whether the reply or the deadline ends an invocation, its timer is cancelled or spent and its completion released once it has run")
+    func endingReleases() async throws {
+        let clock = ManualClock()
+        let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock)
+        let entry = try #require(runtime.table["sleep"])
+        let released = ReleaseCount()
+        // `sleep` has timeoutSeconds 5: 0 s answers at once, 60 s only past the deadline.
+        for (seconds, answersInTime) in [(0.0, true), (60, false)] {
+            let before = released.count
+            let call = Task {
+                let tracked = Tracked(released)
+                return await withCheckedContinuation { continuation in
+                    runtime.invokeCallable(entry, Boundary.CallableEvent(data: .double(seconds))) { outcome in
+                        _ = tracked
+                        continuation.resume(returning: outcome)
+                    }
+                }
+            }
+            if !answersInTime {
+                try await until(clock.changes, seconds: 120) { clock.sleeperCount >= 2 }
+                clock.advance(by: .seconds(5))
+            }
+            let outcome = try await withTimeout { await call.value }
+            if answersInTime {
+                #expect(outcome.value == "woke")
+            } else {
+                #expect(outcome.error?.code == .deadlineExceeded)
+            }
+            // Nothing but the in-flight entry held the completion: gone with it, whichever came first.
+            try await until(released.changes) { released.count == before + 1 }
+            #expect(runtime.invoker.inFlightCount == 0)
+            // The reply cancelled the timer; the deadline spent it.
+            #expect(runtime.invoker.deadlines.pendingCount == 0)
+        }
+    }
+
     @Test("a handler that finishes before its timeout answers normally")
     func withinTimeout() async throws {
         let clock = ManualClock()
@@ -196,4 +232,22 @@ struct InvocationTests {
         // The same path each time, give or take how the task's job was started.
         #expect((seen.max() ?? 0) - (seen.min() ?? 0) <= 8, "planner stack depths from \(seen.min() ?? 0) to \(seen.max() ?? 0)")
     }
+}
+
+/// Counts the `Tracked` objects released.
+private final class ReleaseCount: Sendable {
+    let changes = Changes()
+    private let released = Atomic<Int>(0)
+    var count: Int { released.load(ordering: .acquiring) }
+    func note() {
+        released.wrappingAdd(1, ordering: .releasing)
+        changes.changed()
+    }
+}
+
+/// An object a completion captures, to see when it is released.
+private final class Tracked: Sendable {
+    let counter: ReleaseCount
+    init(_ counter: ReleaseCount) { self.counter = counter }
+    deinit { counter.note() }
 }

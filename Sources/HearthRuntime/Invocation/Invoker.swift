@@ -19,9 +19,10 @@ public typealias StreamSink = @Sendable (Value) async -> Bool
 /// handler's task), keeps the in-flight table that host services consult, and writes one log line
 /// per invocation.
 public final class Invoker: Sendable {
+    /// A running invocation: what host services consult, and what ending it takes (see `end`),
+    /// held here and nowhere else, so a reply that never comes after a deadline keeps none of it.
     struct InFlight: Sendable {
-        let function: String
-        let unit: String
+        let entry: FunctionEntry
         let stream: StreamSink?
         /// The delivery this invocation attempts, for engine-run invocations.
         let delivery: Int64?
@@ -30,8 +31,15 @@ public final class Invoker: Sendable {
         /// Set while the handler sleeps on the host clock (`clock.sleep`), until when: such an
         /// invocation waits for time, not for work (what `DeliveryEngine.settle` asks).
         var sleepingUntil: Timestamp?
-        /// Ends the invocation with the unit's reply, or nil for its deadline (see `end`).
-        let finish: @Sendable (Result<Boundary.InvocationResult, RemoteError>?) -> Void
+        let timeout: Duration?
+        let started: ContinuousClock.Instant
+        let recorder: Recorder?
+        let logFields: [String: Value]
+        /// Called once with the outcome, after the invocation is logged and recorded.
+        let completion: @Sendable (InvocationOutcome) -> Void
+
+        var function: String { entry.name }
+        var unit: String { entry.unit.name }
     }
 
     let clock: any Clock
@@ -115,65 +123,80 @@ public final class Invoker: Sendable {
         let deadline = timeout.map { now + $0 }
         let started = ContinuousClock.now
         let message = Boundary.Invoke(function: entry.name, event: event, now: now, seed: planned ?? random.seed(), encodedEvent: encodedEvent)
-        let unit = entry.unit
         let recorder = recording.recorder
-        // nil: the deadline came first. Run once, by `end`.
-        let finish: @Sendable (Result<Boundary.InvocationResult, RemoteError>?) -> Void = { [self] reply in
-            metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed)
-            progress.notify()
-            let result: Result<Boundary.InvocationResult, RemoteError>
-            if let reply {
-                serviceTasks.forget(invocation: id)
-                result = reply
-            } else {
-                // Stop the handler (its task is cancelled in the unit; a worker that does not stop it
-                // is killed) and the host work it is waiting on.
-                serviceTasks.cancel(invocation: id)
-                unit.transport.abandon(invocation: id, function: entry.name, timeout: timeout ?? .zero)
-                let seconds = timeout.map { $0.secondsDouble } ?? 0
-                result = .failure(RemoteError(code: .deadlineExceeded, message: "DEADLINE_EXCEEDED",
-                                              debug: "the function ran longer than its timeout of \(seconds) s"))
-            }
-            onFinish(id)
-            let duration = ContinuousClock.now - started
-            recorder?.finish(id, outcome: result, duration: duration)
-            logInvocation(entry, id: id, result: result, duration: duration, fields: logFields)
-            completion(InvocationOutcome(id: id, result: result, duration: duration))
+        inFlight.withLock {
+            $0[id] = InFlight(entry: entry, stream: stream, delivery: delivery, deadline: deadline, timeout: timeout, started: started,
+                              recorder: recorder, logFields: logFields, completion: completion)
         }
-        inFlight.withLock { $0[id] = InFlight(function: entry.name, unit: entry.unit.name, stream: stream, delivery: delivery, deadline: deadline, finish: finish) }
         metrics.invocationsInFlight.wrappingAdd(1, ordering: .relaxed)
-        recorder?.begin(id, function: entry.name, unit: unit.name, version: unit.version, external: event.isExternalInput, delivery: delivery,
+        recorder?.begin(id, function: entry.name, unit: entry.unit.name, version: entry.unit.version, external: event.isExternalInput, delivery: delivery,
                         attempt: logFields["attempt"]?.intValue.map { Int(clamping: $0) }, invoke: message)
-        guard let deadline else {
-            unit.request(message, invocation: id, function: entry.name) { [self] in end(id, $0) }
-            return
-        }
         // Whichever comes first: the unit's reply or the deadline (one shared timer for all).
-        let token = deadlines.schedule(at: deadline) { [self] in end(id, nil) }
-        unit.request(message, invocation: id, function: entry.name) { [self, deadlines] answer in
-            deadlines.cancel(token)
-            end(id, answer)
+        let ending = Ending(invoker: self, id: id)
+        if let deadline { ending.deadlineToken.store(deadlines.schedule(at: deadline) { ending.expire() }, ordering: .releasing) }
+        entry.unit.request(message, invocation: id, function: entry.name) { ending.answer($0) }
+    }
+
+    /// The unit's reply and the deadline's timer, as one object both closures capture alone: a
+    /// closure whose only capture is one object uses it as its context, where closures capturing
+    /// the id beside the invoker allocated a context each.
+    final class Ending: Sendable {
+        let invoker: Invoker
+        let id: UInt64
+        /// The deadline's `Deadlines` token, 0 for none; stored before the invocation is sent.
+        let deadlineToken = Atomic<UInt64>(0)
+
+        init(invoker: Invoker, id: UInt64) {
+            self.invoker = invoker
+            self.id = id
         }
+
+        /// The unit answered.
+        func answer(_ reply: Result<Boundary.InvocationResult, RemoteError>) {
+            let token = deadlineToken.load(ordering: .acquiring)
+            if token != 0 { invoker.deadlines.cancel(token) }
+            invoker.end(id, reply)
+        }
+
+        /// The deadline passed.
+        func expire() { invoker.end(id, nil) }
     }
 
     /// Ends invocation `id` with `reply` (nil: its deadline passed) unless something ended it
     /// already. The reply and the deadline race for the in-flight entry, with no race object per
-    /// call: whichever takes the entry out runs the `finish` it holds, and the other finds it gone.
-    /// Held there and nowhere else, `finish` (and the caller's completion, an HTTP response say)
-    /// goes with the entry: a reply that never comes after a deadline keeps none of it.
+    /// call: whichever takes the entry out ends the invocation, and the other finds it gone.
     private func end(_ id: UInt64, _ reply: Result<Boundary.InvocationResult, RemoteError>?) {
-        guard let finish = inFlight.withLock({ $0.removeValue(forKey: id)?.finish }) else { return }
-        finish(reply)
+        guard let call = inFlight.withLock({ $0.removeValue(forKey: id) }) else { return }
+        metrics.invocationsInFlight.wrappingSubtract(1, ordering: .relaxed)
+        progress.notify()
+        let result: Result<Boundary.InvocationResult, RemoteError>
+        if let reply {
+            serviceTasks.forget(invocation: id)
+            result = reply
+        } else {
+            // Stop the handler (its task is cancelled in the unit; a worker that does not stop it
+            // is killed) and the host work it is waiting on.
+            serviceTasks.cancel(invocation: id)
+            call.entry.unit.transport.abandon(invocation: id, function: call.entry.name, timeout: call.timeout ?? .zero)
+            let seconds = call.timeout.map { $0.secondsDouble } ?? 0
+            result = .failure(RemoteError(code: .deadlineExceeded, message: "DEADLINE_EXCEEDED",
+                                          debug: "the function ran longer than its timeout of \(seconds) s"))
+        }
+        onFinish(id)
+        let duration = ContinuousClock.now - call.started
+        call.recorder?.finish(id, outcome: result, duration: duration)
+        logInvocation(call.entry, id: id, result: result, duration: duration, fields: call.logFields)
+        call.completion(InvocationOutcome(id: id, result: result, duration: duration))
     }
 
     func logInvocation(_ entry: FunctionEntry, id: UInt64, result: Result<Boundary.InvocationResult, RemoteError>, duration: Duration, fields: [String: Value]) {
         let level: LogLevel
         switch result {
         case .success:
-            metrics.invocation(function: entry.name, outcome: "ok", code: "ok", seconds: duration.secondsDouble)
+            metrics.invocation(function: entry.name, error: nil, seconds: duration.secondsDouble)
             level = .info
         case .failure(let e):
-            metrics.invocation(function: entry.name, outcome: "error", code: e.code.rawValue, seconds: duration.secondsDouble)
+            metrics.invocation(function: entry.name, error: e.code, seconds: duration.secondsDouble)
             level = e.code == .internal || e.code == .unknown || e.code == .deadlineExceeded ? .error : .warning
         }
         // The line's fields are built only when it is written (an info line per call is skipped
