@@ -20,9 +20,16 @@ final class Deadlines: Sendable {
         let id: UInt64
     }
 
+    /// An action as the table holds it: a closure stored straight in a dictionary is converted to
+    /// the dictionary's generic representation, which allocates a thunk for every `schedule`; in a
+    /// struct's field it is stored as it is.
+    private struct Scheduled {
+        let action: Action
+    }
+
     private struct State {
         var heap: [Entry] = []
-        var actions: [UInt64: Action] = [:]
+        var actions: [UInt64: Scheduled] = [:]
         var nextID: UInt64 = 1
         /// Heap entries whose action was cancelled (removed lazily, or all at once when they pile up).
         var stale = 0
@@ -44,7 +51,7 @@ final class Deadlines: Sendable {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1
-            s.actions[id] = action
+            s.actions[id] = Scheduled(action: action)
             Self.push(&s.heap, Entry(deadline: deadline, id: id))
             if s.armedFor.map({ deadline < $0 }) ?? true { arm(&s, for: deadline) }
             return id
@@ -101,7 +108,7 @@ final class Deadlines: Sendable {
             var due: [Action] = []
             while let top = s.heap.first, top.deadline <= now {
                 Self.pop(&s.heap)
-                if let action = s.actions.removeValue(forKey: top.id) { due.append(action) } else { s.stale -= 1 }
+                if let scheduled = s.actions.removeValue(forKey: top.id) { due.append(scheduled.action) } else { s.stale -= 1 }
             }
             // Skip entries already cancelled, so the driver does not wake for nothing.
             while let top = s.heap.first, s.actions[top.id] == nil {
