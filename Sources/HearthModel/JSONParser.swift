@@ -266,6 +266,9 @@ struct JSONReader {
             depth -= 1
             return .map([:])
         }
+        // One allocation for the small objects most requests carry, where appending grew the
+        // stack at its first, second and third member.
+        if memberStack.capacity == 0 { memberStack.reserveCapacity(8) }
         let base = memberStack.count
         var escapedIndex: Int?
         repeat {
