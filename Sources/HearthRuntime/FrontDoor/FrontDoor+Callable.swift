@@ -33,17 +33,18 @@ extension FrontDoor {
     /// read at once (`AuthService.verifyIDTokenNow`). A token verified before is checked again here
     /// against the user's state, as `callable` checks it (read now, or as read before while no user
     /// has changed since: `TokenStateCache`).
-    func callableNow(_ entry: FunctionEntry, _ request: HTTPServerRequest) -> HTTPServerResponse? {
+    /// `countedFrom`: as for `invoke`.
+    func callableNow(_ entry: FunctionEntry, _ request: HTTPServerRequest, countedFrom started: ContinuousClock.Instant? = nil) -> HTTPServerResponse? {
         switch callableCall(entry, request) {
         case .answered(let response):
             return response
         case .ready(var call):
-            guard let token = call.idToken else { return invoke(entry, call) }
+            guard let token = call.idToken else { return invoke(entry, call, countedFrom: started) }
             switch runtime.callerNow(idToken: token) {
             case nil: return nil
             case .success(let caller)?:
                 call.event.auth = caller
-                return invoke(entry, call)
+                return invoke(entry, call, countedFrom: started)
             case .failure(let error)?:
                 return refuse(entry, call, error)
             }
@@ -113,7 +114,9 @@ extension FrontDoor {
 
     /// After the caller is known: App Check, then the function, answered when its unit replies (or
     /// streamed, when the client accepts `text/event-stream`).
-    func invoke(_ entry: FunctionEntry, _ call: CallableCall) -> HTTPServerResponse {
+    /// `countedFrom`: the request's start, when the function's answer is to be counted in the
+    /// metrics as it is made (only a `later` response is; the caller counts any other).
+    func invoke(_ entry: FunctionEntry, _ call: CallableCall, countedFrom started: ContinuousClock.Instant? = nil) -> HTTPServerResponse {
         let options = entry.spec.options
         var event = call.event
         if let token = call.appCheckToken {
@@ -161,6 +164,7 @@ extension FrontDoor {
         // three more closures).
         let invocation = event
         let cors = call.cors
+        let metrics = self.metrics
         return .later { answer in
             runtime.invokeCallable(entry, invocation) { outcome in
                 var response: HTTPServerResponse
@@ -172,6 +176,7 @@ extension FrontDoor {
                     response = .json(member: "error", visible.callableBody, status: visible.code.httpStatus)
                 }
                 for (n, v) in cors { response.headers.add(n, v) }
+                if let started { FrontDoor.count(response, route: "callable", started: started, in: metrics) }
                 answer(response)
             }
         }

@@ -274,10 +274,13 @@ public final class FrontDoor: Sendable {
         metrics.httpInFlight.wrappingAdd(1, ordering: .relaxed)
         // A worker's full socket does not stall this thread: a polling thread's frames wait for
         // its next poll, and what does not fit then goes to a background writer (`FrameSocket`).
-        guard let response = callableNow(entry, request) else {
+        guard let response = callableNow(entry, request, countedFrom: started) else {
             metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed)
             return nil
         }
+        // The function's answer is counted where it is made (`invoke`), without the three closures
+        // `counted` would wrap it in; an answer made here (a refusal, a stream) is counted now.
+        if case .later = response.body { return response }
         return counted(response, route: "callable", started: started)
     }
 
@@ -285,10 +288,15 @@ public final class FrontDoor: Sendable {
     func counted(_ response: HTTPServerResponse, route: String, started: ContinuousClock.Instant) -> HTTPServerResponse {
         let metrics = self.metrics
         return response.map { r in
-            metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed)
-            metrics.request(route: route, status: r.status, seconds: (ContinuousClock.now - started).secondsDouble)
+            FrontDoor.count(r, route: route, started: started, in: metrics)
             return r
         }
+    }
+
+    /// Counts a response to a request started at `started`, once it is known.
+    static func count(_ response: HTTPServerResponse, route: String, started: ContinuousClock.Instant, in metrics: Metrics) {
+        metrics.httpInFlight.wrappingSubtract(1, ordering: .relaxed)
+        metrics.request(route: route, status: response.status, seconds: (ContinuousClock.now - started).secondsDouble)
     }
 
     func route(_ request: HTTPServerRequest) async -> (String, HTTPServerResponse) {

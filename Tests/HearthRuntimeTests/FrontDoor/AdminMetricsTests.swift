@@ -96,9 +96,12 @@ struct AdminMetricsTests {
         }
     }
 
-    @Test("/metrics counts requests and invocations by outcome, with latency histograms, in Prometheus text")
-    func metrics() async throws {
-        try await withFrontDoor { door in
+    // In a worker, a callable's answer is counted where the reply is read (`FrontDoor.invoke`), a
+    // refusal where it is made (`handleNow`); in-process, both by `counted` in the request's task.
+    @Test("/metrics counts requests and invocations by outcome, with latency histograms, in Prometheus text",
+          arguments: [RuntimeConfig.Isolation.inProcess, .process])
+    func metrics(isolation: RuntimeConfig.Isolation) async throws {
+        try await withFrontDoor(configure: { $0.defaultIsolation = isolation }) { door in
             for _ in 0..<3 { _ = try await door.call("echo", 1) }
             _ = try await door.call("fail", ["code": "not-found", "message": "gone"])
             _ = try await door.send("POST", "/echo", body: "junk")
