@@ -480,7 +480,7 @@ public final class Runtime: Sendable {
     static func makeServices(clock: any Clock, log: RuntimeLog, invoker: Invoker, store: DocumentStore, auth: AuthService,
                              tasks: TaskRequests, deliveries: any DeliveryStorage, messenger: Messenger, secrets: Secrets, config: RuntimeConfig,
                              declaredSecrets: @escaping @Sendable (String) -> [String], overrides: ((inout HostServices.Builder) -> Void)?) -> HostServices {
-        var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.record(for: $0)?.unit == $1 }, recording: invoker.recording)
+        var services = HostServices.Builder(tasks: invoker.serviceTasks, isInFlight: { invoker.isRunning($0, in: $1) }, recording: invoker.recording)
         services.answer(Boundary.ClockNow.self) { _, _ in clock.now() }
         // Only for a running invocation, and only what its function declared.
         services.answer(Boundary.SecretGet.self) { caller, request in

@@ -83,6 +83,16 @@ public final class Invoker: Sendable {
 
     func record(for invocation: UInt64) -> InFlight? { inFlight.withLock { $0[invocation] } }
 
+    /// Whether `invocation` is running in `unit`: asked before every service call. Only the unit's
+    /// name is compared, where `record(for:)` would copy the whole entry out (retaining and then
+    /// releasing each of its references) and then compare.
+    func isRunning(_ invocation: UInt64, in unit: String) -> Bool {
+        inFlight.withLock { table in
+            guard let index = table.index(forKey: invocation) else { return false }
+            return table.values[index].entry.unit.name == unit
+        }
+    }
+
     /// The running invocations that attempt deliveries.
     var deliveryInvocations: [UInt64: InFlight] {
         inFlight.withLock { $0.filter { $0.value.delivery != nil } }
