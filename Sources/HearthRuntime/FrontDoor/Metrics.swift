@@ -17,7 +17,8 @@ public final class Metrics: Sendable {
 
         mutating func observe(_ seconds: Double) {
             var i = 0
-            while i < Metrics.buckets.count, seconds > Metrics.buckets[i] { i += 1 }
+            // Not `seconds > bound`: a NaN is at most no bound, so it counts under `+Inf` only.
+            while i < Metrics.buckets.count, !(seconds <= Metrics.buckets[i]) { i += 1 }
             counts[i] += 1
             total += 1
             sum += seconds

@@ -19,8 +19,10 @@ public typealias StreamSink = @Sendable (Value) async -> Bool
 /// handler's task), keeps the in-flight table that host services consult, and writes one log line
 /// per invocation.
 public final class Invoker: Sendable {
-    /// A running invocation: what host services consult, and what ending it takes (see `end`),
-    /// held here and nowhere else, so a reply that never comes after a deadline keeps none of it.
+    /// A running invocation: what host services consult, and what ending it takes (see `end`).
+    /// The reply's and the deadline's closures hold only the invoker and the id (`Ending`), so a
+    /// reply that never comes after a deadline keeps none of this (`record(for:)` hands out copies
+    /// for as long as a service call looks at one).
     struct InFlight: Sendable {
         let entry: FunctionEntry
         let stream: StreamSink?

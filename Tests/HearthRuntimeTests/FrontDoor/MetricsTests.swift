@@ -32,6 +32,14 @@ struct MetricsTests {
         }
         let text = metrics.render()
         #expect(text.contains("hearth_invocation_duration_seconds_count{function=\"f\"} 6\n"))
+        // A negative duration is at most every bound; a NaN at most none (`+Inf` only), as when
+        // each bucket was counted by comparing with `<=`.
+        let odd = Metrics()
+        for seconds in [-1.0, .nan] { odd.invocation(function: "g", error: nil, seconds: seconds) }
+        let oddBuckets = Self.samples(odd.render(), "hearth_invocation_duration_seconds_bucket")
+        #expect(oddBuckets["{function=\"g\",le=\"0.0005\"}"] == "1")
+        #expect(oddBuckets["{function=\"g\",le=\"10.0\"}"] == "1")
+        #expect(oddBuckets["{function=\"g\",le=\"+Inf\"}"] == "2")
         #expect(text.contains("hearth_invocation_duration_seconds_sum{function=\"f\"} 18.0066\n"))
     }
 
@@ -39,6 +47,7 @@ struct MetricsTests {
     func counters() {
         let metrics = Metrics()
         metrics.invocation(function: "b", error: nil, seconds: 0.001)
+        metrics.invocation(function: "c", error: .unavailable, seconds: 0.001)  // only ever failed: no ok line
         metrics.invocation(function: "a", error: .notFound, seconds: 0.001)
         metrics.invocation(function: "a", error: nil, seconds: 0.001)
         metrics.invocation(function: "a", error: .internal, seconds: 0.001)
@@ -57,10 +66,13 @@ struct MetricsTests {
             #"hearth_invocations_total{function="a",outcome="error",code="not-found"} 2"#,
             #"hearth_invocations_total{function="a",outcome="ok",code="ok"} 1"#,
             #"hearth_invocations_total{function="b",outcome="ok",code="ok"} 1"#,
+            #"hearth_invocations_total{function="c",outcome="error",code="unavailable"} 1"#,
         ])
         #expect(metrics.invocationCount(function: "a", outcome: "ok") == 1)
         #expect(metrics.invocationCount(function: "a", outcome: "error") == 3)
         #expect(metrics.invocationCount(function: "b", outcome: "error") == 0)
         #expect(metrics.invocationCount(function: "nobody", outcome: "ok") == 0)
+        #expect(metrics.invocationCount(function: "c", outcome: "ok") == 0)
+        #expect(metrics.invocationCount(function: "a", outcome: "surprise") == 0)
     }
 }
