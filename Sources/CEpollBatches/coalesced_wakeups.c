@@ -12,8 +12,8 @@
  * yet read by the polling thread. This file defines write(2) and read(2) for the process, as
  * epoll_batches.c defines epoll_wait: a write made inside MHD_resume_connection (hearth_resuming
  * marks the call) of the channel's 8 bytes records the descriptor as a wake-up channel and sets
- * its pending flag, and is skipped when the flag was already set; a read of a recorded channel
- * (libmicrohttpd's clear of it) clears the flag after the read.
+ * its pending flag, and is skipped when the flag was already set; a read of a channel
+ * (libmicrohttpd's clear of it) clears the flag after the read, the flag looked at only then.
  *
  * Why no resumption is lost, in 0.9.75's MHD_epoll (read off its machine code): each call first
  * resumes every marked connection (resume_suspended_connections), waiting without blocking if it
@@ -104,15 +104,16 @@ ssize_t write(int descriptor, const void *bytes, size_t count) {
 }
 
 ssize_t read(int descriptor, void *bytes, size_t count) {
-    if (descriptor >= 0 && descriptor < CHANNELS &&
-        (atomic_load_explicit(&channels[descriptor], memory_order_relaxed) & KNOWN) != 0) {
-        ssize_t result = system_read(descriptor, bytes, count);
+    ssize_t result = system_read(descriptor, bytes, count);
+    /* Looked at after the read, not before: a channel's first resumption may record it and write
+     * between a look and the read, and a write this read took must not stay pending (every later
+     * resumption would skip its write, and the poller would sleep with connections to resume). */
+    if (descriptor >= 0 && descriptor < CHANNELS && (atomic_load(&channels[descriptor]) & PENDING) != 0) {
         int saved = errno;
         atomic_fetch_and(&channels[descriptor], (unsigned char)~PENDING);
         errno = saved;
-        return result;
     }
-    return system_read(descriptor, bytes, count);
+    return result;
 }
 
 void hearth_forget_wakeup_channel(int descriptor) {
