@@ -94,7 +94,9 @@ struct AppEndToEndTests {
         let set = try await hearth(["docs", "set", "members/\(uid)/profiles/settings", "--data",
                                     "{\"pushEnabled\": true, \"timeZone\": \"UTC\", \"reminderHour\": \(minuteAgo.hour!), \"reminderMinute\": \(minuteAgo.minute!)}"], in: dir)
         #expect(set.status == 0, "\(set.err)")
-        let tomorrowNoon = utc.date(byAdding: .day, value: 1, to: utc.startOfDay(for: now))!.addingTimeInterval(12 * 3600)
+        // Due the day after the reminder's own day, which is yesterday's in the first minute after
+        // midnight (UTC): the day of `now` would then put the item a day too late for the tick.
+        let tomorrowNoon = utc.date(byAdding: .day, value: 1, to: utc.startOfDay(for: now.addingTimeInterval(-60)))!.addingTimeInterval(12 * 3600)
         let created = try await post(base + "/createItem", ["data": ["title": "water the plants", "targetDate": .timestamp(Timestamp(seconds: Int64(tomorrowNoon.timeIntervalSince1970)))]],
                                      token: idToken)
         #expect(created["result"]?["sequence"] == 1, "\(created)")
