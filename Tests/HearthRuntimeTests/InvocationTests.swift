@@ -180,6 +180,36 @@ struct InvocationTests {
         }
     }
 
+    @Test("past its deadline, an invocation whose unit has not replied keeps nothing alive: its completion is released before the reply comes")
+    func deadlineWithoutReply() async throws {
+        let clock = ManualClock()
+        let runtime = try await startRuntime(units: ["EchoUnit"], clock: clock)
+        let entry = try #require(runtime.table["stubborn"])
+        let gate = NSTemporaryDirectory() + "hearth-gate-" + UUID().uuidString
+        // Whatever happens, the handler is let go at the end (it polls for the file).
+        defer {
+            FileManager.default.createFile(atPath: gate, contents: nil)
+        }
+        let released = ReleaseCount()
+        let call = Task {
+            let tracked = Tracked(released)
+            return await withCheckedContinuation { continuation in
+                runtime.invokeCallable(entry, Boundary.CallableEvent(data: .string(gate))) { outcome in
+                    _ = tracked
+                    continuation.resume(returning: outcome)
+                }
+            }
+        }
+        // The invocation's timer, on the clock (the handler waits on the real one).
+        try await until(clock.changes, seconds: 120) { runtime.invoker.deadlines.pendingCount == 1 && clock.sleeperCount >= 1 }
+        clock.advance(by: .seconds(5))
+        #expect(try await withTimeout { await call.value }.error?.code == .deadlineExceeded)
+        // Released while the unit still holds its reply closure: the handler has not finished.
+        try await until(released.changes) { released.count == 1 }
+        #expect(!FileManager.default.fileExists(atPath: gate))
+        #expect(runtime.invoker.inFlightCount == 0)
+    }
+
     @Test("a handler that finishes before its timeout answers normally")
     func withinTimeout() async throws {
         let clock = ManualClock()

@@ -56,6 +56,17 @@ public enum EchoUnit: FunctionModule {
             return "opened"
         }
 
+        // Ignores its cancellation: answers only once the file named by its argument exists, looked
+        // for by a detached task (not cancelled with the handler) every 5 ms of real time. A reply
+        // that comes only when the test lets it, whatever the function's deadline.
+        fn.onCall("stubborn", .init(timeout: .seconds(5))) { (req: CallableRequest<String>) -> String in
+            let path = req.data
+            await Task.detached {
+                while !FileManager.default.fileExists(atPath: path) { try? await Task.sleep(for: .milliseconds(5)) }
+            }.value
+            return "released"
+        }
+
         // A long sleep on the host clock, for tests that need a request to stay in flight.
         fn.onCall("nap", .init(timeout: .seconds(300))) { (req: CallableRequest<Double>) -> String in
             try await req.context.clock.sleep(for: .seconds(double: req.data))
