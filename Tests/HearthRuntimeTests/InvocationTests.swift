@@ -188,7 +188,7 @@ struct InvocationTests {
         let gate = NSTemporaryDirectory() + "hearth-gate-" + UUID().uuidString
         // Whatever happens, the handler is let go at the end (it polls for the file).
         defer {
-            FileManager.default.createFile(atPath: gate, contents: nil)
+            _ = FileManager.default.createFile(atPath: gate, contents: nil)
         }
         let released = ReleaseCount()
         let call = Task {
