@@ -144,6 +144,20 @@ struct InvocationTests {
         #expect(try await runtime.store.get(try DocumentPath("late/a")) == nil)
     }
 
+    /// Calls `entry` with `data` through the invoker's completion, which captures a `Tracked`: its
+    /// release, counted by `released`, shows when nothing holds the completion any more.
+    fileprivate static func invokeTracked(_ runtime: Runtime, _ entry: FunctionEntry, _ data: Value, _ released: ReleaseCount) -> Task<InvocationOutcome, Never> {
+        Task {
+            let tracked = Tracked(released)
+            return await withCheckedContinuation { continuation in
+                runtime.invokeCallable(entry, Boundary.CallableEvent(data: data)) { outcome in
+                    _ = tracked
+                    continuation.resume(returning: outcome)
+                }
+            }
+        }
+    }
+
     @Test("whether the reply or the deadline ends an invocation, its timer is cancelled or spent and its completion released once it has run")
     func endingReleases() async throws {
         let clock = ManualClock()
@@ -153,15 +167,7 @@ struct InvocationTests {
         // `sleep` has timeoutSeconds 5: 0 s answers at once, 60 s only past the deadline.
         for (seconds, answersInTime) in [(0.0, true), (60, false)] {
             let before = released.count
-            let call = Task {
-                let tracked = Tracked(released)
-                return await withCheckedContinuation { continuation in
-                    runtime.invokeCallable(entry, Boundary.CallableEvent(data: .double(seconds))) { outcome in
-                        _ = tracked
-                        continuation.resume(returning: outcome)
-                    }
-                }
-            }
+            let call = Self.invokeTracked(runtime, entry, .double(seconds), released)
             if !answersInTime {
                 try await until(clock.changes, seconds: 120) { clock.sleeperCount >= 2 }
                 clock.advance(by: .seconds(5))
@@ -191,15 +197,7 @@ struct InvocationTests {
             _ = FileManager.default.createFile(atPath: gate, contents: nil)
         }
         let released = ReleaseCount()
-        let call = Task {
-            let tracked = Tracked(released)
-            return await withCheckedContinuation { continuation in
-                runtime.invokeCallable(entry, Boundary.CallableEvent(data: .string(gate))) { outcome in
-                    _ = tracked
-                    continuation.resume(returning: outcome)
-                }
-            }
-        }
+        let call = Self.invokeTracked(runtime, entry, .string(gate), released)
         // The invocation's timer, on the clock (the handler waits on the real one).
         try await until(clock.changes, seconds: 120) { runtime.invoker.deadlines.pendingCount == 1 && clock.sleeperCount >= 1 }
         clock.advance(by: .seconds(5))
